@@ -1,0 +1,41 @@
+// swift-tools-version: 6.0
+//
+// SwiftDAL: a layered data-access layer for Swift backend services over SQLite.
+//
+// Layers (arrows point down only):
+//   SampleDAL (UserDAL, OrderDAL) -> SwiftDAL (BaseDAL) -> SwiftDALIDAL -> SwiftDALEntity
+//     -> SwiftDALConnection (the only module that imports the C module) -> CSwiftDALSQLite
+import PackageDescription
+
+let package = Package(
+    name: "SwiftDAL",
+    products: [
+        .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSwiftDALSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "SwiftDALConnection",
+            dependencies: ["CSwiftDALSQLite"]
+        ),
+        .testTarget(
+            name: "SwiftDALConnectionTests",
+            dependencies: ["SwiftDALConnection"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// The same strictness for every Swift target (swift-log style): explicit Sendable checks
+// and the upcoming features that Swift 6 mode does not yet turn on.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,105 @@
+/// How SwiftDAL opens and sets up connections.
+///
+/// The defaults suit a backend service: foreign keys enforced, a 5-second busy
+/// timeout, WAL journal for files, `synchronous=FULL` (nothing acknowledged is lost,
+/// even on power loss; `.normal` trades the last transactions on power loss for
+/// speed), and 4 reader connections in a ``DatabasePool``.
+///
+/// For example:
+///
+/// ```swift
+/// var configuration = Configuration()
+/// configuration.synchronous = .normal
+/// configuration.pragmas = [Pragma(name: "cache_size", value: "-20000")]
+/// configuration.trace = { event in logger.debug("\(event.sql) took \(event.duration)") }
+/// let pool = try DatabasePool(path: "/var/lib/app/app.sqlite", configuration: configuration)
+/// ```
+public struct Configuration: Sendable {
+    /// `PRAGMA foreign_keys` (SQLite's own default is off; SwiftDAL's is on).
+    public var foreignKeysEnabled = true
+    /// How long a statement waits for a lock held by another connection before failing
+    /// with `SQLITE_BUSY`.
+    public var busyTimeout: Duration = .seconds(5)
+    /// The journal mode of file databases opened for writing.
+    public var journalMode: JournalMode = .wal
+    /// `PRAGMA synchronous`.
+    public var synchronous: Synchronous = .full
+    /// More pragmas, run in order on every connection after the defaults.
+    public var pragmas: [Pragma] = []
+    /// The number of reader connections of a ``DatabasePool`` (at least 1).
+    public var maximumReaderCount = 4
+    /// Called on every new connection after the pragmas (register functions, attach…).
+    public var prepareDatabase: (@Sendable (Database) throws -> Void)?
+    /// Called after each statement runs, with its SQL (parameters as `?`, never
+    /// values) and its duration.
+    public var trace: (@Sendable (TraceEvent) -> Void)?
+
+    /// The defaults above.
+    ///
+    /// For example, `let queue = try DatabaseQueue(path: path, configuration: Configuration())`.
+    public init() {}
+
+    /// SQLite journal modes.
+    public enum JournalMode: String, Sendable {
+        case delete = "DELETE"
+        case truncate = "TRUNCATE"
+        case persist = "PERSIST"
+        case wal = "WAL"
+    }
+
+    /// `PRAGMA synchronous` levels.
+    public enum Synchronous: String, Sendable {
+        case off = "OFF"
+        case normal = "NORMAL"
+        case full = "FULL"
+        case extra = "EXTRA"
+    }
+}
+
+/// A pragma to set on every connection. The name must be a plain identifier and the
+/// value a plain word or number; anything else is refused when the connection opens
+/// (pragma values cannot be bound as parameters).
+///
+/// For example, `Pragma(name: "cache_size", value: "-20000")`.
+public struct Pragma: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    func sql() throws -> String {
+        guard Self.isIdentifier(name) else {
+            throw DALError(.invalidIdentifier, "\(name) is not a valid pragma name")
+        }
+        guard !value.isEmpty, value.utf8.allSatisfy({ Self.isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+        else {
+            throw DALError(.invalidValue, "\(value) is not a valid value for pragma \(name)")
+        }
+        return "PRAGMA \(name) = \(value)"
+    }
+
+    static func isIdentifier(_ text: String) -> Bool {
+        guard let first = text.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            return false
+        }
+        return text.utf8.allSatisfy(isWordByte)
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+    }
+}
+
+/// One statement's run, as reported to ``Configuration/trace``.
+///
+/// For example, `configuration.trace = { print($0.sql, $0.duration) }` (in a tool, not a service).
+public struct TraceEvent: Sendable {
+    /// The SQL text with `?`/named parameters, never the bound values.
+    public let sql: String
+    /// How long the statement ran.
+    public let duration: Duration
+}

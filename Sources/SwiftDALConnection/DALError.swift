@@ -1,0 +1,98 @@
+/// An error raised by SwiftDAL itself rather than by SQLite: a missing row, a column
+/// name that is not in the table, a value that does not convert, a misuse such as a
+/// wrong number of arguments or a re-entrant write.
+///
+/// The ``code`` is an extensible struct: match it in `catch`, or compare it.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     _ = try users.getFieldList("name; DROP TABLE users")
+/// } catch DALError.Code.invalidColumn {
+///     // the column name was rejected before any SQL ran
+/// }
+/// ```
+public struct DALError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, as a stable code.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No row has the requested key.
+        public static let notFound = Code(rawValue: "notFound")
+        /// A column name that the table does not have, or that is not allowed here.
+        public static let invalidColumn = Code(rawValue: "invalidColumn")
+        /// A name that cannot be used as an SQL identifier.
+        public static let invalidIdentifier = Code(rawValue: "invalidIdentifier")
+        /// A stored value that does not convert to the requested Swift type.
+        public static let conversionFailed = Code(rawValue: "conversionFailed")
+        /// A Swift value that cannot be stored without loss (NaN, `UInt64` above `Int64.max`).
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// Arguments that do not match the statement's parameters.
+        public static let argumentMismatch = Code(rawValue: "argumentMismatch")
+        /// SQL text that is empty or holds more than the one statement expected.
+        public static let invalidSQL = Code(rawValue: "invalidSQL")
+        /// A write or read re-entered on a thread that already holds a connection.
+        public static let reentrantAccess = Code(rawValue: "reentrantAccess")
+        /// A write attempted inside a read-only access.
+        public static let writeInReadOnlyAccess = Code(rawValue: "writeInReadOnlyAccess")
+        /// The connection is closed.
+        public static let connectionClosed = Code(rawValue: "connectionClosed")
+        /// The connection could not close: statements are still open.
+        public static let statementsStillOpen = Code(rawValue: "statementsStillOpen")
+        /// A file-system problem around the database (template copy, missing directory).
+        public static let fileSystem = Code(rawValue: "fileSystem")
+        /// A database schema that does not match what the code expects.
+        public static let schemaMismatch = Code(rawValue: "schemaMismatch")
+
+        /// Lets a code be a `catch` pattern: `catch DALError.Code.notFound`.
+        public static func ~= (pattern: Code, error: any Error) -> Bool {
+            (error as? DALError)?.code == pattern
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A sentence for people.
+    public var message: String
+    /// The table involved, when there is one.
+    public var table: String?
+    /// The column involved, when there is one.
+    public var column: String?
+    /// The SQL involved, when there is one.
+    public var sql: String?
+    /// The error that caused this one, when there is one.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    ///
+    /// For example, `DALError(.notFound, "no user with id 7", table: "users")`.
+    public init(
+        _ code: Code, _ message: String, table: String? = nil, column: String? = nil,
+        sql: String? = nil, underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.table = table
+        self.column = column
+        self.sql = sql
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = "DALError.\(code): \(message)"
+        if let table { text += " [table \(table)]" }
+        if let column { text += " [column \(column)]" }
+        if let sql { text += " — `\(sql)`" }
+        return text
+    }
+
+    /// Shorthand for matching in `catch`: `catch DALError.notFound`.
+    public static let notFound = Code.notFound
+    public static let invalidColumn = Code.invalidColumn
+    public static let conversionFailed = Code.conversionFailed
+    public static let argumentMismatch = Code.argumentMismatch
+    public static let reentrantAccess = Code.reentrantAccess
+}

@@ -1,0 +1,44 @@
+internal import CSwiftDALSQLite
+
+extension Database {
+    /// Copies this whole database into `destination` with SQLite's online backup API,
+    /// replacing its content. Other connections may keep reading and writing meanwhile.
+    ///
+    /// For example, `try db.backup(to: Database.inMemory())`.
+    public func backup(to destination: Database) throws {
+        let source = try openHandle()
+        let target = try destination.openHandle()
+        guard let backup = sqlite3_backup_init(target, "main", source, "main") else {
+            throw SQLiteError(connection: target, code: sqlite3_errcode(target), sql: nil)
+        }
+        var code = SQLITE_OK
+        var retries = 0
+        repeat {
+            code = sqlite3_backup_step(backup, -1)
+            if code == SQLITE_BUSY || code == SQLITE_LOCKED {
+                retries += 1
+                sqlite3_sleep(5)
+            }
+        } while (code == SQLITE_OK || code == SQLITE_BUSY || code == SQLITE_LOCKED) && retries < 1000
+        let finish = sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            throw SQLiteError(connection: target, code: code, sql: nil)
+        }
+        guard finish == SQLITE_OK else {
+            throw SQLiteError(connection: target, code: finish, sql: nil)
+        }
+        destination.clearStatementCache()
+    }
+
+    /// Copies this whole database into a file at `path` (created or replaced), using the
+    /// online backup API.
+    ///
+    /// For example, `try db.backup(toPath: "/var/backups/app-\(day).sqlite")`.
+    public func backup(toPath path: String) throws {
+        var configuration = Configuration()
+        configuration.journalMode = .delete
+        let destination = try Database(path: path, mode: .readWrite, configuration: configuration)
+        try backup(to: destination)
+        try destination.close()
+    }
+}

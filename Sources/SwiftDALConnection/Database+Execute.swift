@@ -1,0 +1,204 @@
+internal import CSwiftDALSQLite
+import Foundation
+
+extension Database {
+    /// Runs `query` on its cached statement: binds, calls `body`, resets on every path.
+    func withStatement<T>(_ query: SQL, _ body: (Statement) throws -> T) throws -> T {
+        try cachedStatement(query.sql).withBindings(query.arguments, body)
+    }
+
+    /// Executes one statement and returns the number of rows it changed.
+    ///
+    /// For example, `let changed = try db.execute("UPDATE users SET age = \(age) WHERE id = \(id)")`.
+    @discardableResult
+    public func execute(_ query: SQL) throws -> Int {
+        try withStatement(query) { statement in
+            while try statement.step(arguments: query.arguments) {}
+            return Int(sqlite3_changes64(try openHandle()))
+        }
+    }
+
+    /// Executes one statement of SQL text with explicit arguments; returns the number
+    /// of rows it changed.
+    ///
+    /// For example, `try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])`.
+    @discardableResult
+    public func execute(sql: String, arguments: StatementArguments = StatementArguments()) throws -> Int {
+        try execute(SQL(sql: sql, arguments: arguments))
+    }
+
+    /// Executes an `INSERT` and returns the rowid of the new row.
+    ///
+    /// For example, `let id = try db.insert("INSERT INTO users(name) VALUES (\(name))")`.
+    @discardableResult
+    public func insert(_ query: SQL) throws -> Int64 {
+        try execute(query)
+        return lastInsertedRowID
+    }
+
+    /// Runs a script of several statements separated by `;` (a schema file), in order,
+    /// without arguments. The first failing statement stops the script and its error
+    /// names that statement. Wrap it in ``inTransaction(_:_:)`` to make it atomic.
+    ///
+    /// For example, `try db.executeScript(String(contentsOfFile: "schema.sql", encoding: .utf8))`.
+    public func executeScript(_ script: String) throws {
+        let handle = try openHandle()
+        var utf8 = script
+        try utf8.withUTF8 { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { chars in
+                guard var cursor = chars.baseAddress else { return }
+                let end = cursor + chars.count
+                while cursor < end {
+                    var statement: OpaquePointer?
+                    var tail: UnsafePointer<CChar>?
+                    let code = sqlite3_prepare_v2(handle, cursor, Int32(end - cursor), &statement, &tail)
+                    let text = String(decoding: UnsafeRawBufferPointer(start: cursor, count: (tail ?? end) - cursor), as: UTF8.self)
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                    guard code == SQLITE_OK else {
+                        throw SQLiteError(connection: handle, code: code, sql: text)
+                    }
+                    defer { sqlite3_finalize(statement) }
+                    if let statement {
+                        var stepCode = sqlite3_step(statement)
+                        while stepCode == SQLITE_ROW { stepCode = sqlite3_step(statement) }
+                        guard stepCode == SQLITE_DONE else {
+                            throw SQLiteError(connection: handle, code: stepCode, sql: text)
+                        }
+                    }
+                    guard let tail, tail > cursor else { break }
+                    cursor = tail
+                }
+            }
+        }
+    }
+
+    /// All rows of `query`, copied.
+    ///
+    /// For example, `let rows = try db.fetchAll("SELECT * FROM users WHERE age > \(18)")`.
+    public func fetchAll(_ query: SQL) throws -> [Row] {
+        try withStatement(query) { statement in
+            var rows = [Row]()
+            while try statement.step(arguments: query.arguments) {
+                rows.append(try statement.copyRow())
+            }
+            return rows
+        }
+    }
+
+    /// All rows of SQL text with explicit arguments.
+    ///
+    /// For example, `try db.fetchAll(sql: "SELECT * FROM users WHERE name = :n", arguments: ["n": "Ann"])`.
+    public func fetchAll(sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try fetchAll(SQL(sql: sql, arguments: arguments))
+    }
+
+    /// The first row of `query`, or `nil`.
+    ///
+    /// For example, `let row = try db.fetchOne("SELECT * FROM users WHERE id = \(id)")`.
+    public func fetchOne(_ query: SQL) throws -> Row? {
+        try withStatement(query) { statement in
+            try statement.step(arguments: query.arguments) ? try statement.copyRow() : nil
+        }
+    }
+
+    /// The first column of the first row converted to `T`; `nil` when there is no row
+    /// or the value is `NULL`.
+    ///
+    /// For example, `let count = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")`.
+    public func fetchScalar<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
+        try withStatement(query) { statement in
+            guard try statement.step(arguments: query.arguments) else { return nil }
+            return try RowView(statement: statement).decode(T?.self, at: 0)
+        }
+    }
+
+    /// The first column of every row converted to `T`.
+    ///
+    /// For example, `let names = try db.fetchColumn(String.self, "SELECT name FROM users")`.
+    public func fetchColumn<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
+        try withStatement(query) { statement in
+            var values = [T]()
+            let row = RowView(statement: statement)
+            while try statement.step(arguments: query.arguments) {
+                values.append(try row.decode(T.self, at: 0))
+            }
+            return values
+        }
+    }
+
+    /// Calls `body` with a view of each row (no copy); the statement is reset when
+    /// `body` throws, so an error mid-iteration leaves nothing open.
+    ///
+    /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
+    public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
+        try withStatement(query) { statement in
+            let row = RowView(statement: statement)
+            while try statement.step(arguments: query.arguments) {
+                try body(row)
+            }
+        }
+    }
+
+    /// A cursor that streams the rows of `query`. See ``RowCursor``.
+    ///
+    /// For example, `let cursor = try db.makeCursor("SELECT * FROM events")`.
+    public func makeCursor(_ query: SQL) throws -> RowCursor {
+        try RowCursor(statement: cachedStatement(query.sql), arguments: query.arguments)
+    }
+
+    /// The rowid of the last row inserted on this connection (`sqlite3_last_insert_rowid`),
+    /// as a full 64-bit value.
+    ///
+    /// For example, `try db.execute("INSERT …"); let id = db.lastInsertedRowID`.
+    public var lastInsertedRowID: Int64 {
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// The number of rows changed by the last statement (`sqlite3_changes64`).
+    ///
+    /// For example, `try db.execute("DELETE FROM t"); print(db.changesCount)`.
+    public var changesCount: Int {
+        handle.map { Int(sqlite3_changes64($0)) } ?? 0
+    }
+
+    /// Whether a transaction is open on this connection.
+    ///
+    /// For example, inside `write { db in … }` it is `true`.
+    public var isInTransaction: Bool {
+        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+}
+
+extension Statement {
+    /// Executes this statement with `arguments`; returns the number of changed rows.
+    ///
+    /// For example, `try insert.execute(arguments: ["Ann", 31])`.
+    @discardableResult
+    public func execute(arguments: StatementArguments = StatementArguments()) throws -> Int {
+        try withBindings(arguments) { statement in
+            while try statement.step(arguments: arguments) {}
+            return Int(sqlite3_changes64(sqlite3_db_handle(handle)))
+        }
+    }
+
+    /// All rows of this statement with `arguments`, copied.
+    ///
+    /// For example, `let rows = try select.fetchAll(arguments: [18])`.
+    public func fetchAll(arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try withBindings(arguments) { statement in
+            var rows = [Row]()
+            while try statement.step(arguments: arguments) { rows.append(try statement.copyRow()) }
+            return rows
+        }
+    }
+
+    /// Calls `body` with a view of each row of this statement with `arguments`.
+    ///
+    /// For example, `try select.forEachRow(arguments: [18]) { row in … }`.
+    public func forEachRow(arguments: StatementArguments = StatementArguments(), _ body: (RowView) throws -> Void) throws {
+        try withBindings(arguments) { statement in
+            let row = RowView(statement: statement)
+            while try statement.step(arguments: arguments) { try body(row) }
+        }
+    }
+}

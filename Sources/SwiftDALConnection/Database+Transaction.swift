@@ -1,0 +1,84 @@
+internal import CSwiftDALSQLite
+
+/// How a transaction takes its locks.
+///
+/// For example, `try db.inTransaction(.immediate) { … }`.
+public enum TransactionKind: String, Sendable {
+    /// Locks on first access. A deferred transaction that reads and then writes while
+    /// another connection writes fails at once with `SQLITE_BUSY_SNAPSHOT` in WAL mode.
+    case deferred = "DEFERRED"
+    /// Takes the write lock at `BEGIN`: the right kind for any transaction that writes.
+    case immediate = "IMMEDIATE"
+    /// Takes the write lock and keeps readers out (in rollback-journal mode).
+    case exclusive = "EXCLUSIVE"
+}
+
+extension Database {
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// Inside another transaction it nests as a savepoint (`kind` is then ignored): a
+    /// nested throw undoes only the nested work, and nothing is committed until the
+    /// outermost transaction commits.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try db.inTransaction(.immediate) {
+    ///     try db.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+    ///     try db.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+    /// }
+    /// ```
+    @discardableResult
+    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        if isInTransaction {
+            return try inSavepoint(body)
+        }
+        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        do {
+            try execute(sql: "COMMIT TRANSACTION")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` inside a savepoint: released when it returns, rolled back to when it
+    /// throws. Works inside or outside a transaction.
+    ///
+    /// For example, `try db.inSavepoint { try db.execute("INSERT …") }`.
+    @discardableResult
+    public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "swiftdal_savepoint_\(savepointDepth)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // If SQLite already rolled the whole transaction back (SQLITE_FULL, …),
+            // the savepoint is gone and there is nothing left to undo.
+            if isInTransaction {
+                _ = try? execute(sql: "ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
+                _ = try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            }
+            throw error
+        }
+        try execute(sql: "RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
+    /// Rolls back, unless SQLite already did (some errors roll back on their own).
+    private func rollbackQuietly() {
+        guard isInTransaction else { return }
+        _ = try? execute(sql: "ROLLBACK TRANSACTION")
+    }
+}

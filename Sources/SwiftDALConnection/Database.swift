@@ -1,0 +1,212 @@
+internal import CSwiftDALSQLite
+import Foundation
+
+/// One SQLite connection.
+///
+/// You normally get a `Database` inside ``DatabaseQueue/read(_:)`` / ``DatabasePool/write(_:)``
+/// closures; it is not `Sendable` and must not leave the closure. Opening it applies
+/// the ``Configuration``: foreign keys, busy timeout, journal mode, synchronous and
+/// your pragmas. Statements are prepared once per SQL text and cached.
+///
+/// For example:
+///
+/// ```swift
+/// let db = try Database(path: "app.sqlite")
+/// try db.executeScript("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, name TEXT);")
+/// let id = try db.insert("INSERT INTO t(name) VALUES (\("Ann"))")
+/// try db.close()
+/// ```
+public final class Database {
+    /// How a connection is opened.
+    public enum Mode: Sendable {
+        /// Read and write; the file is created if missing.
+        case readWrite
+        /// Read only; the file must exist.
+        case readOnly
+    }
+
+    private(set) var handle: OpaquePointer?
+    /// The file path, or `":memory:"`.
+    public let path: String
+    /// Whether this connection was opened read-only.
+    public let isReadOnly: Bool
+    let configuration: Configuration
+    private var statementCache: [String: Statement] = [:]
+    private var traceBox: TraceBox?
+    var savepointDepth = 0
+
+    /// Opens (creating if missing, unless `mode` is `.readOnly`) the database at `path`.
+    /// The directory must exist.
+    ///
+    /// For example, `let db = try Database(path: "/tmp/app.sqlite", mode: .readWrite)`.
+    public convenience init(path: String, mode: Mode = .readWrite, configuration: Configuration = Configuration()) throws {
+        try self.init(path: path, isMemory: false, mode: mode, configuration: configuration)
+    }
+
+    /// Opens a private, empty in-memory database.
+    ///
+    /// For example, `let db = try Database.inMemory()`.
+    public static func inMemory(configuration: Configuration = Configuration()) throws -> Database {
+        try Database(path: ":memory:", isMemory: true, mode: .readWrite, configuration: configuration)
+    }
+
+    /// Opens an in-memory copy of the database file at `path` (read through the online
+    /// backup API): changes never reach the file. Handy for tests over fixtures.
+    ///
+    /// For example, `let db = try Database.inMemoryCopy(of: "Fixtures/sample.sqlite")`.
+    public static func inMemoryCopy(of path: String, configuration: Configuration = Configuration()) throws -> Database {
+        let source = try Database(path: path, mode: .readOnly, configuration: configuration)
+        let copy = try Database.inMemory(configuration: configuration)
+        try source.backup(to: copy)
+        try source.close()
+        return copy
+    }
+
+    init(path: String, isMemory: Bool, mode: Mode, configuration: Configuration) throws {
+        self.path = path
+        self.isReadOnly = mode == .readOnly
+        self.configuration = configuration
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
+        flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        if isMemory { flags |= SQLITE_OPEN_MEMORY }
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let error = SQLiteError(connection: connection, code: code, sql: nil)
+            sqlite3_close_v2(connection)
+            throw SQLiteError(
+                code: error.code, message: "cannot open database at \(path): \(error.message)")
+        }
+        handle = connection
+        sqlite3_extended_result_codes(connection, 1)
+        do {
+            try setUp(isMemory: isMemory)
+        } catch {
+            statementCache.removeAll()
+            sqlite3_close_v2(connection)
+            handle = nil
+            throw error
+        }
+    }
+
+    private func setUp(isMemory: Bool) throws {
+        guard let handle else { return }
+        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        if let trace = configuration.trace { installTrace(trace) }
+        // Reading the schema first turns "not a database" and corruption into an error
+        // at open, not at the first query.
+        _ = try fetchScalar(Int.self, "PRAGMA schema_version")
+        try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")")
+        if !isMemory && !isReadOnly {
+            let mode = try fetchScalar(String.self, SQL(sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)"))
+            guard mode?.uppercased() == configuration.journalMode.rawValue else {
+                throw DALError(
+                    .invalidValue,
+                    "journal mode \(configuration.journalMode.rawValue) could not be set (SQLite kept \(mode ?? "none"))")
+            }
+        }
+        try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        for pragma in configuration.pragmas {
+            try forEachRow(SQL(sql: pragma.sql())) { _ in }
+        }
+        try configuration.prepareDatabase?(self)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+    }
+
+    /// Whether ``close()`` has succeeded.
+    public var isClosed: Bool { handle == nil }
+
+    /// Closes the connection.
+    ///
+    /// Throws ``DALError/Code/statementsStillOpen`` (with the SQL of each) when
+    /// statements or cursors made from this connection are still alive: they are
+    /// reported, never leaked, and the connection stays open and usable.
+    ///
+    /// For example, `try db.close()`.
+    public func close() throws {
+        guard let handle else { return }
+        clearStatementCache()
+        let code = sqlite3_close(handle)
+        guard code == SQLITE_OK else {
+            var open = [String]()
+            var statement = sqlite3_next_stmt(handle, nil)
+            while let current = statement {
+                open.append(sqlite3_sql(current).map { String(cString: $0) } ?? "?")
+                statement = sqlite3_next_stmt(handle, current)
+            }
+            throw DALError(
+                .statementsStillOpen,
+                "cannot close \(path): \(open.count) statement(s) still open: \(open.joined(separator: "; "))")
+        }
+        self.handle = nil
+        traceBox = nil
+    }
+
+    func openHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw DALError(.connectionClosed, "the connection to \(path) is closed")
+        }
+        return handle
+    }
+
+    // MARK: Statements
+
+    /// The cached statement for `sql`, prepared on first use. A statement in use by a
+    /// live cursor is never handed out twice: a fresh one is prepared instead.
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql], !statement.isInUse { return statement }
+        let handle = try openHandle()
+        let statement = try Statement(database: handle, sql: sql, persistent: true)
+        if statementCache[sql] == nil { statementCache[sql] = statement }
+        return statement
+    }
+
+    /// Prepares a statement that you own (not cached): it is finalized when released.
+    ///
+    /// For example, `let statement = try db.makeStatement(sql: "SELECT * FROM t WHERE id = ?")`.
+    public func makeStatement(sql: String) throws -> Statement {
+        try Statement(database: openHandle(), sql: sql, persistent: false)
+    }
+
+    /// The number of statements in this connection's cache.
+    public var cachedStatementCount: Int { statementCache.count }
+
+    /// Finalizes every cached statement not in use (they are prepared again on demand).
+    ///
+    /// For example, call it after a schema change in a long-lived connection.
+    public func clearStatementCache() {
+        statementCache = statementCache.filter { $0.value.isInUse }
+    }
+
+    // MARK: Trace
+
+    private final class TraceBox {
+        let callback: @Sendable (TraceEvent) -> Void
+        init(_ callback: @escaping @Sendable (TraceEvent) -> Void) { self.callback = callback }
+    }
+
+    private func installTrace(_ callback: @escaping @Sendable (TraceEvent) -> Void) {
+        guard let handle else { return }
+        let box = TraceBox(callback)
+        traceBox = box
+        sqlite3_trace_v2(
+            handle, UInt32(SQLITE_TRACE_PROFILE),
+            { _, context, statement, nanoseconds in
+                guard let context, let statement, let nanoseconds else { return 0 }
+                let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
+                let sql = sqlite3_sql(OpaquePointer(statement)).map { String(cString: $0) } ?? ""
+                let duration = Duration.nanoseconds(nanoseconds.load(as: Int64.self))
+                box.callback(TraceEvent(sql: sql, duration: duration))
+                return 0
+            }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}

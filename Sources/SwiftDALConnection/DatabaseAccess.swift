@@ -1,0 +1,106 @@
+import Dispatch
+
+/// Read access to a database from any thread: a ``DatabaseQueue`` or a ``DatabasePool``.
+///
+/// `read` and `write` closures of one queue or pool do not nest on a thread: nesting
+/// throws ``DALError/Code/reentrantAccess`` instead of deadlocking. To compose work,
+/// call DAL operations (or ``reentrantRead(_:)``) inside the closure: they run on the
+/// connection the closure already holds.
+///
+/// For example:
+///
+/// ```swift
+/// func countUsers(in database: any DatabaseReader) throws -> Int {
+///     try database.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") ?? 0 }
+/// }
+/// ```
+public protocol DatabaseReader: AnyObject, Sendable {
+    /// The configuration the connections were opened with.
+    var configuration: Configuration { get }
+
+    /// Runs `body` in a read-only transaction on the calling thread: every statement in
+    /// it sees one consistent snapshot; any write throws.
+    @discardableResult
+    func read<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `body` on a connection this thread already holds from this reader (inside
+    /// `read` or `write`), or else on a free connection without opening a transaction
+    /// (each statement is then its own snapshot). The building block of DAL calls.
+    @discardableResult
+    func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `work` on SwiftDAL's own threads (never Swift's cooperative pool) and
+    /// returns its result: the basis of every `async` API. `writing` picks the writer's
+    /// serial queue rather than the readers' queue.
+    func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T
+
+    /// `read` for `async` code: runs on SwiftDAL's own threads, never blocking Swift's
+    /// cooperative pool.
+    ///
+    /// For example, `let n = try await pool.read { db in try db.fetchScalar(Int.self, "SELECT 1") }`.
+    @discardableResult
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+
+    /// Closes every connection. Later accesses throw ``DALError/Code/connectionClosed``.
+    func close() throws
+}
+
+/// Read and write access to a database: a ``DatabaseQueue`` or a ``DatabasePool``.
+///
+/// For example:
+///
+/// ```swift
+/// try pool.write { db in
+///     try db.execute("INSERT INTO users(name) VALUES (\(name))")
+/// }
+/// ```
+public protocol DatabaseWriter: DatabaseReader {
+    /// Runs `body` in an `IMMEDIATE` transaction: commits when it returns, rolls back
+    /// when it throws. Writes are serialized.
+    @discardableResult
+    func write<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `body` on the writer this thread already holds (inside `write`), or else on
+    /// the writer without opening a transaction (one statement commits on its own;
+    /// wrap several in ``Database/inTransaction(_:_:)``). Throws
+    /// ``DALError/Code/writeInReadOnlyAccess`` inside a `read`.
+    @discardableResult
+    func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// `write` for `async` code: runs on the writer's own serial queue.
+    ///
+    /// For example, `try await pool.write { db in try db.execute("DELETE FROM sessions") }`.
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+}
+
+/// Hops to a dispatch queue and back: work runs off Swift's cooperative pool.
+/// Marks SwiftDAL's own dispatch queues, so that code (and tests) can tell where it runs.
+let swiftDALQueueKey = DispatchSpecificKey<String>()
+
+func makeQueue(_ label: String, concurrent: Bool = false) -> DispatchQueue {
+    let queue = DispatchQueue(label: label, attributes: concurrent ? .concurrent : [])
+    queue.setSpecific(key: swiftDALQueueKey, value: label)
+    return queue
+}
+
+/// The label of the SwiftDAL queue running the current code, if any.
+func currentSwiftDALQueueLabel() -> String? {
+    DispatchQueue.getSpecific(key: swiftDALQueueKey)
+}
+
+func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try Task.checkCancellation()
+    return try await withCheckedThrowingContinuation { continuation in
+        queue.async {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
+
+func reentrancyError(_ what: String) -> DALError {
+    DALError(
+        .reentrantAccess,
+        "\(what) re-entered on a thread that already holds a connection of the same database; "
+            + "call DAL operations or reentrantRead/reentrantWrite inside the closure instead")
+}

@@ -1,0 +1,158 @@
+import Dispatch
+
+/// A pool for backend services over a file database in WAL mode: one writer
+/// connection (writes are serialized, so writers never fight over the lock and never
+/// see `SQLITE_BUSY` from each other) plus ``Configuration/maximumReaderCount`` reader
+/// connections opened read-only (reads run concurrently, each in its own snapshot,
+/// and never wait for the writer).
+///
+/// For example:
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "/var/lib/app/app.sqlite", template: "Fixtures/sample.sqlite")
+/// try pool.write { db in try db.execute("UPDATE users SET age = age + 1") }
+/// let adults = try await pool.read { db in
+///     try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users WHERE age >= \(18)") ?? 0
+/// }
+/// ```
+public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
+    private let writer: Database
+    private let writerMutex = PlainMutex()
+    private let readers: [Database]
+    // `freeReaders` is only touched with `freeMutex` held; `available` counts its entries.
+    private var freeReaders: [Int]
+    private let freeMutex = PlainMutex()
+    private let available: DispatchSemaphore
+    private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
+    private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
+    public let configuration: Configuration
+
+    /// Opens the pool on the file at `path` (created if missing; copied from `template`
+    /// first when one is given and the file does not exist). The journal mode is WAL
+    /// whatever the configuration says: the pool relies on it.
+    ///
+    /// For example, `let pool = try DatabasePool(path: "app.sqlite")`.
+    public init(path: String, template: String? = nil, configuration: Configuration = Configuration()) throws {
+        if let template { try Database.copyTemplateIfMissing(template, to: path) }
+        var configuration = configuration
+        configuration.journalMode = .wal
+        configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
+        self.configuration = configuration
+        writer = try Database(path: path, mode: .readWrite, configuration: configuration)
+        var readers = [Database]()
+        for _ in 0..<configuration.maximumReaderCount {
+            readers.append(try Database(path: path, mode: .readOnly, configuration: configuration))
+        }
+        self.readers = readers
+        freeReaders = Array(readers.indices)
+        available = DispatchSemaphore(value: readers.count)
+    }
+
+    private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
+        available.wait()
+        let index = freeMutex.withLock { freeReaders.removeLast() }
+        defer {
+            freeMutex.withLock { freeReaders.append(index) }
+            available.signal()
+        }
+        let database = readers[index]
+        return try ThreadAccess.holding(database, of: self, isWriter: false) { try body(database) }
+    }
+
+    private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try writerMutex.withLock {
+            try ThreadAccess.holding(writer, of: self, isWriter: true) { try body(writer) }
+        }
+    }
+
+    /// Runs `body` in a deferred transaction on a reader connection: one consistent
+    /// snapshot, concurrent with other reads and with the writer. Writes throw
+    /// `SQLITE_READONLY`.
+    ///
+    /// For example, `let rows = try pool.read { db in try db.fetchAll("SELECT * FROM t") }`.
+    @discardableResult
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("read") }
+        return try withReader { database in
+            try database.inTransaction(.deferred) { try body(database) }
+        }
+    }
+
+    /// See ``DatabaseReader/reentrantRead(_:)``.
+    ///
+    /// For example, `try pool.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
+    @discardableResult
+    public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = ThreadAccess.held(by: self) { return try body(held.database) }
+        return try withReader(body)
+    }
+
+    /// Runs `body` in an `IMMEDIATE` transaction on the writer; commits on return, rolls
+    /// back on throw. Writes are serialized.
+    ///
+    /// For example, `try pool.write { db in try db.execute("DELETE FROM sessions") }`.
+    @discardableResult
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("write") }
+        return try withWriter { database in
+            try database.inTransaction(.immediate) { try body(database) }
+        }
+    }
+
+    /// See ``DatabaseWriter/reentrantWrite(_:)``.
+    ///
+    /// For example, `try pool.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = ThreadAccess.held(by: self) {
+            guard held.isWriter else { throw writeInReadError() }
+            return try body(held.database)
+        }
+        return try withWriter(body)
+    }
+
+    /// See ``DatabaseReader/perform(writing:_:)``: a serial queue for the writer, a
+    /// concurrent one for readers.
+    public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await performOnQueue(writing ? writerQueue : readerQueue, work)
+    }
+
+    /// `read` for `async` code, on SwiftDAL's own threads.
+    ///
+    /// For example, `let n = try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") }`.
+    @discardableResult
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: false) { try self.read(body) }
+    }
+
+    /// `write` for `async` code, on SwiftDAL's own writer queue.
+    ///
+    /// For example, `try await database.write { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: true) { try self.write(body) }
+    }
+
+    /// Copies the database to a file at `path` through the online backup API, from a
+    /// reader, while the pool keeps working.
+    ///
+    /// For example, `try pool.backup(toPath: "/var/backups/app.sqlite")`.
+    public func backup(toPath path: String) throws {
+        try reentrantRead { try $0.backup(toPath: path) }
+    }
+
+    /// Waits for every reader and the writer to be free, then closes them all.
+    ///
+    /// For example, `try pool.close()`.
+    public func close() throws {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("close") }
+        for _ in readers { available.wait() }
+        defer { for _ in readers { available.signal() } }
+        var firstError: (any Error)?
+        for reader in readers {
+            do { try reader.close() } catch { firstError = firstError ?? error }
+        }
+        do { try writerMutex.withLock { try writer.close() } } catch { firstError = firstError ?? error }
+        if let firstError { throw firstError }
+    }
+}

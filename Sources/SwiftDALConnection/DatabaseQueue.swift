@@ -1,0 +1,140 @@
+import Dispatch
+
+/// One serialized connection, safe to share between threads and tasks: every access
+/// takes the connection in turn. Simple, and right for tools, tests, in-memory
+/// databases and light services; use ``DatabasePool`` for concurrent reads.
+///
+/// For example:
+///
+/// ```swift
+/// let queue = try DatabaseQueue(path: "app.sqlite")
+/// try queue.write { db in try db.execute("INSERT INTO t(name) VALUES (\("Ann"))") }
+/// let count = try queue.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") }
+/// ```
+public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
+    // The connection is only touched with `mutex` held.
+    private let database: Database
+    private let mutex = PlainMutex()
+    private let queue: DispatchQueue
+    public let configuration: Configuration
+
+    /// Opens the database at `path`. When `template` is given and `path` does not exist,
+    /// the template file is copied there first (the template itself is never modified).
+    ///
+    /// For example, `let queue = try DatabaseQueue(path: "data/app.sqlite", template: "Fixtures/sample.sqlite")`.
+    public init(
+        path: String, mode: Database.Mode = .readWrite, template: String? = nil,
+        configuration: Configuration = Configuration()
+    ) throws {
+        if let template { try Database.copyTemplateIfMissing(template, to: path) }
+        database = try Database(path: path, mode: mode, configuration: configuration)
+        self.configuration = configuration
+        queue = makeQueue("SwiftDAL.DatabaseQueue")
+    }
+
+    /// Wraps a connection you opened (an in-memory database, an in-memory copy of a
+    /// fixture). The queue owns it from now on: do not use it directly any more.
+    ///
+    /// For example, `let queue = DatabaseQueue(try Database.inMemory())`.
+    public init(_ database: Database) {
+        self.database = database
+        configuration = database.configuration
+        queue = makeQueue("SwiftDAL.DatabaseQueue")
+    }
+
+    /// A queue over a new, empty in-memory database.
+    ///
+    /// For example, `let queue = try DatabaseQueue.inMemory()`.
+    public static func inMemory(configuration: Configuration = Configuration()) throws -> DatabaseQueue {
+        DatabaseQueue(try Database.inMemory(configuration: configuration))
+    }
+
+    /// Runs `body` in a deferred transaction with `PRAGMA query_only` on: any write
+    /// inside throws `SQLITE_READONLY`.
+    ///
+    /// For example, `let rows = try queue.read { db in try db.fetchAll("SELECT * FROM t") }`.
+    @discardableResult
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("read") }
+        return try mutex.withLock {
+            try ThreadAccess.holding(database, of: self, isWriter: false) {
+                try database.execute(sql: "PRAGMA query_only = ON")
+                let result: Result<T, any Error> = Result {
+                    try database.inTransaction(.deferred) { try body(database) }
+                }
+                try database.execute(sql: "PRAGMA query_only = OFF")
+                return try result.get()
+            }
+        }
+    }
+
+    /// See ``DatabaseReader/reentrantRead(_:)``.
+    ///
+    /// For example, `try queue.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
+    @discardableResult
+    public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = ThreadAccess.held(by: self) { return try body(held.database) }
+        return try mutex.withLock {
+            try ThreadAccess.holding(database, of: self, isWriter: false) { try body(database) }
+        }
+    }
+
+    /// Runs `body` in an `IMMEDIATE` transaction; commits on return, rolls back on throw.
+    ///
+    /// For example, `try queue.write { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("write") }
+        return try mutex.withLock {
+            try ThreadAccess.holding(database, of: self, isWriter: true) {
+                try database.inTransaction(.immediate) { try body(database) }
+            }
+        }
+    }
+
+    /// See ``DatabaseWriter/reentrantWrite(_:)``.
+    ///
+    /// For example, `try queue.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = ThreadAccess.held(by: self) {
+            guard held.isWriter else { throw writeInReadError() }
+            return try body(held.database)
+        }
+        return try mutex.withLock {
+            try ThreadAccess.holding(database, of: self, isWriter: true) { try body(database) }
+        }
+    }
+
+    /// See ``DatabaseReader/perform(writing:_:)``: one serial queue for reads and writes.
+    public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await performOnQueue(queue, work)
+    }
+
+    /// `read` for `async` code, on SwiftDAL's own threads.
+    ///
+    /// For example, `let n = try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") }`.
+    @discardableResult
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: false) { try self.read(body) }
+    }
+
+    /// `write` for `async` code, on SwiftDAL's own writer queue.
+    ///
+    /// For example, `try await database.write { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: true) { try self.write(body) }
+    }
+
+    /// Closes the connection; see ``Database/close()``.
+    ///
+    /// For example, `try queue.close()`.
+    public func close() throws {
+        try mutex.withLock { try database.close() }
+    }
+}
+
+func writeInReadError() -> DALError {
+    DALError(.writeInReadOnlyAccess, "a write was attempted inside a read-only access (a read closure)")
+}

@@ -1,0 +1,74 @@
+import Glibc
+
+/// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
+/// type: the connection it guards is not `Sendable`, and results need not be.
+final class PlainMutex: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// What the current thread holds: the connections it is using inside `read`/`write`
+/// closures, by owner (a queue or pool). Used to refuse re-entrant accesses instead of
+/// deadlocking, and to let DAL calls inside a closure run on the held connection.
+enum ThreadAccess {
+    struct Entry {
+        let owner: ObjectIdentifier
+        let database: Database
+        let isWriter: Bool
+    }
+
+    final class Holdings {
+        var entries: [Entry] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            guard let pointer else { return }
+            Unmanaged<Holdings>.fromOpaque(pointer).release()
+        }
+        return key
+    }()
+
+    private static var holdings: Holdings {
+        if let pointer = pthread_getspecific(key) {
+            return Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let holdings = Holdings()
+        pthread_setspecific(key, Unmanaged.passRetained(holdings).toOpaque())
+        return holdings
+    }
+
+    /// The connection of `owner` this thread holds, if any.
+    static func held(by owner: AnyObject) -> Entry? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        let entries = Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue().entries
+        guard !entries.isEmpty else { return nil }
+        let id = ObjectIdentifier(owner)
+        return entries.last { $0.owner == id }
+    }
+
+    /// Runs `body` recording that this thread holds `database` of `owner`.
+    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) rethrows -> T {
+        let holdings = holdings
+        holdings.entries.append(Entry(owner: ObjectIdentifier(owner), database: database, isWriter: isWriter))
+        defer { holdings.entries.removeLast() }
+        return try body()
+    }
+}

@@ -1,0 +1,206 @@
+/// The column names of a result, shared by all its rows, with a name-to-index map.
+final class ColumnLayout: Sendable {
+    let names: [String]
+    private let indexByName: [String: Int]
+
+    init(names: [String]) {
+        self.names = names
+        var map = [String: Int](minimumCapacity: names.count)
+        // The first column of a name wins, as in SQLite; lookups ignore ASCII case.
+        for (index, name) in names.enumerated().reversed() {
+            map[name.lowercased()] = index
+        }
+        indexByName = map
+    }
+
+    func index(of name: String) -> Int? { indexByName[name.lowercased()] }
+
+    func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
+}
+
+/// Decoding shared by ``Row`` and ``RowView``: columns by 0-based index or by name,
+/// with errors that name the column and the expected type.
+protocol ColumnDecoding {
+    var layout: ColumnLayout { get }
+    func rawValue(at index: Int) throws -> SQLiteValue
+}
+
+extension ColumnDecoding {
+    func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
+        guard layout.names.indices.contains(index) else {
+            throw DALError(
+                .invalidColumn,
+                "column index \(index) is out of range: the row has \(layout.names.count) column(s), numbered from 0")
+        }
+        let value = try rawValue(at: index)
+        guard let decoded = T(sqliteValue: value) else {
+            let name = layout.names[index]
+            throw DALError(
+                .conversionFailed,
+                "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(T.self)",
+                column: name)
+        }
+        return decoded
+    }
+
+    func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, named name: String) throws -> T {
+        guard let index = layout.index(of: name) else {
+            throw DALError(
+                .invalidColumn,
+                "the row has no column \(name); its columns are \(layout.names.joined(separator: ", "))",
+                column: name)
+        }
+        return try decodeColumn(type, at: index)
+    }
+}
+
+/// A copied result row: `Sendable`, independent of any statement, safe to keep.
+///
+/// Columns are numbered from 0, as SQLite numbers them, and can also be read by name
+/// (ASCII case-insensitive).
+///
+/// For example:
+///
+/// ```swift
+/// let row = try db.fetchOne("SELECT id, name FROM users WHERE id = \(1)")
+/// let id: Int64 = try row!.decode(at: 0)
+/// let name: String = try row!.decode(named: "name")
+/// ```
+public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
+    let layout: ColumnLayout
+    /// The values, in column order.
+    public let values: [SQLiteValue]
+
+    init(layout: ColumnLayout, values: [SQLiteValue]) {
+        self.layout = layout
+        self.values = values
+    }
+
+    /// Column names, in order.
+    public var columnNames: [String] { layout.names }
+
+    /// The number of columns.
+    public var count: Int { values.count }
+
+    func rawValue(at index: Int) throws -> SQLiteValue { values[index] }
+
+    /// The raw value of column `index` (0-based); throws when out of range.
+    ///
+    /// For example, `try row.value(at: 0) == .integer(1)`.
+    public func value(at index: Int) throws -> SQLiteValue {
+        try decodeColumn(SQLiteValue.self, at: index)
+    }
+
+    /// The raw value of the column `name`; throws when there is no such column.
+    ///
+    /// For example, `try row.value(named: "email")`.
+    public func value(named name: String) throws -> SQLiteValue {
+        try decodeColumn(SQLiteValue.self, named: name)
+    }
+
+    /// Column `index` (0-based) converted to `T`; throws an error naming the column and
+    /// the type when it does not convert.
+    ///
+    /// For example, `let age: Int = try row.decode(at: 2)`.
+    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
+        try decodeColumn(type, at: index)
+    }
+
+    /// The column `name` converted to `T`.
+    ///
+    /// For example, `let email: String? = try row.decode(named: "email")`.
+    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
+        try decodeColumn(type, named: name)
+    }
+
+    /// Column `index` (0-based) converted to the type the context expects.
+    ///
+    /// For example, `let id: Int64 = try row[0]`.
+    public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
+        get throws { try decodeColumn(T.self, at: index) }
+    }
+
+    /// The column `name` converted to the type the context expects.
+    ///
+    /// For example, `let name: String = try row["name"]`.
+    public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
+        get throws { try decodeColumn(T.self, named: name) }
+    }
+
+    public var description: String {
+        "[" + zip(layout.names, values).map { "\($0): \($1)" }.joined(separator: ", ") + "]"
+    }
+}
+
+/// The current row of a statement being stepped: reads columns straight from SQLite,
+/// without copying the row first.
+///
+/// A `RowView` is valid only inside the closure that receives it (``Database/forEachRow(_:_:)``,
+/// an entity's row mapping); keep a ``Row`` (``copy()``) to hold on to the values.
+///
+/// For example:
+///
+/// ```swift
+/// try db.forEachRow("SELECT id, name FROM users") { row in
+///     let id: Int64 = try row[0]
+///     let name: String = try row[1]
+/// }
+/// ```
+public struct RowView: ColumnDecoding {
+    let statement: Statement
+
+    init(statement: Statement) {
+        self.statement = statement
+    }
+
+    var layout: ColumnLayout { statement.layout }
+
+    func rawValue(at index: Int) throws -> SQLiteValue { try statement.value(at: Int32(index)) }
+
+    /// Column names, in order.
+    public var columnNames: [String] { layout.names }
+
+    /// The number of columns.
+    public var count: Int { statement.columnCount }
+
+    /// A copy of the row that outlives the statement.
+    ///
+    /// For example, `rows.append(try row.copy())`.
+    public func copy() throws -> Row { try statement.copyRow() }
+
+    /// The raw value of column `index` (0-based).
+    public func value(at index: Int) throws -> SQLiteValue {
+        try decodeColumn(SQLiteValue.self, at: index)
+    }
+
+    /// Column `index` (0-based) converted to `T`.
+    ///
+    /// For example, `let score: Double = try row.decode(at: 4)`.
+    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
+        try decodeColumn(type, at: index)
+    }
+
+    /// The column `name` converted to `T`.
+    ///
+    /// For example, `let bio: String? = try row.decode(named: "bio")`.
+    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
+        try decodeColumn(type, named: name)
+    }
+
+    /// Column `index` (0-based) converted to the type the context expects.
+    ///
+    /// For example, `let id: Int64 = try row[0]`.
+    public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
+        get throws { try decodeColumn(T.self, at: index) }
+    }
+
+    /// The column `name` converted to the type the context expects.
+    ///
+    /// For example, `let name: String = try row["name"]`.
+    public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
+        get throws { try decodeColumn(T.self, named: name) }
+    }
+}
+
+@available(*, unavailable)
+extension RowView: Sendable {}

@@ -1,0 +1,88 @@
+/// An error reported by SQLite: the extended result code, SQLite's message, and the SQL.
+///
+/// The bound arguments are kept in ``arguments`` but left out of ``description``
+/// (they may be personal data); ``debugDescription`` includes them.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     try users.insert(user)
+/// } catch let error as SQLiteError where error.constraintKind == .unique {
+///     print("taken: \(error.message)")   // "UNIQUE constraint failed: users.email"
+/// }
+/// ```
+public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The extended result code (`sqlite3_extended_errcode`).
+    public let code: ResultCode
+    /// SQLite's message (`sqlite3_errmsg`), or the code's description when there is none.
+    public let message: String
+    /// The SQL that failed, when there is one.
+    public let sql: String?
+    /// The arguments bound to ``sql``, when there were any. Not part of ``description``.
+    public let arguments: StatementArguments?
+
+    /// Creates an error. SwiftDAL creates these; you rarely need to.
+    ///
+    /// For example, `SQLiteError(code: .busy, message: "database is locked")`.
+    public init(code: ResultCode, message: String, sql: String? = nil, arguments: StatementArguments? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    /// The primary result code (`SQLITE_CONSTRAINT` for `SQLITE_CONSTRAINT_UNIQUE`).
+    public var primaryCode: ResultCode { code.primary }
+
+    /// Which constraint failed, for `SQLITE_CONSTRAINT` errors; `nil` for any other error.
+    public var constraintKind: ConstraintKind? {
+        guard primaryCode == .constraint else { return nil }
+        switch code {
+        case .constraintUnique: return .unique
+        case .constraintPrimaryKey: return .primaryKey
+        case .constraintNotNull: return .notNull
+        case .constraintForeignKey: return .foreignKey
+        case .constraintCheck: return .check
+        default: return .other
+        }
+    }
+
+    public var description: String {
+        var text = "SQLite error \(code.rawValue): \(message)"
+        if let sql { text += " — while executing `\(sql)`" }
+        return text
+    }
+
+    public var debugDescription: String {
+        guard let arguments, !arguments.isEmpty else { return description }
+        return description + " with arguments \(arguments)"
+    }
+
+    // Catch patterns, so that `catch SQLiteError.constraintUnique` reads naturally.
+    public static let busy = ResultCode.busy
+    public static let locked = ResultCode.locked
+    public static let readOnly = ResultCode.readOnly
+    public static let corrupt = ResultCode.corrupt
+    public static let full = ResultCode.full
+    public static let notADatabase = ResultCode.notADatabase
+    public static let constraint = ResultCode.constraint
+    public static let constraintUnique = ResultCode.constraintUnique
+    public static let constraintPrimaryKey = ResultCode.constraintPrimaryKey
+    public static let constraintNotNull = ResultCode.constraintNotNull
+    public static let constraintForeignKey = ResultCode.constraintForeignKey
+    public static let constraintCheck = ResultCode.constraintCheck
+}
+
+/// The kind of constraint behind an `SQLITE_CONSTRAINT` error.
+///
+/// For example, a duplicate email gives `error.constraintKind == .unique`.
+public enum ConstraintKind: Sendable, Hashable {
+    case unique
+    case primaryKey
+    case notNull
+    case foreignKey
+    case check
+    /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
+    case other
+}

@@ -1,0 +1,112 @@
+public import Foundation
+
+/// One SQLite value: exactly one of SQLite's five storage classes.
+///
+/// `SQLiteValue` is closed on purpose: Swift types convert to and from it through
+/// ``SQLiteValueConvertible`` and the enum itself never grows. An empty string, an
+/// empty blob and `NULL` are three different values.
+///
+/// For example:
+///
+/// ```swift
+/// let values: [SQLiteValue] = [.null, 42, 1.5, "text", .blob(Data([0, 1]))]
+/// let id: Int64? = values[1].int64   // 42
+/// ```
+public enum SQLiteValue: Sendable, Hashable {
+    /// SQL `NULL`.
+    case null
+    /// A 64-bit signed integer (SQLite `INTEGER`).
+    case integer(Int64)
+    /// An IEEE 754 double (SQLite `REAL`). Never NaN: SQLite stores NaN as `NULL`, so
+    /// converting a NaN `Double` throws instead.
+    case real(Double)
+    /// UTF-8 text (SQLite `TEXT`); may contain NUL characters.
+    case text(String)
+    /// Bytes (SQLite `BLOB`); may be empty.
+    case blob(Data)
+
+    /// The storage class of this value, as SQLite names it.
+    ///
+    /// For example, `SQLiteValue.text("a").storageClass == .text`.
+    public var storageClass: StorageClass {
+        switch self {
+        case .null: .null
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
+    }
+
+    /// Whether this value is SQL `NULL`.
+    ///
+    /// For example, `SQLiteValue.null.isNull == true` and `SQLiteValue.text("").isNull == false`.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The integer payload, or `nil` when this is not an `INTEGER`.
+    ///
+    /// For example, `SQLiteValue.integer(7).int64 == 7`.
+    public var int64: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The text payload, or `nil` when this is not `TEXT`.
+    ///
+    /// For example, `SQLiteValue.text("a").string == "a"`.
+    public var string: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+}
+
+/// SQLite's five storage classes.
+///
+/// For example, `SQLiteValue.integer(1).storageClass == .integer`.
+public enum StorageClass: String, Sendable, Hashable, CustomStringConvertible {
+    case null = "NULL"
+    case integer = "INTEGER"
+    case real = "REAL"
+    case text = "TEXT"
+    case blob = "BLOB"
+
+    public var description: String { rawValue }
+}
+
+extension SQLiteValue: CustomStringConvertible {
+    /// A short rendering for logs and error messages: text is quoted, blobs show their size.
+    ///
+    /// For example, `SQLiteValue.text("a").description == "'a'"`.
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let value): String(value)
+        case .real(let value): String(value)
+        case .text(let value): "'\(value)'"
+        case .blob(let value): "<\(value.count) bytes>"
+        }
+    }
+}
+
+extension SQLiteValue: ExpressibleByNilLiteral {
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension SQLiteValue: ExpressibleByIntegerLiteral {
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+}
+
+extension SQLiteValue: ExpressibleByFloatLiteral {
+    public init(floatLiteral value: Double) { self = .real(value) }
+}
+
+extension SQLiteValue: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+}
+
+extension SQLiteValue: ExpressibleByBooleanLiteral {
+    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+}

@@ -1,0 +1,252 @@
+public import Foundation
+
+// MARK: - Date
+
+/// Dates are stored as UTC text `YYYY-MM-DD HH:MM:SS.SSS` (millisecond precision).
+///
+/// That encoding sorts chronologically as text, is what SQLite's own date functions
+/// read, and extends the format SQLite's `CURRENT_TIMESTAMP` writes
+/// (`YYYY-MM-DD HH:MM:SS`). Reading accepts: that format with or without the
+/// fraction (any number of fraction digits), a `T` instead of the space, an optional
+/// `Z` or `±HH:MM` offset, a bare date `YYYY-MM-DD`, and `INTEGER` or `REAL` seconds
+/// since 1970 (SQLite's `unixepoch()`). Years 0000–9999 only.
+///
+/// For example:
+///
+/// ```swift
+/// try Date(timeIntervalSince1970: 0).sqliteValue()   // .text("1970-01-01 00:00:00.000")
+/// Date(sqliteValue: "2024-02-29 12:00:00")         // what CURRENT_TIMESTAMP writes
+/// ```
+extension Date: SQLiteValueConvertible {
+    public func sqliteValue() throws -> SQLiteValue {
+        guard let text = DateCoding.format(self) else {
+            throw DALError(.invalidValue, "date \(self) is outside the years 0000-9999")
+        }
+        return .text(text)
+    }
+
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .text(let text):
+            guard let date = DateCoding.parse(text) else { return nil }
+            self = date
+        case .integer(let seconds):
+            self = Date(timeIntervalSince1970: TimeInterval(seconds))
+        case .real(let seconds):
+            self = Date(timeIntervalSince1970: seconds)
+        default:
+            return nil
+        }
+    }
+}
+
+/// The canonical date text encoding, written by hand: `DateFormatter` is slow, and
+/// locale- and calendar-sensitive.
+enum DateCoding {
+    private static let millisecondsPerDay: Int64 = 86_400_000
+
+    static func format(_ date: Date) -> String? {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, let total = Int64(exactly: milliseconds) else { return nil }
+        var days = total / millisecondsPerDay
+        var remainder = total % millisecondsPerDay
+        if remainder < 0 {
+            days -= 1
+            remainder += millisecondsPerDay
+        }
+        let (year, month, day) = civilDate(fromDays: days)
+        guard (0...9999).contains(year) else { return nil }
+        let hour = remainder / 3_600_000
+        let minute = remainder / 60_000 % 60
+        let second = remainder / 1000 % 60
+        let millisecond = remainder % 1000
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(23)
+        func append(_ value: Int64, digits: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<digits { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        append(year, digits: 4)
+        bytes.append(UInt8(ascii: "-"))
+        append(month, digits: 2)
+        bytes.append(UInt8(ascii: "-"))
+        append(day, digits: 2)
+        bytes.append(UInt8(ascii: " "))
+        append(hour, digits: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(minute, digits: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(second, digits: 2)
+        bytes.append(UInt8(ascii: "."))
+        append(millisecond, digits: 3)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func parse(_ text: String) -> Date? {
+        var scanner = Scanner(Array(text.utf8))
+        guard let year = scanner.number(digits: 4), scanner.skip("-"),
+            let month = scanner.number(digits: 2), (1...12).contains(month), scanner.skip("-"),
+            let day = scanner.number(digits: 2), (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        var seconds = Double(days(fromCivil: year, month, day)) * 86_400
+        if scanner.skip(" ") || scanner.skip("T") {
+            guard let hour = scanner.number(digits: 2), hour < 24, scanner.skip(":"),
+                let minute = scanner.number(digits: 2), minute < 60
+            else { return nil }
+            seconds += Double(hour * 3600 + minute * 60)
+            if scanner.skip(":") {
+                guard let second = scanner.number(digits: 2), second < 60 else { return nil }
+                seconds += Double(second)
+                if scanner.skip(".") {
+                    guard let fraction = scanner.fraction() else { return nil }
+                    seconds += fraction
+                }
+            }
+            if scanner.skip("Z") {
+                // UTC
+            } else if let sign = scanner.sign() {
+                guard let hours = scanner.number(digits: 2), scanner.skip(":"),
+                    let minutes = scanner.number(digits: 2), hours < 24, minutes < 60
+                else { return nil }
+                seconds -= sign * Double(hours * 3600 + minutes * 60)
+            }
+        }
+        guard scanner.atEnd else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+    static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// A proleptic Gregorian date to days since 1970-01-01.
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let adjustedYear = month <= 2 ? year - 1 : year
+        let era = (adjustedYear >= 0 ? adjustedYear : adjustedYear - 399) / 400
+        let yearOfEra = adjustedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var atEnd: Bool { index == bytes.count }
+
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func number(digits: Int) -> Int64? {
+            guard index + digits <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for offset in 0..<digits {
+                let byte = bytes[index + offset]
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            index += digits
+            return value
+        }
+
+        mutating func fraction() -> Double? {
+            var value = 0.0
+            var scale = 0.1
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                value += Double(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+            return index > start ? value : nil
+        }
+
+        mutating func sign() -> Double? {
+            if skip("+") { return 1 }
+            if skip("-") { return -1 }
+            return nil
+        }
+    }
+}
+
+// MARK: - UUID
+
+/// UUIDs are stored as lowercase canonical text (`"8f0c…-…"`); reading also accepts
+/// uppercase text and a 16-byte `BLOB`.
+///
+/// For example, `try UUID().sqliteValue()` is a 36-character `.text`.
+extension UUID: SQLiteValueConvertible {
+    public func sqliteValue() -> SQLiteValue { .text(uuidString.lowercased()) }
+
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .text(let text):
+            guard let uuid = UUID(uuidString: text) else { return nil }
+            self = uuid
+        case .blob(let data):
+            guard data.count == 16 else { return nil }
+            let b = [UInt8](data)
+            self = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                               b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        default:
+            return nil
+        }
+    }
+}
+
+// MARK: - Decimal
+
+/// Decimals are stored as text (`"12.345"`), so no digit is lost to binary floating
+/// point. Text compares as text: order by such a column with care, or store minor
+/// units as an integer. Reading also accepts `INTEGER`; `REAL` is refused (it already
+/// lost precision).
+///
+/// For example, `try Decimal(string: "0.1")!.sqliteValue() == .text("0.1")`.
+extension Decimal: SQLiteValueConvertible {
+    public func sqliteValue() throws -> SQLiteValue {
+        guard !isNaN else {
+            throw DALError(.invalidValue, "a NaN Decimal cannot be stored")
+        }
+        return .text(description)
+    }
+
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .text(let text):
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
+                !decimal.isNaN
+            else { return nil }
+            self = decimal
+        case .integer(let value):
+            self = Decimal(value)
+        default:
+            return nil
+        }
+    }
+}

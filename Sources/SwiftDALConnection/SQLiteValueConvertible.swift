@@ -1,0 +1,162 @@
+public import Foundation
+
+/// A Swift type that converts to and from an ``SQLiteValue``.
+///
+/// SwiftDAL ships conformances for every integer width (range-checked in both
+/// directions), `Double`, `Float`, `Bool`, `String`, `Data`, `Date`, `UUID`, `Decimal`
+/// and `Optional` (as `NULL`). Conform your own types (an enum with a raw value, a
+/// money type) by mapping them onto one of those.
+///
+/// For example:
+///
+/// ```swift
+/// enum Status: String, SQLiteValueConvertible {
+///     case active, banned
+///     func sqliteValue() throws -> SQLiteValue { .text(rawValue) }
+///     init?(sqliteValue: SQLiteValue) {
+///         guard let text = sqliteValue.string else { return nil }
+///         self.init(rawValue: text)
+///     }
+/// }
+/// ```
+public protocol SQLiteValueConvertible: Sendable {
+    /// The value to store. Throws ``DALError`` with code ``DALError/Code/invalidValue``
+    /// when the value cannot be stored without loss (a `UInt64` above `Int64.max`, NaN).
+    func sqliteValue() throws -> SQLiteValue
+
+    /// Converts a stored value, or returns `nil` when it has the wrong storage class or
+    /// does not fit (callers turn `nil` into an error naming the column and the type).
+    init?(sqliteValue: SQLiteValue)
+}
+
+extension SQLiteValue: SQLiteValueConvertible {
+    public func sqliteValue() -> SQLiteValue { self }
+    public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
+}
+
+// MARK: - Integers
+
+/// Integer conversions share one range-checked implementation: a stored value that does
+/// not fit the Swift type is a conversion failure, never a silent truncation. Integral
+/// `REAL` values (as SQLite's NUMERIC affinity may leave them) convert when exact.
+extension SQLiteValueConvertible where Self: FixedWidthInteger {
+    public func sqliteValue() throws -> SQLiteValue {
+        guard let value = Int64(exactly: self) else {
+            throw DALError(
+                .invalidValue,
+                "\(Self.self) value \(self) does not fit SQLite's 64-bit signed INTEGER")
+        }
+        return .integer(value)
+    }
+
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .integer(let value):
+            guard let exact = Self(exactly: value) else { return nil }
+            self = exact
+        case .real(let value):
+            guard let exact = Self(exactly: value) else { return nil }
+            self = exact
+        default:
+            return nil
+        }
+    }
+}
+
+extension Int: SQLiteValueConvertible {}
+extension Int8: SQLiteValueConvertible {}
+extension Int16: SQLiteValueConvertible {}
+extension Int32: SQLiteValueConvertible {}
+extension Int64: SQLiteValueConvertible {
+    public func sqliteValue() -> SQLiteValue { .integer(self) }
+}
+extension UInt: SQLiteValueConvertible {}
+extension UInt8: SQLiteValueConvertible {}
+extension UInt16: SQLiteValueConvertible {}
+extension UInt32: SQLiteValueConvertible {}
+extension UInt64: SQLiteValueConvertible {}
+
+// MARK: - Floating point, Bool, String, Data
+
+extension Double: SQLiteValueConvertible {
+    /// Throws for NaN, which SQLite would silently store as `NULL`.
+    public func sqliteValue() throws -> SQLiteValue {
+        guard !isNaN else {
+            throw DALError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
+        }
+        return .real(self)
+    }
+
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .real(let value): self = value
+        case .integer(let value): self = Double(value)
+        default: return nil
+        }
+    }
+}
+
+extension Float: SQLiteValueConvertible {
+    /// Stored as a `REAL` (a `Double`); throws for NaN.
+    public func sqliteValue() throws -> SQLiteValue {
+        try Double(self).sqliteValue()
+    }
+
+    /// Fails for finite values beyond `Float`'s range (they would become infinity).
+    public init?(sqliteValue: SQLiteValue) {
+        guard let double = Double(sqliteValue: sqliteValue) else { return nil }
+        let value = Float(double)
+        if value.isInfinite && double.isFinite { return nil }
+        self = value
+    }
+}
+
+extension Bool: SQLiteValueConvertible {
+    /// Stored as `INTEGER` 1 or 0; any non-zero integer reads as `true`.
+    public func sqliteValue() -> SQLiteValue { .integer(self ? 1 : 0) }
+
+    public init?(sqliteValue: SQLiteValue) {
+        guard case .integer(let value) = sqliteValue else { return nil }
+        self = value != 0
+    }
+}
+
+extension String: SQLiteValueConvertible {
+    public func sqliteValue() -> SQLiteValue { .text(self) }
+
+    public init?(sqliteValue: SQLiteValue) {
+        guard case .text(let value) = sqliteValue else { return nil }
+        self = value
+    }
+}
+
+extension Data: SQLiteValueConvertible {
+    /// Stored as a `BLOB`; empty data stays an empty blob, never `NULL`.
+    public func sqliteValue() -> SQLiteValue { .blob(self) }
+
+    public init?(sqliteValue: SQLiteValue) {
+        guard case .blob(let value) = sqliteValue else { return nil }
+        self = value
+    }
+}
+
+// MARK: - Optional
+
+extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+    /// `nil` is stored as `NULL`.
+    public func sqliteValue() throws -> SQLiteValue {
+        guard let wrapped = self else { return .null }
+        return try wrapped.sqliteValue()
+    }
+
+    /// `NULL` reads as `nil`; any other value must convert to `Wrapped`.
+    public init?(sqliteValue: SQLiteValue) {
+        if sqliteValue.isNull {
+            self = .none
+        } else if let wrapped = Wrapped(sqliteValue: sqliteValue) {
+            self = .some(wrapped)
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,308 @@
+internal import CSwiftDALSQLite
+import Foundation
+
+/// A prepared SQLite statement.
+///
+/// Statements are owned by one ``Database`` and never cross threads (they are not
+/// `Sendable`). SwiftDAL prepares each SQL text once per connection and caches it;
+/// every use binds, steps, then resets the statement, on error paths too, so no
+/// statement is ever left holding a lock. A statement is finalized when it is
+/// released. Text and blobs are bound with their byte length and copied by SQLite
+/// (`SQLITE_TRANSIENT`), so a temporary Swift string is always safe to bind, and an
+/// embedded NUL survives.
+///
+/// Parameters are 1-based (as in SQLite); columns are 0-based (as in SQLite): SwiftDAL
+/// never asks you to convert between the two.
+///
+/// For example:
+///
+/// ```swift
+/// let insert = try db.makeStatement(sql: "INSERT INTO logs(message) VALUES (?)")
+/// for message in messages {
+///     try insert.execute(arguments: [message])
+/// }
+/// ```
+public final class Statement {
+    let handle: OpaquePointer
+    /// The SQL text this statement was prepared from.
+    public let sql: String
+    /// Set while the statement is stepping, so that a cached statement is never reused
+    /// under a live cursor.
+    var isInUse = false
+    private var cachedLayout: ColumnLayout?
+    private var cachedParameterNames: [String?]?
+
+    init(database: OpaquePointer, sql: String, persistent: Bool) throws {
+        var statement: OpaquePointer?
+        var tailOffset = 0
+        var utf8 = sql
+        let flags = UInt32(persistent ? SQLITE_PREPARE_PERSISTENT : 0)
+        let code = utf8.withUTF8 { buffer -> Int32 in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(
+                    database, chars.baseAddress ?? Statement.emptyCString, Int32(chars.count), flags,
+                    &statement, &tail)
+                if let tail, let base = chars.baseAddress { tailOffset = tail - base }
+                return code
+            }
+        }
+        guard code == SQLITE_OK else {
+            throw SQLiteError(connection: database, code: code, sql: sql)
+        }
+        guard let statement else {
+            throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql)
+        }
+        handle = statement
+        self.sql = sql
+        let rest = sql.utf8.dropFirst(tailOffset)
+        if rest.contains(where: { !Statement.isSpaceOrSemicolon($0) }) {
+            // Only comments may follow; a second statement is refused, never silently ignored.
+            let second = try? Statement(database: database, sql: String(decoding: rest, as: UTF8.self), persistent: false)
+            if second != nil {
+                // Every property is set, so `deinit` finalizes `handle` when this throws.
+                throw DALError(
+                    .invalidSQL,
+                    "the SQL text holds more than one statement; use executeScript(_:) for scripts",
+                    sql: sql)
+            }
+        }
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    private static func isSpaceOrSemicolon(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t")
+            || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: ";")
+    }
+
+    nonisolated(unsafe) static let emptyCString: UnsafePointer<CChar> = {
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        pointer.pointee = 0
+        return UnsafePointer(pointer)
+    }()
+
+    // MARK: Shape
+
+    /// The number of result columns (0 for statements that return no rows).
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// The result column names, in order (0-based, as SQLite numbers columns).
+    public var columnNames: [String] { layout.names }
+
+    /// The number of parameters (the largest parameter index; parameters are 1-based).
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    /// Whether the statement only reads (`sqlite3_stmt_readonly`).
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    var layout: ColumnLayout {
+        if let cachedLayout { return cachedLayout }
+        let names = (0..<sqlite3_column_count(handle)).map { index in
+            sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "column\(index)"
+        }
+        let layout = ColumnLayout(names: names)
+        cachedLayout = layout
+        return layout
+    }
+
+    // MARK: Binding
+
+    /// Binds `arguments`; throws ``DALError/Code/argumentMismatch`` when their number or
+    /// names do not match the statement's parameters.
+    func bind(_ arguments: StatementArguments) throws {
+        if let error = arguments.conversionError { throw error }
+        let count = Int(sqlite3_bind_parameter_count(handle))
+        switch arguments.storage {
+        case .positional(let values):
+            guard values.count == count else {
+                throw DALError(
+                    .argumentMismatch,
+                    "the statement has \(count) parameter(s) but \(values.count) argument(s) were given",
+                    sql: sql)
+            }
+            for index in values.indices {
+                try bind(values[index], at: Int32(index + 1))
+            }
+        case .named(let values):
+            let names = parameterNames
+            var used = 0
+            for index in 0..<count {
+                guard let name = names[index] else {
+                    throw DALError(
+                        .argumentMismatch,
+                        "parameter \(index + 1) is positional but the arguments are named", sql: sql)
+                }
+                guard let value = values[name] else {
+                    throw DALError(.argumentMismatch, "no argument for parameter \(name)", sql: sql)
+                }
+                used += 1
+                try bind(value, at: Int32(index + 1))
+            }
+            if used != values.count {
+                let unknown = Set(values.keys).subtracting(names.compactMap { $0 }).sorted()
+                throw DALError(
+                    .argumentMismatch,
+                    "argument(s) \(unknown.joined(separator: ", ")) match no parameter", sql: sql)
+            }
+        }
+    }
+
+    /// Parameter names without their prefix; `nil` for `?` parameters.
+    private var parameterNames: [String?] {
+        if let cachedParameterNames { return cachedParameterNames }
+        let names = (0..<sqlite3_bind_parameter_count(handle)).map { index -> String? in
+            guard let name = sqlite3_bind_parameter_name(handle, index + 1) else { return nil }
+            let text = String(cString: name)
+            return text.hasPrefix("?") ? nil : StatementArguments.strippedName(text)
+        }
+        cachedParameterNames = names
+        return names
+    }
+
+    private func bind(_ value: SQLiteValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null:
+            code = sqlite3_bind_null(handle, index)
+        case .integer(let integer):
+            code = sqlite3_bind_int64(handle, index, integer)
+        case .real(let double):
+            code = sqlite3_bind_double(handle, index, double)
+        case .text(var string):
+            code = string.withUTF8 { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    sqlite3_bind_text64(
+                        handle, index, chars.baseAddress ?? Statement.emptyCString, UInt64(chars.count),
+                        sqliteTransient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let data):
+            code = data.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress, bytes.count > 0 else {
+                    return sqlite3_bind_zeroblob(handle, index, 0)
+                }
+                return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), sqliteTransient)
+            }
+        }
+        guard code == SQLITE_OK else {
+            throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql)
+        }
+    }
+
+    // MARK: Stepping
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    func step(arguments: StatementArguments?) throws -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let code:
+            throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// Resets and clears bindings after a successful use, checking the reset's code.
+    func reset() throws {
+        let code = sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        guard code == SQLITE_OK else {
+            throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql)
+        }
+    }
+
+    /// Resets after a failure: the failure is already being thrown, so the reset's code
+    /// (which repeats it) is not.
+    func resetAfterFailure() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds, runs `body`, then resets, on every path.
+    func withBindings<T>(_ arguments: StatementArguments, _ body: (Statement) throws -> T) throws -> T {
+        isInUse = true
+        defer { isInUse = false }
+        let result: T
+        do {
+            try bind(arguments)
+            result = try body(self)
+        } catch {
+            resetAfterFailure()
+            throw error
+        }
+        try reset()
+        return result
+    }
+
+    // MARK: Columns (0-based)
+
+    /// The value of column `index` (0-based) of the current row.
+    func value(at index: Int32) throws -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, index) else {
+                throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
+            }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard let string = String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self) else {
+                throw DALError(
+                    .conversionFailed,
+                    "column \(index) holds TEXT that is not valid UTF-8; read it as a blob (CAST(x AS BLOB))",
+                    column: layout.name(at: Int(index)), sql: sql)
+            }
+            return .text(string)
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0 else { return .blob(Data()) }
+            guard let bytes = sqlite3_column_blob(handle, index) else {
+                throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
+            }
+            return .blob(Data(bytes: bytes, count: count))
+        default:
+            return .null
+        }
+    }
+
+    /// Copies the current row.
+    func copyRow() throws -> Row {
+        let count = sqlite3_column_count(handle)
+        var values = [SQLiteValue]()
+        values.reserveCapacity(Int(count))
+        for index in 0..<count {
+            values.append(try value(at: index))
+        }
+        return Row(layout: layout, values: values)
+    }
+}
+
+@available(*, unavailable)
+extension Statement: Sendable {}
+
+/// SQLite's `SQLITE_TRANSIENT` (a C macro Swift does not import): SQLite copies the
+/// bytes before the bind call returns.
+private var sqliteTransient: sqlite3_destructor_type {
+    unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+extension SQLiteError {
+    /// The error of `connection` for a failed `code`.
+    init(connection: OpaquePointer?, code: Int32, sql: String?, arguments: StatementArguments? = nil) {
+        var extended = code
+        var message: String?
+        if let connection {
+            let reported = sqlite3_extended_errcode(connection)
+            if reported & 0xFF == code & 0xFF { extended = reported }
+            if let text = sqlite3_errmsg(connection) { message = String(cString: text) }
+        }
+        let result = ResultCode(rawValue: extended)
+        self.init(
+            code: result, message: message ?? result.description, sql: sql,
+            arguments: arguments?.isEmpty == false ? arguments : nil)
+    }
+}

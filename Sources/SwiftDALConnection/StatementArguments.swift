@@ -1,0 +1,145 @@
+/// The values bound to a statement's parameters: positional (`?`, `?NNN`) or named
+/// (`:name`, `@name`, `$name`).
+///
+/// Values are always bound, never pasted into SQL text. A Swift value that cannot be
+/// stored (NaN, a `UInt64` above `Int64.max`) is recorded and thrown when the
+/// statement runs, so that array and dictionary literals stay non-throwing.
+///
+/// For example:
+///
+/// ```swift
+/// try db.execute(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: ["Ann", 31])
+/// try db.execute(sql: "UPDATE users SET age = :age WHERE id = :id", arguments: ["age": 32, "id": 1])
+/// ```
+public struct StatementArguments: Sendable, CustomStringConvertible {
+    enum Storage: Sendable {
+        case positional([SQLiteValue])
+        case named([String: SQLiteValue])
+    }
+
+    var storage: Storage
+    /// The first value that failed to convert; thrown when binding.
+    var conversionError: DALError?
+
+    /// No arguments.
+    ///
+    /// For example, `try db.execute(sql: "DELETE FROM logs", arguments: StatementArguments())`.
+    public init() {
+        storage = .positional([])
+    }
+
+    /// Positional arguments, bound to parameters 1, 2, 3… in order.
+    ///
+    /// For example, `StatementArguments(["Ann", 31, nil as String?])`.
+    public init(_ values: [(any SQLiteValueConvertible)?]) {
+        var converted = [SQLiteValue]()
+        converted.reserveCapacity(values.count)
+        var error: DALError?
+        for value in values {
+            converted.append(Self.convert(value, &error))
+        }
+        storage = .positional(converted)
+        conversionError = error
+    }
+
+    /// Positional arguments that are already ``SQLiteValue``s (no conversion).
+    ///
+    /// For example, `StatementArguments(values: [.integer(1), .text("a")])`.
+    public init(values: [SQLiteValue]) {
+        storage = .positional(values)
+    }
+
+    /// Named arguments; keys are parameter names without their `:`, `@` or `$` prefix.
+    ///
+    /// For example, `StatementArguments(named: ["id": 1, "name": "Ann"])`.
+    public init(named values: [String: (any SQLiteValueConvertible)?]) {
+        var converted = [String: SQLiteValue](minimumCapacity: values.count)
+        var error: DALError?
+        for (name, value) in values {
+            converted[Self.strippedName(name)] = Self.convert(value, &error)
+        }
+        storage = .named(converted)
+        conversionError = error
+    }
+
+    /// Whether there are no arguments.
+    public var isEmpty: Bool {
+        switch storage {
+        case .positional(let values): values.isEmpty
+        case .named(let values): values.isEmpty
+        }
+    }
+
+    /// Positional values, or `nil` when the arguments are named.
+    public var positionalValues: [SQLiteValue]? {
+        if case .positional(let values) = storage { return values }
+        return nil
+    }
+
+    /// Appends a positional value (used by ``SQL`` interpolation).
+    mutating func append(_ value: (any SQLiteValueConvertible)?) {
+        guard case .positional(var values) = storage else { return }
+        values.append(Self.convert(value, &conversionError))
+        storage = .positional(values)
+    }
+
+    /// Appends positional values; throws when either side is named.
+    mutating func append(contentsOf other: StatementArguments) throws {
+        switch (storage, other.storage) {
+        case (.positional(var values), .positional(let more)):
+            values.append(contentsOf: more)
+            storage = .positional(values)
+            if conversionError == nil { conversionError = other.conversionError }
+        case (.positional(let values), .named) where values.isEmpty:
+            self = other
+        case (.named, .positional(let more)) where more.isEmpty:
+            break
+        default:
+            throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
+        }
+    }
+
+    public var description: String {
+        switch storage {
+        case .positional(let values):
+            "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .named(let values):
+            "[" + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+                .joined(separator: ", ") + "]"
+        }
+    }
+
+    static func strippedName(_ name: String) -> String {
+        guard let first = name.first, first == ":" || first == "@" || first == "$" else { return name }
+        return String(name.dropFirst())
+    }
+
+    private static func convert(_ value: (any SQLiteValueConvertible)?, _ firstError: inout DALError?) -> SQLiteValue {
+        guard let value else { return .null }
+        do {
+            return try value.sqliteValue()
+        } catch {
+            if firstError == nil {
+                firstError = error as? DALError
+                    ?? DALError(.invalidValue, "cannot convert a \(type(of: value)): \(error)", underlying: error)
+            }
+            return .null
+        }
+    }
+}
+
+extension StatementArguments: ExpressibleByArrayLiteral {
+    /// For example, `let arguments: StatementArguments = ["Ann", 31]`.
+    public init(arrayLiteral elements: (any SQLiteValueConvertible)?...) {
+        self.init(elements)
+    }
+}
+
+extension StatementArguments: ExpressibleByDictionaryLiteral {
+    /// For example, `let arguments: StatementArguments = ["name": "Ann", "age": 31]`.
+    public init(dictionaryLiteral elements: (String, (any SQLiteValueConvertible)?)...) {
+        var values = [String: (any SQLiteValueConvertible)?]()
+        for (key, value) in elements { values[key] = value }
+        self.init(named: values)
+    }
+}

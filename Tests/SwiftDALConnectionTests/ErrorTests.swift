@@ -1,0 +1,91 @@
+import Foundation
+import SwiftDALConnection
+import Testing
+
+@Suite struct ErrorTests {
+    private func constraintDatabase() throws -> Database {
+        let db = try Database.inMemory()
+        try db.executeScript(
+            """
+            CREATE TABLE parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE child(
+              id INTEGER PRIMARY KEY,
+              code TEXT NOT NULL UNIQUE,
+              n INTEGER CHECK (n > 0),
+              parent_id INTEGER REFERENCES parent(id)
+            );
+            CREATE TABLE pair(a INTEGER, b INTEGER, PRIMARY KEY (a, b)) WITHOUT ROWID;
+            INSERT INTO parent VALUES (1);
+            INSERT INTO child(code, n, parent_id) VALUES ('x', 1, 1);
+            INSERT INTO pair VALUES (1, 1);
+            """)
+        return db
+    }
+
+    @Test func eachConstraintKindIsDistinguishable() throws {
+        let db = try constraintDatabase()
+        let unique = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }
+        #expect(unique?.constraintKind == .unique)
+        #expect(unique?.code == .constraintUnique)
+        #expect(unique?.primaryCode == .constraint)
+        #expect(unique?.message.contains("child.code") == true)
+        let notNull = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES (NULL, 1)") }
+        #expect(notNull?.constraintKind == .notNull)
+        let check = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES ('y', 0)") }
+        #expect(check?.constraintKind == .check)
+        let foreignKey = sqliteError { try db.execute("INSERT INTO child(code, n, parent_id) VALUES ('z', 1, 99)") }
+        #expect(foreignKey?.constraintKind == .foreignKey)
+        let primaryKey = sqliteError { try db.execute("INSERT INTO child(id, code, n) VALUES (1, 'w', 1)") }
+        #expect(primaryKey?.constraintKind == .primaryKey)
+        let compositeKey = sqliteError { try db.execute("INSERT INTO pair VALUES (1, 1)") }
+        #expect(compositeKey?.constraintKind == .primaryKey)
+        let syntax = sqliteError { try db.execute(sql: "SELEKT 1") }
+        #expect(syntax?.constraintKind == nil)
+        #expect(syntax?.code == .error)
+    }
+
+    @Test func errorsArePatternMatchableInCatch() throws {
+        let db = try constraintDatabase()
+        var caught = ""
+        do {
+            try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)")
+        } catch SQLiteError.constraintNotNull {
+            caught = "not null"
+        } catch SQLiteError.constraintUnique {
+            caught = "unique"
+        }
+        #expect(caught == "unique")
+        do {
+            try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)")
+        } catch ResultCode.constraint {
+            caught = "any constraint"
+        }
+        #expect(caught == "any constraint")
+        do {
+            _ = try db.fetchOne("SELECT 1 AS a").map { try $0.value(named: "b") }
+        } catch DALError.Code.invalidColumn {
+            caught = "invalid column"
+        }
+        #expect(caught == "invalid column")
+    }
+
+    @Test func errorCarriesTheSQLAndKeepsArgumentsOutOfItsDescription() throws {
+        let db = try constraintDatabase()
+        let secret = "secret-personal-data"
+        let error = try #require(sqliteError { try db.execute("INSERT INTO child(code, n) VALUES (\(secret), 0)") })
+        #expect(error.sql == "INSERT INTO child(code, n) VALUES (?, 0)")
+        #expect(!error.description.contains(secret))
+        #expect(error.debugDescription.contains(secret))
+        #expect(error.arguments?.positionalValues == [.text(secret)])
+    }
+
+    @Test func errorsAreThrownAndTheConnectionKeepsWorking() throws {
+        let db = try constraintDatabase()
+        for _ in 0..<20 {
+            #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }
+            #expect(throws: SQLiteError.self) { try db.execute(sql: "SELECT * FROM missing_table") }
+        }
+        try db.execute("INSERT INTO child(code, n) VALUES ('fresh', 1)")
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") == 2)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import SwiftDALConnection
+import Testing
+
+@Suite struct StatementTests {
+    @Test func interpolatedValuesBecomeBoundParameters() throws {
+        let minAge = 18
+        let pattern = "%ann%"
+        let query: SQL = "SELECT * FROM users WHERE age > \(minAge) AND name LIKE \(pattern)"
+        #expect(query.sql == "SELECT * FROM users WHERE age > ? AND name LIKE ?")
+        #expect(query.arguments.positionalValues == [.integer(18), .text("%ann%")])
+    }
+
+    @Test func hostileValueIsStoredLiterallyAndTheTableSurvives() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        let hostile = "'); DROP TABLE users; --"
+        try db.execute("INSERT INTO users(name) VALUES (\(hostile))")
+        #expect(try db.fetchScalar(String.self, "SELECT name FROM users") == hostile)
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'users'") == 1)
+    }
+
+    @Test func bindsByPositionAndByEveryNamePrefix() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        try db.execute(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: ["Ann", 31])
+        try db.execute(sql: "INSERT INTO users(name, age) VALUES (?2, ?1)", arguments: [40, "Bob"])
+        try db.execute(sql: "INSERT INTO users(name, age) VALUES (:name, :age)", arguments: ["name": "Cy", "age": 22])
+        try db.execute(sql: "INSERT INTO users(name, age) VALUES (@name, @age)", arguments: ["@name": "Di", "age": 23])
+        try db.execute(sql: "INSERT INTO users(name, age) VALUES ($name, $age)", arguments: ["name": "Ed", "$age": 24])
+        let rows = try db.fetchAll("SELECT name, age FROM users ORDER BY id")
+        #expect(try rows.map { try $0.decode(String.self, at: 0) } == ["Ann", "Bob", "Cy", "Di", "Ed"])
+        #expect(try rows.map { try $0.decode(Int.self, named: "age") } == [31, 40, 22, 23, 24])
+    }
+
+    @Test func aNamedParameterUsedTwiceIsBoundOnce() throws {
+        let db = try Database.inMemory()
+        let row = try #require(try db.fetchOne(SQL(sql: "SELECT :x + :x AS twice", arguments: ["x": 21])))
+        #expect(try row.decode(Int.self, named: "twice") == 42)
+    }
+
+    @Test func wrongArgumentCountsAndNamesThrow() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        let tooFew = dalError { try db.execute(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: ["Ann"]) }
+        #expect(tooFew?.code == .argumentMismatch)
+        let tooMany = dalError { try db.execute(sql: "INSERT INTO users(name) VALUES (?)", arguments: ["Ann", 1]) }
+        #expect(tooMany?.code == .argumentMismatch)
+        let missing = dalError { try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["nom": "Ann"]) }
+        #expect(missing?.code == .argumentMismatch)
+        let extra = dalError {
+            try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["name": "Ann", "age": 3])
+        }
+        #expect(extra?.code == .argumentMismatch)
+        #expect(extra?.message.contains("age") == true)
+        // The connection is still fine and nothing was inserted.
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 0)
+    }
+
+    @Test func moreThanOneStatementInOneCallIsRefused() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        let error = dalError { try db.execute(sql: "DELETE FROM users; DROP TABLE users") }
+        #expect(error?.code == .invalidSQL)
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'users'") == 1)
+        // A trailing comment or semicolon is fine.
+        try db.execute(sql: "DELETE FROM users; -- done")
+        #expect(dalError { try db.execute(sql: "   ") }?.code == .invalidSQL)
+    }
+
+    @Test func scriptsRunEveryStatementAndNameTheFailingOne() throws {
+        let db = try Database.inMemory()
+        try db.executeScript("CREATE TABLE a(x); CREATE TABLE b(y); INSERT INTO a VALUES (1);")
+        #expect(try db.fetchScalar(Int.self, "SELECT x FROM a") == 1)
+        let error = sqliteError { try db.executeScript("INSERT INTO a VALUES (2); INSERT INTO nope VALUES (3);") }
+        #expect(error?.sql?.contains("nope") == true)
+        #expect(error?.message.contains("no such table") == true)
+    }
+
+    @Test func columnsAreReadByZeroBasedIndexAndByName() throws {
+        let db = try Database.inMemory()
+        let row = try #require(try db.fetchOne("SELECT 1 AS first, 'two' AS second, NULL AS third"))
+        #expect(row.columnNames == ["first", "second", "third"])
+        #expect(try row.decode(Int.self, at: 0) == 1)
+        #expect(try row.decode(String.self, at: 1) == "two")
+        #expect(try row.decode(String.self, named: "SECOND") == "two")
+        let outOfRange = dalError { _ = try row.value(at: 3) }
+        #expect(outOfRange?.code == .invalidColumn)
+        let unknown = dalError { _ = try row.value(named: "fourth") }
+        #expect(unknown?.code == .invalidColumn)
+        let id: Int = try row[0]
+        let second: String = try row["second"]
+        #expect(id == 1 && second == "two")
+    }
+
+    @Test func statementsArePreparedOnceAndCached() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        let before = db.cachedStatementCount
+        for index in 0..<100 {
+            try db.execute("INSERT INTO users(name, age) VALUES (\("user\(index)"), \(index))")
+        }
+        #expect(db.cachedStatementCount == before + 1)
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 100)
+    }
+
+    @Test func emptyValueListInInterpolationMatchesNothing() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        try db.execute("INSERT INTO users(name) VALUES ('a')")
+        let none: [Int] = []
+        #expect(try db.fetchAll("SELECT * FROM users WHERE id IN (\(values: none))").isEmpty)
+        #expect(try db.fetchAll("SELECT * FROM users WHERE id IN (\(values: [1, 2]))").count == 1)
+    }
+
+    @Test func fragmentsComposeWithTheirArgumentsInOrder() throws {
+        var query: SQL = "SELECT name FROM users WHERE age > \(1)"
+        try query.append("AND name = \("x")")
+        let nested: SQL = "SELECT * FROM (\(sql: query)) WHERE name <> \("y")"
+        #expect(nested.sql == "SELECT * FROM (SELECT name FROM users WHERE age > ? AND name = ?) WHERE name <> ?")
+        #expect(nested.arguments.positionalValues == [1, "x", "y"])
+        #expect(throws: DALError.self) {
+            _ = try SQL(sql: "x = :x", arguments: ["x": 1]).appending("AND y = \(2)")
+        }
+    }
+
+    @Test func identifiersAreQuotedWithInnerQuotesDoubled() {
+        #expect(quoteIdentifier("users") == "\"users\"")
+        #expect(quoteIdentifier("we\"ird") == "\"we\"\"ird\"")
+        let query: SQL = "SELECT \(identifier: "a\"b") FROM t"
+        #expect(query.sql == "SELECT \"a\"\"b\" FROM t")
+    }
+
+    @Test func invalidUTF8InATextColumnIsAConversionError() throws {
+        let db = try Database.inMemory()
+        let error = dalError { _ = try db.fetchOne("SELECT CAST(x'C328' AS TEXT) AS bad") }
+        #expect(error?.code == .conversionFailed)
+        #expect(error?.column == "bad")
+        #expect(try db.fetchScalar(Int.self, "SELECT 1") == 1)
+    }
+}

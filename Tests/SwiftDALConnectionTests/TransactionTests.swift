@@ -1,0 +1,96 @@
+import Foundation
+import SwiftDALConnection
+import Testing
+
+@Suite struct TransactionTests {
+    @Test func commitsOnReturnAndRollsBackOnThrow() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        try db.inTransaction(.immediate) { try db.execute("INSERT INTO users(name) VALUES ('kept')") }
+        #expect(throws: TestFailure.self) {
+            try db.inTransaction {
+                try db.execute("INSERT INTO users(name) VALUES ('dropped')")
+                throw TestFailure()
+            }
+        }
+        #expect(try db.fetchColumn(String.self, "SELECT name FROM users") == ["kept"])
+        #expect(!db.isInTransaction)
+    }
+
+    @Test func everyTransactionKindWorks() throws {
+        let directory = try TemporaryDirectory()
+        let db = try Database(path: directory.file("kinds.sqlite"))
+        try makeUsersTable(db)
+        for kind in [TransactionKind.deferred, .immediate, .exclusive] {
+            try db.inTransaction(kind) { try db.execute("INSERT INTO users(name) VALUES (\(kind.rawValue))") }
+        }
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 3)
+    }
+
+    @Test func nestedTransactionsAreSavepoints() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        try db.inTransaction {
+            try db.execute("INSERT INTO users(name) VALUES ('outer')")
+            #expect(throws: TestFailure.self) {
+                try db.inTransaction {
+                    try db.execute("INSERT INTO users(name) VALUES ('inner-undone')")
+                    throw TestFailure()
+                }
+            }
+            try db.inTransaction {
+                try db.execute("INSERT INTO users(name) VALUES ('inner-kept')")
+                try db.inSavepoint { try db.execute("INSERT INTO users(name) VALUES ('deepest')") }
+            }
+        }
+        #expect(try db.fetchColumn(String.self, "SELECT name FROM users ORDER BY id") == ["outer", "inner-kept", "deepest"])
+    }
+
+    @Test func anOuterRollbackUndoesReleasedSavepoints() throws {
+        let db = try Database.inMemory()
+        try makeUsersTable(db)
+        #expect(throws: TestFailure.self) {
+            try db.inTransaction {
+                try db.inTransaction { try db.execute("INSERT INTO users(name) VALUES ('nested')") }
+                throw TestFailure()
+            }
+        }
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 0)
+    }
+
+    @Test func deferredReadThenWriteGetsBusySnapshotButWriteBlocksDoNot() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("busy.sqlite")
+        let first = try Database(path: path)
+        try makeUsersTable(first)
+        let second = try Database(path: path)
+        // The classic mistake: a deferred transaction that reads, then writes after another
+        // connection committed. SQLite refuses at once, whatever the busy timeout.
+        let error = sqliteError {
+            try first.inTransaction(.deferred) {
+                _ = try first.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")
+                try second.execute("INSERT INTO users(name) VALUES ('other')")
+                try first.execute("INSERT INTO users(name) VALUES ('mine')")
+            }
+        }
+        #expect(error?.code == .busySnapshot)
+        // IMMEDIATE takes the write lock up front: the same sequence succeeds.
+        try first.inTransaction(.immediate) {
+            _ = try first.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")
+            try first.execute("INSERT INTO users(name) VALUES ('mine')")
+        }
+        #expect(try second.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 2)
+    }
+
+    @Test func writeClosuresCommitOrRollBack() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { try makeUsersTable($0) }
+        #expect(throws: TestFailure.self) {
+            try queue.write { db in
+                try db.execute("INSERT INTO users(name) VALUES ('x')")
+                throw TestFailure()
+            }
+        }
+        #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 0)
+    }
+}
