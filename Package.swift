@@ -10,7 +10,10 @@ import PackageDescription
 let package = Package(
     name: "SwiftDAL",
     products: [
+        .library(name: "SwiftDAL", targets: ["SwiftDAL"]),
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
+        .library(name: "SampleDAL", targets: ["SampleDAL"]),
+        .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +24,26 @@ let package = Package(
         .target(
             name: "SwiftDALConnection",
             dependencies: ["CSwiftDALSQLite"]
+        ),
+        .target(
+            name: "SwiftDALEntity",
+            dependencies: ["SwiftDALConnection"]
+        ),
+        .target(
+            name: "SwiftDALIDAL",
+            dependencies: ["SwiftDALEntity", "SwiftDALConnection"]
+        ),
+        .target(
+            name: "SwiftDAL",
+            dependencies: ["SwiftDALIDAL", "SwiftDALEntity", "SwiftDALConnection"]
+        ),
+        .target(
+            name: "SampleDAL",
+            dependencies: ["SwiftDAL"]
+        ),
+        .executableTarget(
+            name: "swiftdal-demo",
+            dependencies: ["SampleDAL"]
         ),
         .testTarget(
             name: "SwiftDALConnectionTests",

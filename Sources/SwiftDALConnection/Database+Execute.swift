@@ -101,6 +101,29 @@ extension Database {
         }
     }
 
+    /// The first row of `query` mapped by `transform` (reading the row in place), or `nil`.
+    ///
+    /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
+    public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
+        try withStatement(query) { statement in
+            try statement.step(arguments: query.arguments) ? try transform(RowView(statement: statement)) : nil
+        }
+    }
+
+    /// Every row of `query` mapped by `transform` (reading each row in place, no copy).
+    ///
+    /// For example, `let ids = try db.fetchAll("SELECT id FROM t") { try $0.decode(Int64.self, at: 0) }`.
+    public func fetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
+        try withStatement(query) { statement in
+            var results = [T]()
+            let row = RowView(statement: statement)
+            while try statement.step(arguments: query.arguments) {
+                results.append(try transform(row))
+            }
+            return results
+        }
+    }
+
     /// The first column of the first row converted to `T`; `nil` when there is no row
     /// or the value is `NULL`.
     ///

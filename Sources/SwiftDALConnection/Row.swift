@@ -2,18 +2,22 @@
 final class ColumnLayout: Sendable {
     let names: [String]
     private let indexByName: [String: Int]
+    private let indexByFoldedName: [String: Int]
 
     init(names: [String]) {
         self.names = names
-        var map = [String: Int](minimumCapacity: names.count)
+        var exact = [String: Int](minimumCapacity: names.count)
+        var folded = [String: Int](minimumCapacity: names.count)
         // The first column of a name wins, as in SQLite; lookups ignore ASCII case.
         for (index, name) in names.enumerated().reversed() {
-            map[name.lowercased()] = index
+            exact[name] = index
+            folded[name.lowercased()] = index
         }
-        indexByName = map
+        indexByName = exact
+        indexByFoldedName = folded
     }
 
-    func index(of name: String) -> Int? { indexByName[name.lowercased()] }
+    func index(of name: String) -> Int? { indexByName[name] ?? indexByFoldedName[name.lowercased()] }
 
     func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
 }

@@ -19,7 +19,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
     var storage: Storage
     /// The first value that failed to convert; thrown when binding.
-    var conversionError: DALError?
+    package var conversionError: DALError?
 
     /// No arguments.
     ///

@@ -1,0 +1,67 @@
+public import Foundation
+public import SwiftDAL
+
+/// A row of `users`, mapped explicitly (by column index, no Codable): the hot-path style.
+///
+/// For example:
+///
+/// ```swift
+/// let user = UserInfo(name: "ann", fullName: "Ann Lee", email: "ann@example.com", age: 31)
+/// let id = try users.insert2(user)
+/// ```
+public struct UserInfo: Entity, Hashable {
+    public static let tableName = "users"
+    public static let columnNames: [String]? = [
+        "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at",
+    ]
+
+    /// `nil` until inserted: SQLite assigns it.
+    public var id: Int64?
+    public var name: String
+    public var fullName: String?
+    public var email: String
+    public var age: Int
+    public var score: Double
+    public var bio: String?
+    public var avatar: Data?
+    public var createdAt: Date
+
+    public init(
+        id: Int64? = nil, name: String, fullName: String? = nil, email: String, age: Int, score: Double = 0,
+        bio: String? = nil, avatar: Data? = nil, createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.name = name
+        self.fullName = fullName
+        self.email = email
+        self.age = age
+        self.score = score
+        self.bio = bio
+        self.avatar = avatar
+        self.createdAt = createdAt
+    }
+
+    public init(row: RowView) throws {
+        id = try row[0]
+        name = try row[1]
+        fullName = try row[2]
+        email = try row[3]
+        age = try row[4]
+        score = try row[5]
+        bio = try row[6]
+        avatar = try row[7]
+        createdAt = try row[8]
+    }
+
+    public func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(id, for: "id")
+        try columns.encode(name, for: "name")
+        try columns.encode(fullName, for: "full_name")
+        try columns.encode(email, for: "email")
+        try columns.encode(age, for: "age")
+        try columns.encode(score, for: "score")
+        try columns.encode(bio, for: "bio")
+        try columns.encode(avatar, for: "avatar")
+        try columns.encode(createdAt, for: "created_at")
+    }
+}

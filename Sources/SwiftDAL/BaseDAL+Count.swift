@@ -1,0 +1,74 @@
+import SwiftDALConnection
+import SwiftDALEntity
+
+extension BaseDAL {
+    /// `COUNT(*)` of the rows matching `condition` (every row when `nil`).
+    ///
+    /// For example, `let adults = try users.getRecordCount(condition: "age >= \(18)")`.
+    public func getRecordCount(condition: SQL? = nil) throws -> Int {
+        try withMapping(writing: false) { db, mapping in try count(db, mapping, condition) }
+    }
+
+    func count(_ db: Database, _ mapping: TableMapping, _ condition: SQL?) throws -> Int {
+        let query: SQL = "SELECT COUNT(*) FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition))"
+        return try db.fetchScalar(Int.self, query) ?? 0
+    }
+
+    /// Whether any row matches `condition` (`SELECT EXISTS(…)`: stops at the first match).
+    ///
+    /// For example, `if try users.isExistRecord(condition: "age > \(100)") { … }`.
+    public func isExistRecord(condition: SQL) throws -> Bool {
+        try withMapping(writing: false) { db, mapping in
+            let query: SQL = "SELECT EXISTS(SELECT 1 FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition)))"
+            return try db.fetchScalar(Bool.self, query) ?? false
+        }
+    }
+
+    /// Whether any row has `value` in column `fieldName` (checked against the table's
+    /// columns; an unknown name throws ``DALError/Code/invalidColumn``).
+    ///
+    /// For example, `if try users.isExist(fieldName: "email", value: email) { … }`.
+    public func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool {
+        try withMapping(writing: false) { db, mapping in
+            let sql = "SELECT EXISTS(SELECT 1 FROM \(mapping.quotedTable) WHERE \(try mapping.quotedColumn(fieldName)) = ?)"
+            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: [value])) ?? false
+        }
+    }
+
+    /// The distinct values of column `fieldName` in the rows matching `condition` (every
+    /// row when `nil`), sorted; ask for an optional type when the column holds `NULL`s.
+    ///
+    /// For example, `let ages = try users.getFieldList("age", as: Int.self)`.
+    public func getFieldList<Value: SQLiteValueConvertible>(
+        _ fieldName: String, condition: SQL? = nil, as type: Value.Type = SQLiteValue.self
+    ) throws -> [Value] {
+        try withMapping(writing: false) { db, mapping in
+            let column = SQL(sql: try mapping.quotedColumn(fieldName))
+            let query: SQL = "SELECT DISTINCT \(sql: column) FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition)) ORDER BY \(sql: column)"
+            return try db.fetchColumn(Value.self, query)
+        }
+    }
+
+    /// Column `fieldName` of the row with primary key `id`; `nil` when there is no such
+    /// row or the value is `NULL`.
+    ///
+    /// For example, `let email = try users.getFieldValue(42, fieldName: "email", as: String.self)`.
+    public func getFieldValue<Value: SQLiteValueConvertible>(
+        _ id: some EntityKey, fieldName: String, as type: Value.Type = SQLiteValue.self
+    ) throws -> Value? {
+        try withMapping(writing: false) { db, mapping in
+            let sql = "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
+            let value = try db.fetchFirst(SQL(sql: sql, arguments: StatementArguments(values: try mapping.keyValues(id)))) {
+                try $0.decode(Value?.self, at: 0)
+            }
+            return value ?? nil
+        }
+    }
+
+    /// The first column of every row of any query (values bound), converted to `Value`.
+    ///
+    /// For example, `let names = try users.sqlValueList("SELECT name FROM users WHERE age > \(30)", as: String.self)`.
+    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) throws -> [Value] {
+        try read { db in try db.fetchColumn(Value.self, sql) }
+    }
+}

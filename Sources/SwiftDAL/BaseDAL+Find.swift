@@ -1,0 +1,158 @@
+import SwiftDALConnection
+import SwiftDALEntity
+import SwiftDALIDAL
+
+extension BaseDAL {
+    /// The entity with primary key `id`, or `nil` when there is none.
+    ///
+    /// For example, `let user = try users.findById(42)`.
+    public func findById(_ id: some EntityKey) throws -> T? {
+        try withMapping(writing: false) { db, mapping in
+            let key = try mapping.keyValues(id)
+            return try db.fetchFirst(SQL(sql: mapping.findByIdSQL, arguments: StatementArguments(values: key))) {
+                try self.decode($0, mapping)
+            }
+        }
+    }
+
+    /// The entities whose primary key is in `ids` (missing keys are skipped), in the
+    /// default order. The keys are bound as one JSON array, so any number of keys runs
+    /// as one cached statement.
+    ///
+    /// For example, `let some = try users.findByIds([1, 2, 3])`.
+    public func findByIds(_ ids: [some EntityKey]) throws -> [T] {
+        guard !ids.isEmpty else { return [] }
+        return try withMapping(writing: false) { db, mapping in
+            let keys = try ids.map { try mapping.keyValues($0) }
+            let json = try jsonArray(keys, single: mapping.primaryKey.count == 1)
+            let columns = mapping.primaryKey.map(dialect.quote).joined(separator: ", ")
+            let extract: String
+            if mapping.primaryKey.count == 1 {
+                extract = "SELECT value FROM json_each(?)"
+            } else {
+                extract = "SELECT "
+                    + mapping.primaryKey.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
+                    + " FROM json_each(?)"
+            }
+            let sql = "\(mapping.selectSQL) WHERE (\(columns)) IN (\(extract)) \(mapping.defaultOrderClause)"
+            return try db.fetchAll(SQL(sql: sql, arguments: [json])) { try self.decode($0, mapping) }
+        }
+    }
+
+    /// The first entity matching `condition`, in `orderBy` (or the default order), or `nil`.
+    ///
+    /// For example, `let ann = try users.findSingle(condition: "email = \(email)")`.
+    public func findSingle(condition: SQL, orderBy: OrderBy? = nil) throws -> T? {
+        try findTop(1, condition: condition, orderBy: orderBy).first
+    }
+
+    /// Every entity matching `condition`, in `orderBy` (or the default order). An empty
+    /// condition matches every row.
+    ///
+    /// For example, `let adults = try users.find(condition: "age >= \(18) AND name LIKE \(containing: "an")", orderBy: "name")`.
+    public func find(condition: SQL, orderBy: OrderBy? = nil) throws -> [T] {
+        try withMapping(writing: false) { db, mapping in
+            let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy)))"
+            return try db.fetchAll(query) { try self.decode($0, mapping) }
+        }
+    }
+
+    /// The first entity in `orderBy` (or the default order), or `nil` when the table is empty.
+    ///
+    /// For example, `let oldest = try users.findFirst(orderBy: "age DESC")`.
+    public func findFirst(orderBy: OrderBy? = nil) throws -> T? {
+        try findTop(1, condition: nil, orderBy: orderBy).first
+    }
+
+    /// The last entity in `orderBy` (or the default order), or `nil` when the table is empty.
+    ///
+    /// For example, `let newest = try users.findLast()` (the highest id by default).
+    public func findLast(orderBy: OrderBy? = nil) throws -> T? {
+        let reversed = try withMapping(writing: false) { _, mapping in (orderBy ?? mapping.defaultOrder).reversed }
+        return try findTop(1, condition: nil, orderBy: reversed).first
+    }
+
+    /// At most `count` entities matching `condition` (every row when `nil`), in
+    /// `orderBy` (or the default order).
+    ///
+    /// For example, `let top = try users.findTop(10, condition: "age > \(30)", orderBy: "score DESC")`.
+    public func findTop(_ count: Int, condition: SQL? = nil, orderBy: OrderBy? = nil) throws -> [T] {
+        guard count >= 0 else {
+            throw DALError(.invalidValue, "findTop needs a count of 0 or more, not \(count)", table: tableName)
+        }
+        return try withMapping(writing: false) { db, mapping in
+            let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy))) \(sql: SQL(sql: dialect.limitClause, arguments: [count]))"
+            return try db.fetchAll(query) { try self.decode($0, mapping) }
+        }
+    }
+
+    /// One page of the entities matching `condition` (every row when `nil`), and the
+    /// pager with the total record count; the count and the page come from one snapshot.
+    ///
+    /// For example, `let page = try users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 2, pageSize: 20))`.
+    public func findWithPager(condition: SQL? = nil, pager: PagerInfo, orderBy: OrderBy? = nil) throws -> Page<T> {
+        guard pager.pageIndex >= 1, pager.pageSize >= 1 else {
+            throw DALError(
+                .invalidValue,
+                "a pager needs pageIndex >= 1 and pageSize >= 1, not \(pager.pageIndex) and \(pager.pageSize)",
+                table: tableName)
+        }
+        return try withMapping(writing: false) { db, mapping in
+            try db.inTransaction(.deferred) {
+                var result = pager
+                result.recordCount = try self.count(db, mapping, condition)
+                let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy))) \(sql: SQL(sql: dialect.limitOffsetClause, arguments: [pager.pageSize, pager.offset]))"
+                let items = try db.fetchAll(query) { try self.decode($0, mapping) }
+                return Page(items: items, pager: result)
+            }
+        }
+    }
+
+    /// Every entity, in `orderBy` (or the default order).
+    ///
+    /// For example, `let everyone = try users.getAll()`.
+    public func getAll(orderBy: OrderBy? = nil) throws -> [T] {
+        try withMapping(writing: false) { db, mapping in
+            let sql = "\(mapping.selectSQL) \(try mapping.orderClause(orderBy))"
+            return try db.fetchAll(SQL(sql: sql)) { try self.decode($0, mapping) }
+        }
+    }
+}
+
+/// The keys as a JSON array (of values, or of arrays for composite keys), for `json_each`.
+private func jsonArray(_ keys: [[SQLiteValue]], single: Bool) throws -> String {
+    func json(_ value: SQLiteValue) throws -> String {
+        switch value {
+        case .null: return "null"
+        case .integer(let integer): return String(integer)
+        case .real(let double):
+            guard double.isFinite else { throw DALError(.invalidValue, "a key cannot be \(double)") }
+            return String(double)
+        case .text(let text): return jsonString(text)
+        case .blob:
+            throw DALError(.invalidValue, "findByIds does not support BLOB keys; use find(condition:) instead")
+        }
+    }
+    let items = try keys.map { key in
+        single ? try json(key[0]) : "[" + (try key.map(json)).joined(separator: ",") + "]"
+    }
+    return "[" + items.joined(separator: ",") + "]"
+}
+
+private func jsonString(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\n": result += "\\n"
+        case "\r": result += "\\r"
+        case "\t": result += "\\t"
+        case _ where scalar.value < 0x20:
+            result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                + String(scalar.value, radix: 16)
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result + "\""
+}

@@ -1,0 +1,162 @@
+import SwiftDALConnection
+import SwiftDALEntity
+import SwiftDALIDAL
+
+/// What a BaseDAL knows about its table, read from the database once (at first use):
+/// the real columns, the validated key and sort columns, and the SQL text of the fixed
+/// statements, so that no SQL is rebuilt on hot paths.
+final class TableMapping: Sendable {
+    let dialect: any SQLDialect
+    let table: String
+    let quotedTable: String
+    let columns: [ColumnInfo]
+    private let canonicalNames: [String: String]
+    /// The primary-key columns, as the table spells them.
+    let primaryKey: [String]
+    /// The columns SELECTed for entities: the entity's explicit list, or every column.
+    let selectedColumns: [String]
+    /// Whether the entity maps columns explicitly (by index, in `selectedColumns` order).
+    let isExplicit: Bool
+    let selectSQL: String
+    let keyPredicate: String
+    let findByIdSQL: String
+    let defaultOrderClause: String
+    let defaultOrder: OrderBy
+    /// For explicit entities: positions of the key columns in `selectedColumns`.
+    let keyPositions: [Int]
+    let insertAllSQL: String?
+    let insertWithoutKeySQL: String?
+    let updateSQL: String?
+    let upsertAllSQL: String?
+    let upsertWithoutKeySQL: String?
+
+    init<T: Entity>(
+        entity: T.Type, table: String, primaryKey configuredKey: [String], defaultSort: OrderBy, db: Database,
+        dialect: any SQLDialect
+    ) throws {
+        self.dialect = dialect
+        self.table = table
+        let columns = try db.columns(in: table)
+        self.columns = columns
+        var canonical = [String: String]()
+        for column in columns.reversed() {
+            canonical[column.name.lowercased()] = column.name
+        }
+        canonicalNames = canonical
+        let tableColumns = columns.map(\.name).joined(separator: ", ")
+
+        func resolveAll(_ names: [String], _ what: String) throws -> [String] {
+            let unknown = names.filter { canonical[$0.lowercased()] == nil }
+            guard unknown.isEmpty else {
+                throw DALError(
+                    .schemaMismatch,
+                    "\(what) name(s) \(unknown.joined(separator: ", ")) that table \(table) does not have "
+                        + "(its columns: \(tableColumns))",
+                    table: table, column: unknown.first)
+            }
+            return names.compactMap { canonical[$0.lowercased()] }
+        }
+
+        guard !configuredKey.isEmpty else {
+            throw DALError(.schemaMismatch, "a DAL needs a primary key for table \(table)", table: table)
+        }
+        let key = try resolveAll(configuredKey, "the primary key")
+        let selected: [String]
+        if let explicit = T.columnNames {
+            selected = try resolveAll(explicit, "\(T.self).columnNames")
+        } else {
+            selected = columns.map(\.name)
+        }
+        let quotedTable = dialect.quote(table)
+        let select = "SELECT \(selected.map(dialect.quote).joined(separator: ", ")) FROM \(quotedTable)"
+        let predicate = key.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: " AND ")
+        var order = [String]()
+        for term in defaultSort.terms {
+            let name = try resolveAll([term.column], "the default sort field")[0]
+            order.append("\(dialect.quote(name)) \(term.direction.rawValue)")
+        }
+        primaryKey = key
+        selectedColumns = selected
+        isExplicit = T.columnNames != nil
+        selectSQL = select
+        keyPredicate = predicate
+        findByIdSQL = "\(select) WHERE \(predicate)"
+        defaultOrder = defaultSort
+        defaultOrderClause = "ORDER BY " + order.joined(separator: ", ")
+
+        if isExplicit {
+            let keySet = Set(key)
+            keyPositions = key.compactMap { selected.firstIndex(of: $0) }
+            let nonKey = selected.filter { !keySet.contains($0) }
+            let upsert = dialect.upsertClause(conflictColumns: key, updateColumns: nonKey)
+            insertAllSQL = Self.insertSQL(quotedTable, selected, dialect)
+            insertWithoutKeySQL = Self.insertSQL(quotedTable, nonKey, dialect)
+            updateSQL = nonKey.isEmpty ? nil : Self.updateSQL(quotedTable, nonKey, predicate, dialect)
+            upsertAllSQL = "\(Self.insertSQL(quotedTable, selected, dialect)) \(upsert)"
+            upsertWithoutKeySQL = "\(Self.insertSQL(quotedTable, nonKey, dialect)) \(upsert)"
+        } else {
+            keyPositions = []
+            insertAllSQL = nil
+            insertWithoutKeySQL = nil
+            updateSQL = nil
+            upsertAllSQL = nil
+            upsertWithoutKeySQL = nil
+        }
+        self.quotedTable = quotedTable
+    }
+
+    static func insertSQL(_ table: String, _ columns: [String], _ dialect: any SQLDialect) -> String {
+        guard !columns.isEmpty else { return "INSERT INTO \(table) DEFAULT VALUES" }
+        let names = columns.map(dialect.quote).joined(separator: ", ")
+        let placeholders = Array(repeating: dialect.placeholder, count: columns.count).joined(separator: ", ")
+        return "INSERT INTO \(table) (\(names)) VALUES (\(placeholders))"
+    }
+
+    static func updateSQL(_ table: String, _ columns: [String], _ keyPredicate: String, _ dialect: any SQLDialect) -> String {
+        let assignments = columns.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: ", ")
+        return "UPDATE \(table) SET \(assignments) WHERE \(keyPredicate)"
+    }
+
+    /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
+    /// ``DALError/Code/invalidColumn`` naming it.
+    func column(_ name: String) throws -> String {
+        if let real = canonicalNames[name.lowercased()] { return real }
+        throw DALError(
+            .invalidColumn,
+            "table \(table) has no column named \(quoteIdentifier(name)) "
+                + "(its columns: \(columns.map(\.name).joined(separator: ", ")))",
+            table: table, column: name)
+    }
+
+    /// `column(name)`, quoted.
+    func quotedColumn(_ name: String) throws -> String { dialect.quote(try column(name)) }
+
+    /// The `ORDER BY` clause for `orderBy` (validated and quoted), or the default one.
+    func orderClause(_ orderBy: OrderBy?) throws -> String {
+        guard let orderBy else { return defaultOrderClause }
+        if let problem = orderBy.parseError {
+            throw DALError(.invalidColumn, "invalid ORDER BY for table \(table): \(problem)", table: table)
+        }
+        let terms = try orderBy.terms.map { "\(try quotedColumn($0.column)) \($0.direction.rawValue)" }
+        return "ORDER BY " + terms.joined(separator: ", ")
+    }
+
+    /// `WHERE (condition)`, or nothing for a missing or empty condition.
+    func whereClause(_ condition: SQL?) -> SQL {
+        guard let condition, !condition.isEmpty else { return SQL(sql: "") }
+        return "WHERE (\(sql: condition))"
+    }
+
+    /// The key values of `key`, checked against the primary key's width.
+    func keyValues(_ key: some EntityKey) throws -> [SQLiteValue] {
+        let values = try key.keyValues()
+        guard values.count == primaryKey.count else {
+            throw DALError(
+                .invalidValue,
+                "table \(table) has a \(primaryKey.count)-column primary key (\(primaryKey.joined(separator: ", "))) "
+                    + "but the key has \(values.count) value(s)",
+                table: table)
+        }
+        return values
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import SwiftDALConnection
+
+/// Encodes an `Encodable` entity into ``ColumnValues``: each property becomes the
+/// column of the same name. `nil` optionals are written as `NULL` (never skipped), so
+/// an update clears the column. Values that are ``SQLiteValueConvertible`` convert
+/// directly; other nested `Encodable` values are stored as JSON text.
+struct ColumnEncoder: Encoder {
+    final class Storage {
+        var columns: ColumnValues
+        init(_ columns: ColumnValues) { self.columns = columns }
+    }
+
+    let storage: Storage
+    let entity: any Entity.Type
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(KeyedContainer<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        FailingContainer(encoder: self)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        FailingContainer(encoder: self)
+    }
+
+    func unsupported(_ what: String) -> DALError {
+        DALError(
+            .conversionFailed, "\(entity) cannot be encoded as columns: \(what) is not supported",
+            table: entity.tableName)
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let encoder: ColumnEncoder
+        var codingPath: [any CodingKey] { encoder.codingPath }
+
+        mutating func encodeNil(forKey key: Key) throws {
+            encoder.storage.columns.append(.null, for: key.stringValue)
+        }
+
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            if let convertible = value as? any SQLiteValueConvertible {
+                try encoder.storage.columns.encode(convertible, for: key.stringValue)
+                return
+            }
+            let data: Data
+            do {
+                let json = JSONEncoder()
+                json.outputFormatting = .sortedKeys
+                data = try json.encode(value)
+            } catch {
+                throw DALError(
+                    .invalidValue, "property \(key.stringValue) cannot be encoded as JSON: \(error)",
+                    table: encoder.entity.tableName, column: key.stringValue, underlying: error)
+            }
+            encoder.storage.columns.append(.text(String(decoding: data, as: UTF8.self)), for: key.stringValue)
+        }
+
+        // Synthesized Encodable skips nil optionals through encodeIfPresent; a column
+        // must get NULL instead, so every variant is overridden.
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+            guard let value else { return try encodeNil(forKey: key) }
+            try encode(value, forKey: key)
+        }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeOptional(value, key) }
+
+        private func encodeOptional(_ value: (some SQLiteValueConvertible)?, _ key: Key) throws {
+            try encoder.storage.columns.encode(value, for: key.stringValue)
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+            -> KeyedEncodingContainer<NestedKey>
+        {
+            KeyedEncodingContainer(FailingKeyedContainer<NestedKey>(encoder: encoder))
+        }
+
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            FailingContainer(encoder: encoder)
+        }
+
+        mutating func superEncoder() -> any Encoder { encoder }
+
+        mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
+    }
+
+    /// Containers that a row cannot hold: every encode throws.
+    struct FailingContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+        let encoder: ColumnEncoder
+        var codingPath: [any CodingKey] { encoder.codingPath }
+        var count: Int { 0 }
+
+        mutating func encodeNil() throws { throw encoder.unsupported("a value outside a keyed container") }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            throw encoder.unsupported("a value outside a keyed container")
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(FailingKeyedContainer<NestedKey>(encoder: encoder))
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+        mutating func superEncoder() -> any Encoder { encoder }
+    }
+
+    struct FailingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let encoder: ColumnEncoder
+        var codingPath: [any CodingKey] { encoder.codingPath }
+
+        mutating func encodeNil(forKey key: Key) throws { throw encoder.unsupported("a nested container") }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            throw encoder.unsupported("a nested container")
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+            -> KeyedEncodingContainer<NestedKey>
+        {
+            KeyedEncodingContainer(FailingKeyedContainer<NestedKey>(encoder: encoder))
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            FailingContainer(encoder: encoder)
+        }
+        mutating func superEncoder() -> any Encoder { encoder }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
+    }
+}

@@ -1,0 +1,56 @@
+public import SwiftDALConnection
+
+/// The column values of one entity, in the order they were encoded.
+///
+/// For example:
+///
+/// ```swift
+/// var columns = ColumnValues()
+/// try columns.encode(user.name, for: "name")
+/// try columns.encode(user.bio, for: "bio")     // nil is stored as NULL
+/// columns.value(for: "name")                   // .text("Ann")
+/// ```
+public struct ColumnValues: Sendable {
+    /// Column names, in encoding order.
+    public private(set) var names: [String] = []
+    /// Values, parallel to ``names``.
+    public private(set) var values: [SQLiteValue] = []
+
+    /// An empty container.
+    ///
+    /// For example, `var columns = ColumnValues(capacity: 6)`.
+    public init(capacity: Int = 8) {
+        names.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
+    /// Appends the value of `column`. Throws when the value cannot be stored (NaN, a
+    /// `UInt64` above `Int64.max`).
+    ///
+    /// For example, `try columns.encode(user.age, for: "age")`.
+    public mutating func encode(_ value: some SQLiteValueConvertible, for column: String) throws {
+        let converted = try value.sqliteValue()
+        names.append(column)
+        values.append(converted)
+    }
+
+    /// Appends an already converted value.
+    ///
+    /// For example, `columns.append(.null, for: "bio")`.
+    public mutating func append(_ value: SQLiteValue, for column: String) {
+        names.append(column)
+        values.append(value)
+    }
+
+    /// The value encoded for `column` (exact name first, then ASCII case-insensitive).
+    ///
+    /// For example, `columns.value(for: "id")`.
+    public func value(for column: String) -> SQLiteValue? {
+        if let index = names.firstIndex(of: column) { return values[index] }
+        let folded = column.lowercased()
+        return names.firstIndex { $0.lowercased() == folded }.map { values[$0] }
+    }
+
+    /// The number of columns.
+    public var count: Int { names.count }
+}

@@ -1,0 +1,54 @@
+public import Foundation
+public import SwiftDALConnection
+
+/// A primary-key value: one value for a single-column key, several for a composite
+/// key (in the order of ``Entity/primaryKey``).
+///
+/// Integers, `String`, `UUID`, `Data` and ``SQLiteValue`` are keys; use
+/// ``CompositeKey`` for composite keys.
+///
+/// For example, `try users.findById(42)` and `try tags.findById(CompositeKey(42, "admin"))`.
+public protocol EntityKey: Sendable {
+    /// The key's column values, in primary-key order.
+    func keyValues() throws -> [SQLiteValue]
+}
+
+extension EntityKey where Self: SQLiteValueConvertible {
+    public func keyValues() throws -> [SQLiteValue] { [try sqliteValue()] }
+}
+
+extension Int: EntityKey {}
+extension Int8: EntityKey {}
+extension Int16: EntityKey {}
+extension Int32: EntityKey {}
+extension Int64: EntityKey {}
+extension UInt: EntityKey {}
+extension UInt8: EntityKey {}
+extension UInt16: EntityKey {}
+extension UInt32: EntityKey {}
+extension UInt64: EntityKey {}
+extension String: EntityKey {}
+extension UUID: EntityKey {}
+extension Data: EntityKey {}
+extension SQLiteValue: EntityKey {}
+
+/// The value of a composite primary key, in the order of ``Entity/primaryKey``.
+///
+/// For example, `CompositeKey(userID, "admin")` for `PRIMARY KEY (user_id, tag)`.
+public struct CompositeKey: EntityKey, CustomStringConvertible {
+    private let arguments: StatementArguments
+
+    /// A key of `values`, in primary-key order.
+    ///
+    /// For example, `CompositeKey(1, "admin")`.
+    public init(_ values: any SQLiteValueConvertible...) {
+        arguments = StatementArguments(values)
+    }
+
+    public func keyValues() throws -> [SQLiteValue] {
+        if let error = arguments.conversionError { throw error }
+        return arguments.positionalValues ?? []
+    }
+
+    public var description: String { "CompositeKey\(arguments)" }
+}

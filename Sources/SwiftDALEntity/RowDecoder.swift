@@ -1,0 +1,113 @@
+import Foundation
+import SwiftDALConnection
+
+/// Decodes a `Decodable` entity from a row, reading each property from the column of
+/// the same name. Values that are ``SQLiteValueConvertible`` convert directly; other
+/// nested `Decodable` values are read from JSON text.
+struct RowDecoder: Decoder {
+    let row: RowView
+    let entity: any Entity.Type
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(row: RowView, entity: any Entity.Type) {
+        self.row = row
+        self.entity = entity
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(KeyedContainer<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw unsupported("an unkeyed container (an array) as a whole row")
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw unsupported("a single value as a whole row")
+    }
+
+    func unsupported(_ what: String) -> DALError {
+        DALError(
+            .conversionFailed, "\(entity) cannot be decoded from a row: \(what) is not supported",
+            table: entity.tableName)
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let decoder: RowDecoder
+        var codingPath: [any CodingKey] { decoder.codingPath }
+
+        var allKeys: [Key] { decoder.row.columnNames.compactMap { Key(stringValue: $0) } }
+
+        func contains(_ key: Key) -> Bool {
+            decoder.row.columnNames.contains { $0.caseInsensitiveCompare(key.stringValue) == .orderedSame }
+        }
+
+        func decodeNil(forKey key: Key) throws -> Bool {
+            try decoder.row.value(at: index(of: key)).isNull
+        }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            let index = try index(of: key)
+            if let convertible = T.self as? any SQLiteValueConvertible.Type {
+                return try decodeConvertible(convertible, at: index, as: T.self)
+            }
+            return try decodeJSON(T.self, at: index, key: key)
+        }
+
+        private func decodeConvertible<C: SQLiteValueConvertible, T>(_ type: C.Type, at index: Int, as: T.Type) throws -> T {
+            let value = try decoder.row.decode(C.self, at: index)
+            guard let typed = value as? T else {
+                throw decoder.unsupported("\(T.self)")
+            }
+            return typed
+        }
+
+        private func decodeJSON<T: Decodable>(_ type: T.Type, at index: Int, key: Key) throws -> T {
+            let data: Data
+            switch try decoder.row.value(at: index) {
+            case .text(let text): data = Data(text.utf8)
+            case .blob(let blob): data = blob
+            case let other:
+                throw DALError(
+                    .conversionFailed,
+                    "column \(key.stringValue) holds \(other.storageClass), not the JSON text of a \(T.self)",
+                    table: decoder.entity.tableName, column: key.stringValue)
+            }
+            do {
+                return try JSONDecoder().decode(T.self, from: data)
+            } catch {
+                throw DALError(
+                    .conversionFailed, "column \(key.stringValue) does not hold valid JSON for a \(T.self): \(error)",
+                    table: decoder.entity.tableName, column: key.stringValue, underlying: error)
+            }
+        }
+
+        private func index(of key: Key) throws -> Int {
+            let names = decoder.row.columnNames
+            if let index = names.firstIndex(of: key.stringValue) { return index }
+            if let index = names.firstIndex(where: { $0.caseInsensitiveCompare(key.stringValue) == .orderedSame }) {
+                return index
+            }
+            throw DALError(
+                .invalidColumn,
+                "\(decoder.entity) has a property \(key.stringValue) but the row has no such column "
+                    + "(columns: \(names.joined(separator: ", ")))",
+                table: decoder.entity.tableName, column: key.stringValue)
+        }
+
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            throw decoder.unsupported("a nested container for \(key.stringValue)")
+        }
+
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw decoder.unsupported("a nested unkeyed container for \(key.stringValue)")
+        }
+
+        func superDecoder() throws -> any Decoder { throw decoder.unsupported("a super decoder") }
+
+        func superDecoder(forKey key: Key) throws -> any Decoder { throw decoder.unsupported("a super decoder") }
+    }
+}

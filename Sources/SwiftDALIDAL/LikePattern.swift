@@ -1,0 +1,44 @@
+public import SwiftDALConnection
+
+extension SQL.Interpolation {
+    /// `\(containing: text)`: a bound `LIKE` pattern matching `text` anywhere, with `%`,
+    /// `_` and `\` in `text` escaped so they match literally. Use after `LIKE`.
+    ///
+    /// For example, `"name LIKE \(containing: keyword)"` becomes `name LIKE ? ESCAPE '\'`
+    /// with `%keyword%` bound.
+    public mutating func appendInterpolation(containing text: String) {
+        appendLikePattern("%" + escapeLikeWildcards(text) + "%")
+    }
+
+    /// `\(startingWith: text)`: a bound `LIKE` pattern for values beginning with `text`.
+    ///
+    /// For example, `"email LIKE \(startingWith: "admin")"`.
+    public mutating func appendInterpolation(startingWith text: String) {
+        appendLikePattern(escapeLikeWildcards(text) + "%")
+    }
+
+    /// `\(endingWith: text)`: a bound `LIKE` pattern for values ending with `text`.
+    ///
+    /// For example, `"email LIKE \(endingWith: "@example.com")"`.
+    public mutating func appendInterpolation(endingWith text: String) {
+        appendLikePattern("%" + escapeLikeWildcards(text))
+    }
+
+    private mutating func appendLikePattern(_ pattern: String) {
+        appendInterpolation(pattern)
+        appendLiteral(" ESCAPE '\\'")
+    }
+}
+
+/// Escapes `%`, `_` and `\` with `\`, for a `LIKE … ESCAPE '\'` pattern.
+///
+/// For example, `escapeLikeWildcards("50%_off") == #"50\%\_off"#`.
+public func escapeLikeWildcards(_ text: String) -> String {
+    var escaped = ""
+    escaped.reserveCapacity(text.utf8.count)
+    for character in text {
+        if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
+        escaped.append(character)
+    }
+    return escaped
+}

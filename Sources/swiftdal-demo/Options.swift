@@ -1,0 +1,55 @@
+import Foundation
+
+/// Command-line options of the main job.
+struct Options {
+    var databasePath = "data/swiftdal-demo.sqlite"
+    var templatePath: String?
+
+    static let usage = """
+        usage: swift run swiftdal-demo [--database PATH] [--template PATH]
+
+        Runs a tour of every SwiftDAL operation on an embedded SQLite database.
+          --database PATH   the database file (default: data/swiftdal-demo.sqlite, created
+                            from the template when missing; its directory is created too)
+          --template PATH   the prepared database copied when the file is missing
+                            (default: Fixtures/sample.sqlite of this package)
+        """
+
+    /// Parses `arguments` (without the program name); `nil` after printing help.
+    static func parse(_ arguments: [String]) throws -> Options? {
+        var options = Options()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--database":
+                guard let value = remaining.popFirst() else { throw OptionError("--database needs a path") }
+                options.databasePath = value
+            case "--template":
+                guard let value = remaining.popFirst() else { throw OptionError("--template needs a path") }
+                options.templatePath = value
+            case "-h", "--help":
+                print(usage)
+                return nil
+            default:
+                throw OptionError("unknown option \(argument)\n\(usage)")
+            }
+        }
+        return options
+    }
+
+    /// The template: the option, else `Fixtures/sample.sqlite` in the working directory,
+    /// else the one beside this source file's package.
+    func resolvedTemplate() -> String {
+        if let templatePath { return templatePath }
+        let local = "Fixtures/sample.sqlite"
+        if FileManager.default.fileExists(atPath: local) { return local }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/sample.sqlite").path
+    }
+}
+
+struct OptionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

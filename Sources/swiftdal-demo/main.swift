@@ -1,0 +1,33 @@
+import Foundation
+import SampleDAL
+
+// The main job: a tour of every SwiftDAL operation on an embedded database, created
+// from Fixtures/sample.sqlite on the first run and reused (with its data) afterwards.
+do {
+    guard let options = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    let directory = (options.databasePath as NSString).deletingLastPathComponent
+    if !directory.isEmpty {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    let existed = FileManager.default.fileExists(atPath: options.databasePath)
+    let template = options.resolvedTemplate()
+    let pool = try DatabasePool(path: options.databasePath, template: template)
+    print("SwiftDAL tour — database \(options.databasePath)")
+    print(existed ? "  reusing the existing database: its data persisted from earlier runs"
+                  : "  created from the template \(template)")
+    let tour = Tour(pool: pool)
+    let visit = try tour.recordVisit()
+    print("  this is run #\(visit) on this database")
+    try tour.finding()
+    try tour.counting()
+    try tour.writing(visit: visit)
+    try tour.errors()
+    try tour.rolledBackTransaction(visit: visit)
+    try await tour.asynchronous()
+    print("\nDone: \(try tour.users.getRecordCount()) users and \(try tour.orders.getRecordCount()) orders stored.")
+    print("Run it again: the visitor rows and their orders are still there.")
+    try pool.close()
+} catch {
+    FileHandle.standardError.write(Data("swiftdal-demo failed: \(error)\n".utf8))
+    exit(1)
+}
