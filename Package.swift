@@ -49,6 +49,10 @@ let package = Package(
             name: "SwiftDALConnectionTests",
             dependencies: ["SwiftDALConnection"]
         ),
+        .testTarget(
+            name: "SwiftDALTests",
+            dependencies: ["SampleDAL", "SwiftDAL"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

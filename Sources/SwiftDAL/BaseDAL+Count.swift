@@ -10,7 +10,7 @@ extension BaseDAL {
     }
 
     func count(_ db: Database, _ mapping: TableMapping, _ condition: SQL?) throws -> Int {
-        let query: SQL = "SELECT COUNT(*) FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition))"
+        let query: SQL = "SELECT COUNT(*) FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition))"
         return try db.fetchScalar(Int.self, query) ?? 0
     }
 
@@ -19,7 +19,7 @@ extension BaseDAL {
     /// For example, `if try users.isExistRecord(condition: "age > \(100)") { … }`.
     public func isExistRecord(condition: SQL) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
-            let query: SQL = "SELECT EXISTS(SELECT 1 FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition)))"
+            let query: SQL = "SELECT EXISTS(SELECT 1 FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition)))"
             return try db.fetchScalar(Bool.self, query) ?? false
         }
     }
@@ -44,7 +44,7 @@ extension BaseDAL {
     ) throws -> [Value] {
         try withMapping(writing: false) { db, mapping in
             let column = SQL(sql: try mapping.quotedColumn(fieldName))
-            let query: SQL = "SELECT DISTINCT \(sql: column) FROM \(sql: SQL(sql: mapping.quotedTable)) \(sql: mapping.whereClause(condition)) ORDER BY \(sql: column)"
+            let query: SQL = "SELECT DISTINCT \(sql: column) FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition)) ORDER BY \(sql: column)"
             return try db.fetchColumn(Value.self, query)
         }
     }

@@ -52,7 +52,7 @@ extension BaseDAL {
     /// For example, `let adults = try users.find(condition: "age >= \(18) AND name LIKE \(containing: "an")", orderBy: "name")`.
     public func find(condition: SQL, orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
-            let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy)))"
+            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy))"
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -81,7 +81,7 @@ extension BaseDAL {
             throw DALError(.invalidValue, "findTop needs a count of 0 or more, not \(count)", table: tableName)
         }
         return try withMapping(writing: false) { db, mapping in
-            let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy))) \(sql: SQL(sql: dialect.limitClause, arguments: [count]))"
+            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy)) \(sql: dialect.limit(count))"
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -101,7 +101,7 @@ extension BaseDAL {
             try db.inTransaction(.deferred) {
                 var result = pager
                 result.recordCount = try self.count(db, mapping, condition)
-                let query: SQL = "\(sql: SQL(sql: mapping.selectSQL)) \(sql: mapping.whereClause(condition)) \(sql: SQL(sql: try mapping.orderClause(orderBy))) \(sql: SQL(sql: dialect.limitOffsetClause, arguments: [pager.pageSize, pager.offset]))"
+                let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy)) \(sql: dialect.limit(pager.pageSize, offset: pager.offset))"
                 let items = try db.fetchAll(query) { try self.decode($0, mapping) }
                 return Page(items: items, pager: result)
             }

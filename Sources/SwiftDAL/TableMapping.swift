@@ -141,10 +141,11 @@ final class TableMapping: Sendable {
         return "ORDER BY " + terms.joined(separator: ", ")
     }
 
-    /// `WHERE (condition)`, or nothing for a missing or empty condition.
+    /// ` WHERE (condition)` (with its leading space), or nothing for a missing or empty
+    /// condition.
     func whereClause(_ condition: SQL?) -> SQL {
         guard let condition, !condition.isEmpty else { return SQL(sql: "") }
-        return "WHERE (\(sql: condition))"
+        return " WHERE (\(sql: condition))"
     }
 
     /// The key values of `key`, checked against the primary key's width.

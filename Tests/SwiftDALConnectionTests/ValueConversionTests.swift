@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func boolsAreStoredAsIntegers() throws {
-        #expect(try true.sqliteValue() == .integer(1))
+        #expect(true.sqliteValue() == .integer(1))
         #expect(try roundTrip(false) == false)
         #expect(Bool(sqliteValue: .text("1")) == nil)
     }
@@ -137,7 +137,7 @@ import Testing
     @Test func uuidsAndDecimalsRoundTripLosslessly() throws {
         let uuid = UUID()
         #expect(try roundTrip(uuid) == uuid)
-        #expect(try uuid.sqliteValue() == .text(uuid.uuidString.lowercased()))
+        #expect(uuid.sqliteValue() == .text(uuid.uuidString.lowercased()))
         let decimal = try #require(Decimal(string: "12345678901234567890.123456789"))
         #expect(try roundTrip(decimal, "TEXT") == decimal)
         #expect(try roundTrip(Decimal(string: "0.1")!) == Decimal(string: "0.1"))

@@ -1,0 +1,82 @@
+import Foundation
+import SampleDAL
+import Testing
+
+/// The package's Fixtures directory.
+let fixturesDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures").path
+
+let sampleDatabase = fixturesDirectory + "/sample.sqlite"
+
+/// Records the SQL of every statement run, so that tests can assert the SQL.
+final class SQLRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statements: [String] = []
+
+    func record(_ sql: String) { lock.withLock { statements.append(sql) } }
+    var all: [String] { lock.withLock { statements } }
+    var last: String? { all.last }
+    func reset() { lock.withLock { statements.removeAll() } }
+
+    var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.trace = { [self] event in record(event.sql) }
+        return configuration
+    }
+}
+
+/// The sample DALs over an in-memory copy of Fixtures/sample.sqlite (never modified).
+struct Sample {
+    let queue: DatabaseQueue
+    let users: UserDAL
+    let orders: OrderDAL
+    let tags: UserTagDAL
+    let recorder = SQLRecorder()
+
+    init() throws {
+        queue = DatabaseQueue(try Database.inMemoryCopy(of: sampleDatabase, configuration: recorder.configuration))
+        users = UserDAL(database: queue)
+        orders = OrderDAL(database: queue)
+        tags = UserTagDAL(database: queue)
+        recorder.reset()
+    }
+}
+
+/// A fresh directory, removed when released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "swiftdal-dal-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+struct Abort: Error {}
+
+func dalError(_ body: () throws -> Void) -> DALError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? DALError
+    }
+}
+
+func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? SQLiteError
+    }
+}
+
+func newUser(_ name: String, age: Int = 30) -> UserInfo {
+    UserInfo(name: name, email: "\(name)@test.example", age: age)
+}
