@@ -45,13 +45,17 @@ let package = Package(
             name: "swiftdal-demo",
             dependencies: ["SampleDAL"]
         ),
-        .testTarget(
-            name: "SwiftDALConnectionTests",
+        .target(
+            name: "SwiftDALTestSupport",
             dependencies: ["SwiftDALConnection"]
         ),
         .testTarget(
+            name: "SwiftDALConnectionTests",
+            dependencies: ["SwiftDALConnection", "SwiftDALTestSupport"]
+        ),
+        .testTarget(
             name: "SwiftDALTests",
-            dependencies: ["SampleDAL", "SwiftDAL"]
+            dependencies: ["SampleDAL", "SwiftDAL", "SwiftDALTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

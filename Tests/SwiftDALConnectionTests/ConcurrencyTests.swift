@@ -1,5 +1,6 @@
 import Foundation
 @testable import SwiftDALConnection
+import SwiftDALTestSupport
 import Testing
 
 @Suite struct ConcurrencyTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftDALConnection
+import SwiftDALTestSupport
 import Testing
 
 @Suite struct ValueConversionTests {

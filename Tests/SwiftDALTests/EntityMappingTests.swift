@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALTestSupport
 import Testing
 
 /// A plain Codable entity with no mapping code: NULLs, JSON-nested values, every type.

@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALTestSupport
 import Testing
 
 @Suite struct FindTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALTestSupport
 import Testing
 
 /// Strings that break hand-written SQL: quotes, comments, stacked statements, wildcards,

@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALTestSupport
 import Testing
 
 /// The package's Fixtures directory.
@@ -40,40 +41,6 @@ struct Sample {
         orders = OrderDAL(database: queue)
         tags = UserTagDAL(database: queue)
         recorder.reset()
-    }
-}
-
-/// A fresh directory, removed when released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "swiftdal-dal-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-struct Abort: Error {}
-
-func dalError(_ body: () throws -> Void) -> DALError? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error as? DALError
-    }
-}
-
-func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error as? SQLiteError
     }
 }
 

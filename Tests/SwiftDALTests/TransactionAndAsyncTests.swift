@@ -1,16 +1,17 @@
 import Foundation
 import SampleDAL
+import SwiftDALTestSupport
 import Testing
 
 @Suite struct TransactionAndAsyncTests {
     @Test func callsOnTwoDALsInOneWriteAreRolledBackTogether() throws {
         let sample = try Sample()
-        #expect(throws: Abort.self) {
+        #expect(throws: TestFailure.self) {
             try sample.queue.write { _ in
                 let id = try sample.users.insert2(newUser("tx"))
                 try sample.orders.insert(OrderInfo(userID: id, product: "tx", quantity: 1, unitPrice: 1))
                 #expect(try sample.users.getRecordCount() == 9)
-                throw Abort()
+                throw TestFailure()
             }
         }
         #expect(try sample.users.getRecordCount() == 8)
@@ -36,10 +37,10 @@ import Testing
         #expect(error?.constraintKind == .foreignKey)
         #expect(try users.findByEmail("first@test.example") == nil)
         // A nested insertRange joins the outer transaction as a savepoint.
-        #expect(throws: Abort.self) {
+        #expect(throws: TestFailure.self) {
             try pool.write { _ in
                 try users.insertRange([newUser("n1"), newUser("n2")])
-                throw Abort()
+                throw TestFailure()
             }
         }
         #expect(try users.getRecordCount() == 8)
@@ -98,9 +99,9 @@ import Testing
             try await pool.write { _ in
                 let id = try users.insert2(newUser("async-tx"))
                 try orders.insert(OrderInfo(userID: id, product: "x", quantity: 1, unitPrice: 1))
-                throw Abort()
+                throw TestFailure()
             }
-        } catch is Abort {}
+        } catch is TestFailure {}
         #expect(try await users.getRecordCount() == 8)
         #expect(try await orders.getRecordCount() == 8)
     }
