@@ -239,8 +239,9 @@ extension Decimal: SQLiteValueConvertible {
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .text(let text):
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
-                !decimal.isNaN
+            // Decimal(string:) accepts a prefix ("12abc" is 12): check the whole text first.
+            guard Self.isDecimalLiteral(text),
+                let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
             else { return nil }
             self = decimal
         case .integer(let value):
@@ -248,5 +249,28 @@ extension Decimal: SQLiteValueConvertible {
         default:
             return nil
         }
+    }
+
+    /// Whether `text` is exactly `[+-]digits[.digits][e[+-]digits]`.
+    static func isDecimalLiteral(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        var mantissa = digits()
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            mantissa += digits()
+        }
+        guard mantissa > 0 else { return false }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }

@@ -143,6 +143,13 @@ import Testing
         #expect(try roundTrip(decimal, "TEXT") == decimal)
         #expect(try roundTrip(Decimal(string: "0.1")!) == Decimal(string: "0.1"))
         #expect(Decimal(sqliteValue: .real(0.1)) == nil)
+        // Foundation parses a prefix ("12abc" is 12); SwiftDAL refuses the whole value instead.
+        for junk in ["12abc", "1.5.5", " 1", "1,5", "", ".", "e5", "1e", "NaN"] {
+            #expect(Decimal(sqliteValue: .text(junk)) == nil, "\(junk.debugDescription)")
+        }
+        #expect(Decimal(sqliteValue: "-0.10") == Decimal(string: "-0.1"))
+        #expect(Decimal(sqliteValue: "1e5") == 100_000)
+        #expect(Decimal(sqliteValue: .integer(-7)) == -7)
     }
 
     @Test func optionalsAreNull() throws {
