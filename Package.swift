@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
+        .executable(name: "swiftdal-bench", targets: ["swiftdal-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -44,6 +45,16 @@ let package = Package(
         .executableTarget(
             name: "swiftdal-demo",
             dependencies: ["SampleDAL"]
+        ),
+        // Benchmarks (issue: speed close to the C API): the raw C baseline and the harness.
+        .target(
+            name: "CRawBench",
+            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("pthread")]
+        ),
+        .executableTarget(
+            name: "swiftdal-bench",
+            dependencies: ["CRawBench", "SwiftDAL"],
+            exclude: ["results"]
         ),
         .target(
             name: "SwiftDALTestSupport",

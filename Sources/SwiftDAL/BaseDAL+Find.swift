@@ -108,6 +108,19 @@ extension BaseDAL {
         }
     }
 
+    /// Streams the entities matching `condition` (every row when `nil`) to `body`, one
+    /// at a time, without holding the result in memory: for exports and batch jobs over
+    /// large tables. The rows come from one statement (one consistent snapshot); the
+    /// statement is reset if `body` throws.
+    ///
+    /// For example, `try users.forEach(condition: "age > \(30)") { user in try export(user) }`.
+    public func forEach(condition: SQL? = nil, orderBy: OrderBy? = nil, _ body: (T) throws -> Void) throws {
+        try withMapping(writing: false) { db, mapping in
+            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy))"
+            try db.forEachRow(query) { try body(try self.decode($0, mapping)) }
+        }
+    }
+
     /// Every entity, in `orderBy` (or the default order).
     ///
     /// For example, `let everyone = try users.getAll()`.

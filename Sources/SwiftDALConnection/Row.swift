@@ -1,6 +1,7 @@
 /// The column names of a result, shared by all its rows, with a name-to-index map.
+@usableFromInline
 final class ColumnLayout: Sendable {
-    let names: [String]
+    @usableFromInline let names: [String]
     private let indexByName: [String: Int]
     private let indexByFoldedName: [String: Int]
 
@@ -17,6 +18,7 @@ final class ColumnLayout: Sendable {
         indexByFoldedName = folded
     }
 
+    @usableFromInline
     func index(of name: String) -> Int? { indexByName[name] ?? indexByFoldedName[name.lowercased()] }
 
     func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
@@ -24,38 +26,52 @@ final class ColumnLayout: Sendable {
 
 /// Decoding shared by ``Row`` and ``RowView``: columns by 0-based index or by name,
 /// with errors that name the column and the expected type.
+/// (Inlinable, so that `try row[0]` is specialized for the concrete type where it is
+/// written: no runtime generic dispatch on the hot path; errors are built out of line.)
+@usableFromInline
 protocol ColumnDecoding {
     var layout: ColumnLayout { get }
+    /// The value of column `index`; throws when `index` is out of range.
     func rawValue(at index: Int) throws -> SQLiteValue
 }
 
 extension ColumnDecoding {
+    @inlinable
     func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
-        guard layout.names.indices.contains(index) else {
-            throw DALError(
-                .invalidColumn,
-                "column index \(index) is out of range: the row has \(layout.names.count) column(s), numbered from 0")
-        }
         let value = try rawValue(at: index)
         guard let decoded = T(sqliteValue: value) else {
-            let name = layout.names[index]
-            throw DALError(
-                .conversionFailed,
-                "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(T.self)",
-                column: name)
+            throw conversionFailure(value, index: index, layout: layout, type: T.self)
         }
         return decoded
     }
 
+    @inlinable
     func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, named name: String) throws -> T {
-        guard let index = layout.index(of: name) else {
-            throw DALError(
-                .invalidColumn,
-                "the row has no column \(name); its columns are \(layout.names.joined(separator: ", "))",
-                column: name)
-        }
+        guard let index = layout.index(of: name) else { throw unknownColumn(name, layout) }
         return try decodeColumn(type, at: index)
     }
+}
+
+@usableFromInline
+func columnOutOfRange(_ index: Int, _ layout: ColumnLayout) -> DALError {
+    DALError(
+        .invalidColumn,
+        "column index \(index) is out of range: the row has \(layout.names.count) column(s), numbered from 0")
+}
+
+@usableFromInline
+func unknownColumn(_ name: String, _ layout: ColumnLayout) -> DALError {
+    DALError(
+        .invalidColumn, "the row has no column \(name); its columns are \(layout.names.joined(separator: ", "))",
+        column: name)
+}
+
+@usableFromInline
+func conversionFailure(_ value: SQLiteValue, index: Int, layout: ColumnLayout, type: Any.Type) -> DALError {
+    let name = layout.names[index]
+    return DALError(
+        .conversionFailed, "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(type)",
+        column: name)
 }
 
 /// A copied result row: `Sendable`, independent of any statement, safe to keep.
@@ -71,7 +87,7 @@ extension ColumnDecoding {
 /// let name: String = try row!.decode(named: "name")
 /// ```
 public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
-    let layout: ColumnLayout
+    @usableFromInline let layout: ColumnLayout
     /// The values, in column order.
     public let values: [SQLiteValue]
 
@@ -86,11 +102,16 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// The number of columns.
     public var count: Int { values.count }
 
-    func rawValue(at index: Int) throws -> SQLiteValue { values[index] }
+    @inlinable
+    func rawValue(at index: Int) throws -> SQLiteValue {
+        guard index >= 0 && index < values.count else { throw columnOutOfRange(index, layout) }
+        return values[index]
+    }
 
     /// The raw value of column `index` (0-based); throws when out of range.
     ///
     /// For example, `try row.value(at: 0) == .integer(1)`.
+    @inlinable
     public func value(at index: Int) throws -> SQLiteValue {
         try decodeColumn(SQLiteValue.self, at: index)
     }
@@ -98,6 +119,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// The raw value of the column `name`; throws when there is no such column.
     ///
     /// For example, `try row.value(named: "email")`.
+    @inlinable
     public func value(named name: String) throws -> SQLiteValue {
         try decodeColumn(SQLiteValue.self, named: name)
     }
@@ -106,6 +128,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// the type when it does not convert.
     ///
     /// For example, `let age: Int = try row.decode(at: 2)`.
+    @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         try decodeColumn(type, at: index)
     }
@@ -113,6 +136,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// The column `name` converted to `T`.
     ///
     /// For example, `let email: String? = try row.decode(named: "email")`.
+    @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
         try decodeColumn(type, named: name)
     }
@@ -120,6 +144,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// Column `index` (0-based) converted to the type the context expects.
     ///
     /// For example, `let id: Int64 = try row[0]`.
+    @inlinable
     public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
         get throws { try decodeColumn(T.self, at: index) }
     }
@@ -127,6 +152,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// The column `name` converted to the type the context expects.
     ///
     /// For example, `let name: String = try row["name"]`.
+    @inlinable
     public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
         get throws { try decodeColumn(T.self, named: name) }
     }
@@ -151,14 +177,16 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 /// }
 /// ```
 public struct RowView: ColumnDecoding {
-    let statement: Statement
+    @usableFromInline let statement: Statement
 
     init(statement: Statement) {
         self.statement = statement
     }
 
+    @inlinable
     var layout: ColumnLayout { statement.layout }
 
+    @inlinable
     func rawValue(at index: Int) throws -> SQLiteValue { try statement.value(at: Int32(index)) }
 
     /// Column names, in order.
@@ -173,6 +201,7 @@ public struct RowView: ColumnDecoding {
     public func copy() throws -> Row { try statement.copyRow() }
 
     /// The raw value of column `index` (0-based).
+    @inlinable
     public func value(at index: Int) throws -> SQLiteValue {
         try decodeColumn(SQLiteValue.self, at: index)
     }
@@ -180,6 +209,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` (0-based) converted to `T`.
     ///
     /// For example, `let score: Double = try row.decode(at: 4)`.
+    @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         try decodeColumn(type, at: index)
     }
@@ -187,6 +217,7 @@ public struct RowView: ColumnDecoding {
     /// The column `name` converted to `T`.
     ///
     /// For example, `let bio: String? = try row.decode(named: "bio")`.
+    @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
         try decodeColumn(type, named: name)
     }
@@ -194,6 +225,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` (0-based) converted to the type the context expects.
     ///
     /// For example, `let id: Int64 = try row[0]`.
+    @inlinable
     public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
         get throws { try decodeColumn(T.self, at: index) }
     }
@@ -201,6 +233,7 @@ public struct RowView: ColumnDecoding {
     /// The column `name` converted to the type the context expects.
     ///
     /// For example, `let name: String = try row["name"]`.
+    @inlinable
     public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
         get throws { try decodeColumn(T.self, named: name) }
     }

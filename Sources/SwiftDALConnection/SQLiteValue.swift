@@ -41,6 +41,7 @@ public enum SQLiteValue: Sendable, Hashable {
     /// Whether this value is SQL `NULL`.
     ///
     /// For example, `SQLiteValue.null.isNull == true` and `SQLiteValue.text("").isNull == false`.
+    @inlinable
     public var isNull: Bool {
         if case .null = self { return true }
         return false

@@ -30,8 +30,8 @@ public protocol SQLiteValueConvertible: Sendable {
 }
 
 extension SQLiteValue: SQLiteValueConvertible {
-    public func sqliteValue() -> SQLiteValue { self }
-    public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
+    @inlinable public func sqliteValue() -> SQLiteValue { self }
+    @inlinable public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
 }
 
 // MARK: - Integers
@@ -40,15 +40,13 @@ extension SQLiteValue: SQLiteValueConvertible {
 /// not fit the Swift type is a conversion failure, never a silent truncation. Integral
 /// `REAL` values (as SQLite's NUMERIC affinity may leave them) convert when exact.
 extension SQLiteValueConvertible where Self: FixedWidthInteger {
+    @inlinable
     public func sqliteValue() throws -> SQLiteValue {
-        guard let value = Int64(exactly: self) else {
-            throw DALError(
-                .invalidValue,
-                "\(Self.self) value \(self) does not fit SQLite's 64-bit signed INTEGER")
-        }
+        guard let value = Int64(exactly: self) else { throw integerOverflow(self) }
         return .integer(value)
     }
 
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .integer(let value):
@@ -63,12 +61,28 @@ extension SQLiteValueConvertible where Self: FixedWidthInteger {
     }
 }
 
+@usableFromInline
+func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
+    DALError(.invalidValue, "\(type(of: value)) value \(value) does not fit SQLite's 64-bit signed INTEGER")
+}
+
 extension Int: SQLiteValueConvertible {}
 extension Int8: SQLiteValueConvertible {}
 extension Int16: SQLiteValueConvertible {}
 extension Int32: SQLiteValueConvertible {}
 extension Int64: SQLiteValueConvertible {
-    public func sqliteValue() -> SQLiteValue { .integer(self) }
+    @inlinable public func sqliteValue() -> SQLiteValue { .integer(self) }
+
+    @inlinable
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .integer(let value): self = value
+        case .real(let value):
+            guard let exact = Int64(exactly: value) else { return nil }
+            self = exact
+        default: return nil
+        }
+    }
 }
 extension UInt: SQLiteValueConvertible {}
 extension UInt8: SQLiteValueConvertible {}
@@ -78,15 +92,20 @@ extension UInt64: SQLiteValueConvertible {}
 
 // MARK: - Floating point, Bool, String, Data
 
+@usableFromInline
+func nanError() -> DALError {
+    DALError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
+}
+
 extension Double: SQLiteValueConvertible {
     /// Throws for NaN, which SQLite would silently store as `NULL`.
+    @inlinable
     public func sqliteValue() throws -> SQLiteValue {
-        guard !isNaN else {
-            throw DALError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
-        }
+        guard !isNaN else { throw nanError() }
         return .real(self)
     }
 
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .real(let value): self = value
@@ -98,11 +117,13 @@ extension Double: SQLiteValueConvertible {
 
 extension Float: SQLiteValueConvertible {
     /// Stored as a `REAL` (a `Double`); throws for NaN.
+    @inlinable
     public func sqliteValue() throws -> SQLiteValue {
         try Double(self).sqliteValue()
     }
 
     /// Fails for finite values beyond `Float`'s range (they would become infinity).
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard let double = Double(sqliteValue: sqliteValue) else { return nil }
         let value = Float(double)
@@ -113,8 +134,9 @@ extension Float: SQLiteValueConvertible {
 
 extension Bool: SQLiteValueConvertible {
     /// Stored as `INTEGER` 1 or 0; any non-zero integer reads as `true`.
-    public func sqliteValue() -> SQLiteValue { .integer(self ? 1 : 0) }
+    @inlinable public func sqliteValue() -> SQLiteValue { .integer(self ? 1 : 0) }
 
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
         self = value != 0
@@ -122,8 +144,9 @@ extension Bool: SQLiteValueConvertible {
 }
 
 extension String: SQLiteValueConvertible {
-    public func sqliteValue() -> SQLiteValue { .text(self) }
+    @inlinable public func sqliteValue() -> SQLiteValue { .text(self) }
 
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
@@ -132,8 +155,9 @@ extension String: SQLiteValueConvertible {
 
 extension Data: SQLiteValueConvertible {
     /// Stored as a `BLOB`; empty data stays an empty blob, never `NULL`.
-    public func sqliteValue() -> SQLiteValue { .blob(self) }
+    @inlinable public func sqliteValue() -> SQLiteValue { .blob(self) }
 
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .blob(let value) = sqliteValue else { return nil }
         self = value
@@ -144,12 +168,14 @@ extension Data: SQLiteValueConvertible {
 
 extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
     /// `nil` is stored as `NULL`.
+    @inlinable
     public func sqliteValue() throws -> SQLiteValue {
         guard let wrapped = self else { return .null }
         return try wrapped.sqliteValue()
     }
 
     /// `NULL` reads as `nil`; any other value must convert to `Wrapped`.
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         if sqliteValue.isNull {
             self = .none

@@ -98,6 +98,7 @@ public final class Statement {
     /// Whether the statement only reads (`sqlite3_stmt_readonly`).
     public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
+    @usableFromInline
     var layout: ColumnLayout {
         if let cachedLayout { return cachedLayout }
         let names = (0..<sqlite3_column_count(handle)).map { index in
@@ -238,8 +239,13 @@ public final class Statement {
 
     // MARK: Columns (0-based)
 
-    /// The value of column `index` (0-based) of the current row.
+    /// The value of column `index` (0-based) of the current row; throws when the index
+    /// is out of range or the text is not valid UTF-8.
+    @usableFromInline
     func value(at index: Int32) throws -> SQLiteValue {
+        guard index >= 0 && index < sqlite3_column_count(handle) else {
+            throw columnOutOfRange(Int(index), layout)
+        }
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER:
             return .integer(sqlite3_column_int64(handle, index))
@@ -249,8 +255,8 @@ public final class Statement {
             guard let text = sqlite3_column_text(handle, index) else {
                 throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
             }
-            let count = Int(sqlite3_column_bytes(handle, index))
-            guard let string = String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self) else {
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index)))
+            guard let string = Statement.validString(bytes) else {
                 throw DALError(
                     .conversionFailed,
                     "column \(index) holds TEXT that is not valid UTF-8; read it as a blob (CAST(x AS BLOB))",
@@ -267,6 +273,19 @@ public final class Statement {
         default:
             return .null
         }
+    }
+
+    /// The string of `bytes`, or `nil` when they are not valid UTF-8. `String(decoding:)`
+    /// is the fast path but repairs invalid input; a repaired string never has the same
+    /// bytes as its input, so comparing them tells the two apart.
+    static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var string = String(decoding: bytes, as: UTF8.self)
+        let identical = string.withUTF8 { decoded in
+            guard decoded.count == bytes.count else { return false }
+            guard let left = decoded.baseAddress, let right = bytes.baseAddress else { return true }  // both empty
+            return memcmp(left, right, bytes.count) == 0
+        }
+        return identical ? string : nil
     }
 
     /// Copies the current row.

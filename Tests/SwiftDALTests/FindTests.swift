@@ -117,6 +117,24 @@ import Testing
         #expect(try sample.users.search(keyword: "\\").isEmpty)
     }
 
+    @Test func forEachStreamsEveryMatchAndStopsCleanlyOnThrow() throws {
+        let sample = try Sample()
+        var names = [String]()
+        try sample.users.forEach(condition: "age >= \(30)", orderBy: "id") { names.append($0.name) }
+        #expect(names == ["alice", "chloé", "erin", "farah", "hana"])
+        var seen = 0
+        #expect(throws: TestFailure.self) {
+            try sample.users.forEach { _ in
+                seen += 1
+                if seen == 2 { throw TestFailure() }
+            }
+        }
+        #expect(seen == 2)
+        // Nothing was left open: a write goes through at once.
+        try sample.users.insert(newUser("after"))
+        #expect(try sample.users.getRecordCount() == 9)
+    }
+
     @Test func fetchEntitiesRunsCustomJoins() throws {
         let sample = try Sample()
         let buyers = try sample.users.fetchEntities(

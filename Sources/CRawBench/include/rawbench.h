@@ -1,0 +1,31 @@
+#ifndef RAWBENCH_H
+#define RAWBENCH_H
+// The raw SQLite C API baseline for SwiftDAL's benchmarks (workloads of BENCHMARKS.md):
+// the same work as the Swift harness, one prepared statement per workload, reused.
+// Each function returns 0 on success and writes a checksum of what it read.
+#include <stdint.h>
+
+/// Creates the benchmark schema in a new file database (WAL, synchronous=NORMAL).
+int rawbench_create(const char *path);
+/// Creates the schema and inserts rows 1...n (setup for every workload but W1).
+int rawbench_populate(const char *path, int64_t n);
+
+int rawbench_w1_insert(const char *path, int64_t n, int64_t *checksum);
+int rawbench_w2_fetch_all(const char *path, int64_t *checksum);
+int rawbench_w3_lookup(const char *path, int64_t n, int transaction, int64_t *checksum);
+int rawbench_w4_filter(const char *path, int64_t *checksum);
+int rawbench_w5_update(const char *path, int64_t n, int64_t *checksum);
+int rawbench_w6_exists(const char *path, int64_t n, int64_t *checksum);
+int rawbench_w7_count(const char *path, int64_t *checksum);
+
+/// W8: `readers` threads each doing `lookups` lookups (per-call autocommit) while one
+/// writer inserts `writes` rows in transactions of `batch`. Reports SQLITE_BUSY errors
+/// seen, and each side's elapsed seconds.
+int rawbench_w8_concurrent(const char *path, int64_t n, int readers, int64_t lookups, int64_t writes,
+                           int64_t batch, int64_t *busy_errors, double *read_seconds,
+                           double *write_seconds, int64_t *checksum);
+
+/// The benchmark's id sequence: x = (x * 1103515245 + 12345) % 2^31, id = x % n + 1.
+int64_t rawbench_next_id(uint64_t *state, int64_t n);
+
+#endif

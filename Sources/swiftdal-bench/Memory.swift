@@ -1,0 +1,80 @@
+import CRawBench
+import Foundation
+import Glibc
+
+/// Peak resident memory of this process, in KiB (`getrusage`'s `ru_maxrss`).
+func peakResidentKiB() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss
+}
+
+/// What a probe child process does: one piece of work, then its peak memory on stdout.
+func runProbe(_ options: BenchOptions) throws {
+    guard let probe = options.probe, let path = options.probePath else { throw BenchError("--probe needs --probe-path") }
+    let implementation = options.probeImplementation.flatMap(Implementation.init(rawValue:)) ?? .raw
+    var checksum: Int64 = 0
+    switch (probe, implementation) {
+    case ("idle", _):
+        break
+    case ("W2", .raw):
+        checksum = try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) }
+    case ("W2", .explicit):
+        checksum = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows).w2FetchAll()
+    case ("W2", .codable):
+        checksum = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows).w2FetchAll()
+    case ("stream", _):
+        checksum = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows).stream()
+    default:
+        throw BenchError("unknown probe \(probe)")
+    }
+    print("peak_kib=\(peakResidentKiB()) checksum=\(checksum)")
+}
+
+struct MemoryMeasurement: Codable {
+    let probe: String
+    let implementation: Implementation?
+    let rows: Int64
+    let peakKiB: Int
+    let checksum: Int64
+}
+
+/// Runs one probe in a child process (so its peak memory is its own).
+func measureInChild(probe: String, implementation: Implementation?, path: String, rows: Int64) throws -> MemoryMeasurement {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    var arguments = ["--probe", probe, "--probe-path", path, "--rows", String(rows)]
+    if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw BenchError("probe \(probe) exited with \(process.terminationStatus)") }
+    var fields = [String: Int64]()
+    for pair in output.split(whereSeparator: \.isWhitespace) {
+        let parts = pair.split(separator: "=")
+        if parts.count == 2, let value = Int64(parts[1]) { fields[String(parts[0])] = value }
+    }
+    guard let peak = fields["peak_kib"] else { throw BenchError("probe \(probe) printed no peak: \(output)") }
+    return MemoryMeasurement(probe: probe, implementation: implementation, rows: rows, peakKiB: Int(peak),
+                             checksum: fields["checksum"] ?? 0)
+}
+
+func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
+    var results = [MemoryMeasurement]()
+    let path = options.workDirectory + "/memory.sqlite"
+    try prepareDatabase(path, rows: options.rows, populated: true)
+    results.append(try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows))
+    for implementation in Implementation.allCases {
+        results.append(try measureInChild(probe: "W2", implementation: implementation, path: path, rows: options.rows))
+    }
+    removeDatabase(path)
+    let streamPath = options.workDirectory + "/stream.sqlite"
+    FileHandle.standardError.write(Data("populating \(options.streamRows) rows for the streaming probe…\n".utf8))
+    try prepareDatabase(streamPath, rows: options.streamRows, populated: true)
+    results.append(try measureInChild(probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows))
+    removeDatabase(streamPath)
+    return results
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+struct BenchOptions {
+    var rows: Int64 = 100_000
+    var runs = 3
+    var streamRows: Int64 = 1_000_000
+    var workDirectory = NSTemporaryDirectory() + "swiftdal-bench"
+    var jsonPath: String?
+    var csvPath: String?
+    var svgPath: String?
+    var workloads: Set<String>?
+    var implementations: [Implementation] = Implementation.allCases
+    var memory = true
+    var probe: String?
+    var probeImplementation: String?
+    var probePath: String?
+
+    static let usage = """
+        usage: swift run -c release swiftdal-bench [options]
+
+        Runs workloads W1-W8 of the benchmark definition through SwiftDAL (explicit and
+        Codable mappings) and through the raw SQLite C API, in the same run, and prints
+        median seconds, the ratio to raw C, whether checksums agree, and peak memory.
+          --rows N           rows in the table (default 100000)
+          --runs N           runs per workload; the median is reported (default 3)
+          --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
+          --implementations LIST  comma-separated subset of raw,explicit,codable (default all;
+                             ratios need raw)
+          --stream-rows N    rows for the streaming-cursor memory probe (default 1000000)
+          --no-memory        skip the memory probes (child processes)
+          --json PATH        also write the results as JSON
+          --csv PATH         also write the results as CSV
+          --svg PATH         also write an SVG bar chart of the ratios
+          --work-dir PATH    where the database files go (default: a temporary directory)
+        """
+
+    static func parse(_ arguments: [String]) throws -> BenchOptions? {
+        var options = BenchOptions()
+        var remaining = arguments[...]
+        func value(_ name: String) throws -> String {
+            guard let value = remaining.popFirst() else { throw BenchError("\(name) needs a value") }
+            return value
+        }
+        func number(_ name: String) throws -> Int64 {
+            guard let number = Int64(try value(name)), number > 0 else { throw BenchError("\(name) needs a positive number") }
+            return number
+        }
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--rows": options.rows = try number(argument)
+            case "--runs": options.runs = Int(try number(argument))
+            case "--stream-rows": options.streamRows = try number(argument)
+            case "--workloads":
+                options.workloads = Set(try value(argument).split(separator: ",").map { $0.uppercased() })
+            case "--implementations":
+                options.implementations = try value(argument).split(separator: ",").map { name in
+                    switch name.lowercased() {
+                    case "raw": return .raw
+                    case "explicit": return .explicit
+                    case "codable": return .codable
+                    default: throw BenchError("unknown implementation \(name)")
+                    }
+                }
+            case "--no-memory": options.memory = false
+            case "--json": options.jsonPath = try value(argument)
+            case "--csv": options.csvPath = try value(argument)
+            case "--svg": options.svgPath = try value(argument)
+            case "--work-dir": options.workDirectory = try value(argument)
+            case "--probe": options.probe = try value(argument)
+            case "--probe-implementation": options.probeImplementation = try value(argument)
+            case "--probe-path": options.probePath = try value(argument)
+            case "-h", "--help":
+                print(usage)
+                return nil
+            default: throw BenchError("unknown option \(argument)\n\(usage)")
+            }
+        }
+        return options
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

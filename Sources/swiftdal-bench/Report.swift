@@ -1,0 +1,129 @@
+import Foundation
+
+struct BenchReport: Codable {
+    var date: String
+    var machine: String
+    var sqliteVersion: String
+    var rows: Int64
+    var runs: Int
+    var workloads: [Row]
+    var concurrent: [ConcurrentMeasurement]
+    var memory: [MemoryMeasurement]
+    var peakResidentKiB: Int
+
+    struct Row: Codable {
+        let workload: String
+        let title: String
+        let implementation: Implementation
+        let medianSeconds: Double
+        let ratioToRawC: Double
+        let checksumsAgree: Bool
+        let seconds: [Double]
+    }
+
+    init(options: BenchOptions, measurements: [Measurement], concurrent: [ConcurrentMeasurement],
+         memory: [MemoryMeasurement], sqliteVersion: String) {
+        date = ISO8601DateFormatter().string(from: Date())
+        machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, "
+            + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB"
+        self.sqliteVersion = sqliteVersion
+        rows = options.rows
+        runs = options.runs
+        workloads = measurements.map { measurement in
+            let raw = measurements.first { $0.workload == measurement.workload && $0.implementation == .raw }
+            return Row(
+                workload: measurement.workload, title: measurement.title, implementation: measurement.implementation,
+                medianSeconds: measurement.median, ratioToRawC: measurement.median / (raw?.median ?? measurement.median),
+                checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false, seconds: measurement.seconds)
+        }
+        self.concurrent = concurrent
+        self.memory = memory
+        peakResidentKiB = swiftdal_bench.peakResidentKiB()
+    }
+
+    func table() -> String {
+        var lines = ["rows \(rows), median of \(runs) runs, SQLite \(sqliteVersion), \(machine)", ""]
+        lines.append(pad("workload", 22) + pad("implementation", 20) + pad("median s", 11, right: true)
+                     + pad("× raw C", 9, right: true) + "  checksum")
+        for row in workloads {
+            lines.append(pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 20)
+                         + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
+                         + pad(String(format: "%.2f", row.ratioToRawC), 9, right: true)
+                         + "  " + (row.checksumsAgree ? "ok" : "MISMATCH"))
+        }
+        if !concurrent.isEmpty {
+            lines += ["", pad("W8 concurrent", 22) + pad("implementation", 20) + pad("readers", 8, right: true)
+                      + pad("reads/s", 11, right: true) + pad("writes/s", 11, right: true) + pad("BUSY", 6, right: true)
+                      + pad("errors", 8, right: true)]
+            for row in concurrent {
+                lines.append(pad("", 22) + pad(row.implementation.rawValue, 20) + pad("\(row.readers)", 8, right: true)
+                             + pad(String(format: "%.0f", row.readsPerSecond), 11, right: true)
+                             + pad(String(format: "%.0f", row.writesPerSecond), 11, right: true)
+                             + pad("\(row.busyErrors)", 6, right: true) + pad("\(row.otherErrors)", 8, right: true))
+            }
+        }
+        if !memory.isEmpty {
+            lines += ["", "peak resident memory (child process per probe)"]
+            for probe in memory {
+                let what = probe.probe == "stream"
+                    ? "stream \(probe.rows) rows (BaseDAL.forEach)"
+                    : probe.probe == "idle" ? "idle process" : "W2 fetch-all \(probe.implementation?.rawValue ?? "")"
+                lines.append("  " + pad(what, 44) + pad(String(format: "%.1f MiB", Double(probe.peakKiB) / 1024), 12, right: true))
+            }
+        }
+        lines.append("")
+        lines.append("peak resident memory of the whole run: \(String(format: "%.1f", Double(peakResidentKiB) / 1024)) MiB")
+        return lines.joined(separator: "\n")
+    }
+
+    func csv() -> String {
+        var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree"]
+        for row in workloads {
+            lines.append("\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A horizontal bar chart of the ratios to raw C, one group per workload.
+    func svg() -> String {
+        let swiftRows = workloads.filter { $0.implementation != .raw }
+        let barHeight = 14.0, gap = 6.0, groupGap = 12.0, left = 150.0, width = 460.0
+        let maxRatio = max(2.0, (swiftRows.map(\.ratioToRawC).max() ?? 1) * 1.1)
+        let groups = Dictionary(grouping: swiftRows, by: \.workload)
+        let order = workloads.map(\.workload).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let height = 60 + Double(order.count) * (2 * (barHeight + gap) + groupGap)
+        func x(_ ratio: Double) -> Double { left + ratio / maxRatio * width }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(left + width + 80))" height="\(Int(height))" font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="10" y="20" font-size="14" font-weight="bold">SwiftDAL time ÷ raw SQLite C time (lower is better; \(rows) rows, median of \(runs))</text>
+
+            """
+        var y = 40.0
+        for workload in order {
+            let rows = groups[workload] ?? []
+            svg += "<text x=\"10\" y=\"\(y + barHeight + 4)\">\(workload) \(rows.first?.title ?? "")</text>\n"
+            for row in rows.sorted(by: { $0.implementation.rawValue > $1.implementation.rawValue }) {
+                let color = row.implementation == .explicit ? "#2b6cb0" : "#dd6b20"
+                svg += "<rect x=\"\(left)\" y=\"\(y)\" width=\"\(x(row.ratioToRawC) - left)\" height=\"\(barHeight)\" fill=\"\(color)\"/>\n"
+                svg += "<text x=\"\(x(row.ratioToRawC) + 4)\" y=\"\(y + barHeight - 3)\">×\(String(format: "%.2f", row.ratioToRawC))</text>\n"
+                y += barHeight + gap
+            }
+            y += groupGap
+        }
+        for (ratio, label) in [(1.0, "raw C"), (1.5, "×1.5 target")] {
+            svg += "<line x1=\"\(x(ratio))\" y1=\"30\" x2=\"\(x(ratio))\" y2=\"\(y)\" stroke=\"#444\" stroke-dasharray=\"4 3\"/>\n"
+            svg += "<text x=\"\(x(ratio) - 20)\" y=\"\(y + 14)\">\(label)</text>\n"
+        }
+        svg += "<rect x=\"\(left + width - 150)\" y=\"32\" width=\"10\" height=\"10\" fill=\"#2b6cb0\"/><text x=\"\(left + width - 136)\" y=\"41\">explicit mapping</text>\n"
+        svg += "<rect x=\"\(left + width - 150)\" y=\"48\" width=\"10\" height=\"10\" fill=\"#dd6b20\"/><text x=\"\(left + width - 136)\" y=\"57\">Codable mapping</text>\n"
+        return svg + "</svg>\n"
+    }
+}
+
+private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let count = text.count
+    guard count < width else { return text + " " }
+    let spaces = String(repeating: " ", count: width - count)
+    return right ? spaces + text : text + spaces
+}

@@ -1,0 +1,173 @@
+import CRawBench
+import Foundation
+
+/// One way of doing the work.
+enum Implementation: String, CaseIterable, Codable {
+    case raw = "raw C"
+    case explicit = "SwiftDAL explicit"
+    case codable = "SwiftDAL Codable"
+}
+
+/// One workload of the benchmark definition.
+struct Workload: Sendable {
+    let id: String
+    let title: String
+    /// Whether the table starts populated with the rows (all but W1).
+    let populated: Bool
+    let raw: @Sendable (String, Int64) throws -> Int64
+    let swift: @Sendable (Implementation, String, Int64) throws -> Int64
+}
+
+func rawCall(_ name: String, _ body: (inout Int64) -> Int32) throws -> Int64 {
+    var checksum: Int64 = 0
+    let code = body(&checksum)
+    guard code == 0 else { throw BenchError("\(name) failed with SQLite code \(code)") }
+    return checksum
+}
+
+func swiftCall(_ implementation: Implementation, _ path: String, _ rows: Int64,
+               explicit: (SwiftWorkloads<ExplicitUser>) throws -> Int64,
+               codable: (SwiftWorkloads<CodableUser>) throws -> Int64) throws -> Int64 {
+    switch implementation {
+    case .explicit: try explicit(SwiftWorkloads<ExplicitUser>(path: path, rows: rows))
+    case .codable: try codable(SwiftWorkloads<CodableUser>(path: path, rows: rows))
+    case .raw: throw BenchError("raw C is not a Swift implementation")
+    }
+}
+
+let workloads: [Workload] = [
+    Workload(id: "W1", title: "insert", populated: false,
+             raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() }) }),
+    Workload(id: "W2", title: "fetch-all", populated: true,
+             raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() }) }),
+    Workload(id: "W3", title: "lookup", populated: true,
+             raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: true) },
+                                    codable: { try $0.w3Lookup(inTransaction: true) }) }),
+    Workload(id: "W3A", title: "lookup, per call", populated: true,
+             raw: { path, n in try rawCall("W3a") { rawbench_w3_lookup(path, n, 0, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: false) },
+                                    codable: { try $0.w3Lookup(inTransaction: false) }) }),
+    Workload(id: "W4", title: "filter", populated: true,
+             raw: { path, _ in try rawCall("W4") { rawbench_w4_filter(path, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() }) }),
+    Workload(id: "W5", title: "update", populated: true,
+             raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() }) }),
+    Workload(id: "W6", title: "exists", populated: true,
+             raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() }) }),
+    Workload(id: "W7", title: "count", populated: true,
+             raw: { path, _ in try rawCall("W7") { rawbench_w7_count(path, &$0) } },
+             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() }) }),
+]
+
+/// Results of one workload and implementation over every run.
+struct Measurement: Codable {
+    let workload: String
+    let title: String
+    let implementation: Implementation
+    var seconds: [Double] = []
+    var checksums: [Int64] = []
+    var median: Double { seconds.sorted()[seconds.count / 2] }
+}
+
+/// Removes a database file and its WAL companions.
+func removeDatabase(_ path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        try? FileManager.default.removeItem(atPath: path + suffix)
+    }
+}
+
+/// Creates a fresh database for a workload: empty (W1) or with `rows` rows.
+func prepareDatabase(_ path: String, rows: Int64, populated: Bool) throws {
+    removeDatabase(path)
+    let code = populated ? rawbench_populate(path, rows) : rawbench_create(path)
+    guard code == 0 else { throw BenchError("setting up \(path) failed with SQLite code \(code)") }
+}
+
+func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let checksum = try body()
+    return ((clock.now - start).seconds, checksum)
+}
+
+/// Runs every selected workload `runs` times for every implementation, interleaved so
+/// that machine noise spreads over all of them.
+func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
+    let selected = workloads.filter { options.workloads?.contains($0.id) ?? true }
+    var results: [String: Measurement] = [:]
+    for run in 1...options.runs {
+        for workload in selected {
+            for implementation in options.implementations {
+                let path = options.workDirectory + "/\(workload.id)-\(implementation).sqlite"
+                try prepareDatabase(path, rows: options.rows, populated: workload.populated)
+                let (seconds, checksum) = try time {
+                    implementation == .raw
+                        ? try workload.raw(path, options.rows)
+                        : try workload.swift(implementation, path, options.rows)
+                }
+                removeDatabase(path)
+                let key = workload.id + implementation.rawValue
+                var measurement = results[key]
+                    ?? Measurement(workload: workload.id, title: workload.title, implementation: implementation)
+                measurement.seconds.append(seconds)
+                measurement.checksums.append(checksum)
+                results[key] = measurement
+                FileHandle.standardError.write(Data(
+                    "run \(run)/\(options.runs) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s\n".utf8))
+            }
+        }
+    }
+    return selected.flatMap { workload in
+        options.implementations.compactMap { results[workload.id + $0.rawValue] }
+    }
+}
+
+/// W8 for one implementation and reader count.
+struct ConcurrentMeasurement: Codable {
+    let implementation: Implementation
+    let readers: Int
+    let readsPerSecond: Double
+    let writesPerSecond: Double
+    let busyErrors: Int64
+    let otherErrors: Int64
+    let checksum: Int64
+}
+
+func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentMeasurement] {
+    let lookups: Int64 = 25_000
+    let writes: Int64 = 10_000
+    let batch: Int64 = 100
+    var results = [ConcurrentMeasurement]()
+    for implementation in options.implementations {
+        let path = options.workDirectory + "/W8-\(implementation).sqlite"
+        try prepareDatabase(path, rows: options.rows, populated: true)
+        defer { removeDatabase(path) }
+        let result: ConcurrentResult
+        switch implementation {
+        case .raw:
+            var busy: Int64 = 0, checksum: Int64 = 0
+            var readSeconds = 0.0, writeSeconds = 0.0
+            let code = rawbench_w8_concurrent(
+                path, options.rows, Int32(readers), lookups, writes, batch, &busy, &readSeconds, &writeSeconds, &checksum)
+            result = ConcurrentResult(readSeconds: readSeconds, writeSeconds: writeSeconds, busyErrors: busy,
+                                      otherErrors: code == 0 ? 0 : 1, checksum: checksum)
+        case .explicit:
+            result = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows)
+                .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+        case .codable:
+            result = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows)
+                .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+        }
+        results.append(ConcurrentMeasurement(
+            implementation: implementation, readers: readers,
+            readsPerSecond: Double(Int64(readers) * lookups) / result.readSeconds,
+            writesPerSecond: Double(writes) / result.writeSeconds,
+            busyErrors: result.busyErrors, otherErrors: result.otherErrors, checksum: result.checksum))
+    }
+    return results
+}

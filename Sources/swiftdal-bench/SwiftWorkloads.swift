@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import SwiftDAL
+
+/// The workloads through SwiftDAL's public API, as a user writes them: a BaseDAL over
+/// the entity, on a DatabasePool.
+struct SwiftWorkloads<User: BenchUser> {
+    let path: String
+    let rows: Int64
+
+    static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.synchronous = .normal
+        return configuration
+    }
+
+    private func open() throws -> (DatabasePool, BaseDAL<User>) {
+        let pool = try DatabasePool(path: path, configuration: Self.configuration)
+        return (pool, BaseDAL<User>(database: pool))
+    }
+
+    func w1Insert() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.write { _ in
+            for i in 1...rows {
+                checksum += try users.insert2(User(row: i))
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w2FetchAll() throws -> Int64 {
+        let (pool, users) = try open()
+        let all = try pool.read { _ in try users.getAll() }
+        let checksum = all.reduce(0) { $0 + $1.checksum }
+        try pool.close()
+        return checksum
+    }
+
+    func w3Lookup(inTransaction: Bool) throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: rows)
+        var checksum: Int64 = 0
+        func run() throws {
+            for _ in 0..<rows {
+                if let user = try users.findById(sequence.next()) {
+                    checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                }
+            }
+        }
+        if inTransaction {
+            try pool.read { _ in try run() }
+        } else {
+            try run()
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w4Filter() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<1000 {
+                let age = 18 + k % 60
+                for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
+                    checksum += user.id ?? 0
+                }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w5Update() throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: rows)
+        var checksum: Int64 = 0
+        try pool.write { _ in
+            for k in 0..<10_000 {
+                if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w6Exists() throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: rows)
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<rows {
+                let id = sequence.next()
+                let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
+                if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w7Count() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<1000 {
+                checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    /// W8: `readers` threads of per-call lookups while one writer inserts in batches.
+    func w8Concurrent(readers: Int, lookups: Int64, writes: Int64, batch: Int64) throws -> ConcurrentResult {
+        var configuration = Self.configuration
+        configuration.maximumReaderCount = readers
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        let users = BaseDAL<User>(database: pool)
+        let counters = ConcurrentCounters()
+        let group = DispatchGroup()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let rows = rows
+        DispatchQueue.global().async(group: group) {
+            var next = rows + 1
+            for _ in 0..<(writes / batch) {
+                do {
+                    try pool.write { _ in
+                        for _ in 0..<batch {
+                            _ = try users.insert2(User(row: next))
+                            next += 1
+                        }
+                    }
+                } catch {
+                    counters.failed(error)
+                }
+            }
+            counters.writeSeconds = (clock.now - start).seconds
+        }
+        for reader in 0..<readers {
+            DispatchQueue.global().async(group: group) {
+                var sequence = IDSequence(seed: UInt64(42 + reader), count: rows)
+                var checksum: Int64 = 0
+                for _ in 0..<lookups {
+                    do {
+                        if let user = try users.findById(sequence.next()) {
+                            checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                        }
+                    } catch {
+                        counters.failed(error)
+                    }
+                }
+                counters.add(checksum)
+            }
+        }
+        group.wait()
+        let readSeconds = (clock.now - start).seconds
+        try pool.close()
+        return ConcurrentResult(
+            readSeconds: readSeconds, writeSeconds: counters.writeSeconds, busyErrors: counters.busy,
+            otherErrors: counters.other, checksum: counters.checksum)
+    }
+
+    /// Streams every row through BaseDAL.forEach; returns the checksum.
+    func stream() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try users.forEach { checksum += $0.checksum }
+        try pool.close()
+        return checksum
+    }
+}
+
+struct ConcurrentResult {
+    var readSeconds: Double
+    var writeSeconds: Double
+    var busyErrors: Int64
+    var otherErrors: Int64
+    var checksum: Int64
+}
+
+final class ConcurrentCounters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _busy: Int64 = 0
+    private var _other: Int64 = 0
+    private var _checksum: Int64 = 0
+    private var _writeSeconds = 0.0
+
+    func failed(_ error: any Error) {
+        lock.withLock {
+            if let error = error as? SQLiteError, error.primaryCode == .busy { _busy += 1 } else { _other += 1 }
+        }
+    }
+
+    func add(_ checksum: Int64) { lock.withLock { _checksum += checksum } }
+    var busy: Int64 { lock.withLock { _busy } }
+    var other: Int64 { lock.withLock { _other } }
+    var checksum: Int64 { lock.withLock { _checksum } }
+    var writeSeconds: Double {
+        get { lock.withLock { _writeSeconds } }
+        set { lock.withLock { _writeSeconds = newValue } }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,36 @@
+import CRawBench
+import Foundation
+import SwiftDAL
+
+// swiftdal-bench: SwiftDAL and the raw SQLite C API on the same workloads, same run.
+do {
+    guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    if options.probe != nil {
+        try runProbe(options)
+        exit(0)
+    }
+    try FileManager.default.createDirectory(atPath: options.workDirectory, withIntermediateDirectories: true)
+    let sqliteVersion = try DatabaseQueue.inMemory().read { try $0.fetchScalar(String.self, "SELECT sqlite_version()") } ?? "?"
+    let measurements = try runWorkloads(options)
+    var concurrent = [ConcurrentMeasurement]()
+    if options.workloads?.contains("W8") ?? true {
+        for readers in [1, 2, 4] {
+            FileHandle.standardError.write(Data("W8 with \(readers) reader(s)…\n".utf8))
+            concurrent += try runConcurrent(options, readers: readers)
+        }
+    }
+    let memory = options.memory ? try runMemoryProbes(options) : []
+    let report = BenchReport(options: options, measurements: measurements, concurrent: concurrent, memory: memory,
+                             sqliteVersion: sqliteVersion)
+    print(report.table())
+    if let path = options.jsonPath {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(report).write(to: URL(fileURLWithPath: path))
+    }
+    if let path = options.csvPath { try report.csv().write(toFile: path, atomically: true, encoding: .utf8) }
+    if let path = options.svgPath { try report.svg().write(toFile: path, atomically: true, encoding: .utf8) }
+} catch {
+    FileHandle.standardError.write(Data("swiftdal-bench failed: \(error)\n".utf8))
+    exit(1)
+}
