@@ -10,7 +10,7 @@ extension BaseDAL {
     }
 
     func count(_ db: Database, _ mapping: TableMapping, _ condition: SQL?) throws -> Int {
-        let query: SQL = "SELECT COUNT(*) FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition))"
+        let query = try conditionQuery(mapping, .count(condition: condition?.sql), prefix: "SELECT COUNT(*)", condition: condition)
         return try db.fetchScalar(Int.self, query) ?? 0
     }
 
@@ -19,7 +19,9 @@ extension BaseDAL {
     /// For example, `if try users.isExistRecord(condition: "age > \(100)") { … }`.
     public func isExistRecord(condition: SQL) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
-            let query: SQL = "SELECT EXISTS(SELECT 1 FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition)))"
+            let query = try conditionQuery(
+                mapping, .existsRecord(condition: condition.sql), prefix: "SELECT EXISTS(SELECT 1", condition: condition,
+                suffix: ")")
             return try db.fetchScalar(Bool.self, query) ?? false
         }
     }
@@ -30,8 +32,11 @@ extension BaseDAL {
     /// For example, `if try users.isExist(fieldName: "email", value: email) { … }`.
     public func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
-            let sql = "SELECT EXISTS(SELECT 1 FROM \(mapping.quotedTable) WHERE \(try mapping.quotedColumn(fieldName)) = ?)"
-            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: [value])) ?? false
+            let sql = try mapping.sql(.exists(field: fieldName)) {
+                "SELECT EXISTS(SELECT 1 FROM \(mapping.quotedTable) WHERE \(try mapping.quotedColumn(fieldName)) = ?)"
+            }
+            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(values: [try value.sqliteValue()])))
+                ?? false
         }
     }
 
@@ -43,8 +48,10 @@ extension BaseDAL {
         _ fieldName: String, condition: SQL? = nil, as type: Value.Type = SQLiteValue.self
     ) throws -> [Value] {
         try withMapping(writing: false) { db, mapping in
-            let column = SQL(sql: try mapping.quotedColumn(fieldName))
-            let query: SQL = "SELECT DISTINCT \(sql: column) FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition)) ORDER BY \(sql: column)"
+            let column = try mapping.quotedColumn(fieldName)
+            let query = try conditionQuery(
+                mapping, .fieldList(field: fieldName, condition: condition?.sql), prefix: "SELECT DISTINCT \(column)",
+                condition: condition, suffix: " ORDER BY \(column)")
             return try db.fetchColumn(Value.self, query)
         }
     }
@@ -57,7 +64,9 @@ extension BaseDAL {
         _ id: some EntityKey, fieldName: String, as type: Value.Type = SQLiteValue.self
     ) throws -> Value? {
         try withMapping(writing: false) { db, mapping in
-            let sql = "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
+            let sql = try mapping.sql(.fieldValue(field: fieldName)) {
+                "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
+            }
             let value = try db.fetchFirst(SQL(sql: sql, arguments: StatementArguments(values: try mapping.keyValues(id)))) {
                 try $0.decode(Value?.self, at: 0)
             }

@@ -25,7 +25,7 @@ extension BaseDAL {
                 table: tableName)
         }
         return try withMapping(writing: true) { db, mapping in
-            try db.execute("DELETE FROM \(generated: mapping.quotedTable)\(sql: mapping.whereClause(condition))")
+            try db.execute(try conditionQuery(mapping, .delete(condition: condition.sql), prefix: "DELETE", condition: condition))
         }
     }
 }

@@ -52,8 +52,7 @@ extension BaseDAL {
     /// For example, `let adults = try users.find(condition: "age >= \(18) AND name LIKE \(containing: "an")", orderBy: "name")`.
     public func find(condition: SQL, orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
-            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy))"
-            return try db.fetchAll(query) { try self.decode($0, mapping) }
+            try db.fetchAll(try selectQuery(mapping, condition: condition, orderBy: orderBy)) { try self.decode($0, mapping) }
         }
     }
 
@@ -81,7 +80,7 @@ extension BaseDAL {
             throw DALError(.invalidValue, "findTop needs a count of 0 or more, not \(count)", table: tableName)
         }
         return try withMapping(writing: false) { db, mapping in
-            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy)) \(sql: dialect.limit(count))"
+            let query = try selectQuery(mapping, condition: condition, orderBy: orderBy, limit: count)
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -101,7 +100,8 @@ extension BaseDAL {
             try db.inTransaction(.deferred) {
                 var result = pager
                 result.recordCount = try self.count(db, mapping, condition)
-                let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy)) \(sql: dialect.limit(pager.pageSize, offset: pager.offset))"
+                let query = try self.selectQuery(
+                    mapping, condition: condition, orderBy: orderBy, limit: pager.pageSize, offset: pager.offset)
                 let items = try db.fetchAll(query) { try self.decode($0, mapping) }
                 return Page(items: items, pager: result)
             }
@@ -116,8 +116,9 @@ extension BaseDAL {
     /// For example, `try users.forEach(condition: "age > \(30)") { user in try export(user) }`.
     public func forEach(condition: SQL? = nil, orderBy: OrderBy? = nil, _ body: (T) throws -> Void) throws {
         try withMapping(writing: false) { db, mapping in
-            let query: SQL = "\(generated: mapping.selectSQL)\(sql: mapping.whereClause(condition)) \(generated: try mapping.orderClause(orderBy))"
-            try db.forEachRow(query) { try body(try self.decode($0, mapping)) }
+            try db.forEachRow(try selectQuery(mapping, condition: condition, orderBy: orderBy)) {
+                try body(try self.decode($0, mapping))
+            }
         }
     }
 
@@ -126,8 +127,7 @@ extension BaseDAL {
     /// For example, `let everyone = try users.getAll()`.
     public func getAll(orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
-            let sql = "\(mapping.selectSQL) \(try mapping.orderClause(orderBy))"
-            return try db.fetchAll(SQL(sql: sql)) { try self.decode($0, mapping) }
+            try db.fetchAll(try selectQuery(mapping, condition: nil, orderBy: orderBy)) { try self.decode($0, mapping) }
         }
     }
 }

@@ -63,21 +63,23 @@ extension BaseDAL {
             for position in mapping.keyPositions.sorted(by: >) { values.remove(at: position) }
             return SQL(sql: withoutKey, arguments: StatementArguments(values: values))
         }
-        // Codable mapping: the SQL follows the encoded properties (validated columns).
+        // Codable mapping: the SQL follows the encoded properties (validated, cached per shape).
         let keySet = Set(mapping.primaryKey)
+        let resolved = try columns.names.map { try mapping.column($0) }
+        let keyIsNull = mapping.primaryKey.allSatisfy { (columns.value(for: $0) ?? .null).isNull }
         var names = [String]()
         var values = [SQLiteValue]()
-        let keyIsNull = mapping.primaryKey.allSatisfy { (columns.value(for: $0) ?? .null).isNull }
-        for (name, value) in zip(columns.names, columns.values) {
-            let column = try mapping.column(name)
-            if keyIsNull && keySet.contains(column) { continue }
+        for (column, value) in zip(resolved, columns.values) where !(keyIsNull && keySet.contains(column)) {
             names.append(column)
             values.append(value)
         }
-        var sql = TableMapping.insertSQL(mapping.quotedTable, names, dialect)
-        if upsert {
-            let nonKey = names.filter { !keySet.contains($0) }
-            sql += " " + dialect.upsertClause(conflictColumns: mapping.primaryKey, updateColumns: nonKey)
+        let sql = try mapping.sql(.insert(columns: names, upsert: upsert)) {
+            var sql = TableMapping.insertSQL(mapping.quotedTable, names, dialect)
+            if upsert {
+                let nonKey = names.filter { !keySet.contains($0) }
+                sql += " " + dialect.upsertClause(conflictColumns: mapping.primaryKey, updateColumns: nonKey)
+            }
+            return sql
         }
         return SQL(sql: sql, arguments: StatementArguments(values: values))
     }

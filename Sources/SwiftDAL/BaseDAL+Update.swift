@@ -33,17 +33,17 @@ extension BaseDAL {
             for position in mapping.keyPositions.sorted(by: >) { values.remove(at: position) }
             return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
         }
+        // Codable mapping: the SQL follows the encoded properties (validated, cached per shape).
         let keySet = Set(mapping.primaryKey)
-        var names = [String]()
+        let resolved = try columns.names.map { try mapping.column($0) }
         var values = [SQLiteValue]()
-        for (name, value) in zip(columns.names, columns.values) {
-            let column = try mapping.column(name)
-            if keySet.contains(column) { continue }
-            names.append(column)
+        for (column, value) in zip(resolved, columns.values) where !keySet.contains(column) {
             values.append(value)
         }
-        guard !names.isEmpty else { return try exists(db, mapping, key) }
-        let sql = TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
+        guard !values.isEmpty else { return try exists(db, mapping, key) }
+        let sql = try mapping.sql(.update(columns: columns.names)) {
+            TableMapping.updateSQL(mapping.quotedTable, resolved.filter { !keySet.contains($0) }, mapping.keyPredicate, dialect)
+        }
         return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
     }
 
@@ -58,14 +58,17 @@ extension BaseDAL {
         }
         return try withMapping(writing: true) { db, mapping in
             let sorted = fields.sorted { $0.key < $1.key }
-            let names = try sorted.map { try mapping.column($0.key) }
-            guard Set(names.map { $0.lowercased() }).count == names.count else {
-                throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
+            let sql = try mapping.sql(.updateFields(sorted.map(\.key))) {
+                let names = try sorted.map { try mapping.column($0.key) }
+                guard Set(names.map { $0.lowercased() }).count == names.count else {
+                    throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
+                }
+                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
             }
-            let arguments = StatementArguments(sorted.map(\.value))
-            if let error = arguments.conversionError { throw error }
-            let values = (arguments.positionalValues ?? []) + (try mapping.keyValues(key))
-            let sql = TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
+            var values = [SQLiteValue]()
+            values.reserveCapacity(sorted.count + mapping.primaryKey.count)
+            for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
+            values += try mapping.keyValues(key)
             return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
         }
     }

@@ -9,10 +9,6 @@ protocol SQLDialect: Sendable {
     func quote(_ identifier: String) -> String
     /// The placeholder for the next bound parameter.
     var placeholder: String { get }
-    /// `LIMIT` with its value bound.
-    func limit(_ count: Int) -> SQL
-    /// `LIMIT`/`OFFSET` with both values bound.
-    func limit(_ count: Int, offset: Int) -> SQL
     /// The clause that turns an `INSERT` into an atomic upsert.
     func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
 }
@@ -22,22 +18,10 @@ struct SQLiteDialect: SQLDialect {
 
     var placeholder: String { "?" }
 
-    func limit(_ count: Int) -> SQL { "LIMIT \(count)" }
-
-    func limit(_ count: Int, offset: Int) -> SQL { "LIMIT \(count) OFFSET \(offset)" }
-
     func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String {
         let target = conflictColumns.map(quote).joined(separator: ", ")
         guard !updateColumns.isEmpty else { return "ON CONFLICT(\(target)) DO NOTHING" }
         let assignments = updateColumns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
         return "ON CONFLICT(\(target)) DO UPDATE SET \(assignments)"
-    }
-}
-
-extension SQL.Interpolation {
-    /// `\(generated: text)`: SQL text that BaseDAL built itself from validated, quoted
-    /// identifiers and fixed keywords. Internal on purpose: user text never takes this path.
-    mutating func appendInterpolation(generated text: String) {
-        appendInterpolation(sql: SQL(sql: text))
     }
 }

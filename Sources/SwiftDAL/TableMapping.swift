@@ -1,6 +1,27 @@
+import Synchronization
 import SwiftDALConnection
 import SwiftDALEntity
 import SwiftDALIDAL
+
+/// The shapes of SQL that a DAL builds on demand (they depend on a field name, a list
+/// of columns, a condition's text or an order), cached so that repeated calls reuse the
+/// same text: no rebuilding, no revalidation, and a cheap statement-cache hit.
+enum GeneratedSQLKey: Hashable {
+    case exists(field: String)
+    case existsRecord(condition: String?)
+    case fieldList(field: String, condition: String?)
+    case fieldValue(field: String)
+    case updateFields([String])
+    case select(condition: String?, order: OrderBy?, limit: LimitKind, named: Bool)
+    case count(condition: String?)
+    case delete(condition: String?)
+    case insert(columns: [String], upsert: Bool)
+    case update(columns: [String])
+
+    enum LimitKind: Hashable {
+        case none, limit, limitOffset
+    }
+}
 
 /// What a BaseDAL knows about its table, read from the database once (at first use):
 /// the real columns, the validated key and sort columns, and the SQL text of the fixed
@@ -29,6 +50,9 @@ final class TableMapping: Sendable {
     let updateSQL: String?
     let upsertAllSQL: String?
     let upsertWithoutKeySQL: String?
+    /// Generated SQL by shape; bounded so that ad-hoc conditions cannot grow it forever.
+    private let generated = Mutex<[GeneratedSQLKey: String]>([:])
+    private static let generatedLimit = 512
 
     init<T: Entity>(
         entity: T.Type, table: String, primaryKey configuredKey: [String], defaultSort: OrderBy, db: Database,
@@ -117,6 +141,17 @@ final class TableMapping: Sendable {
         return "UPDATE \(table) SET \(assignments) WHERE \(keyPredicate)"
     }
 
+    /// The SQL for `key`, built by `build` on first use and reused afterwards.
+    func sql(_ key: GeneratedSQLKey, _ build: () throws -> String) throws -> String {
+        if let cached = generated.withLock({ $0[key] }) { return cached }
+        let sql = try build()
+        generated.withLock { cache in
+            if cache.count >= Self.generatedLimit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = sql
+        }
+        return sql
+    }
+
     /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
     /// ``DALError/Code/invalidColumn`` naming it.
     func column(_ name: String) throws -> String {
@@ -139,13 +174,6 @@ final class TableMapping: Sendable {
         }
         let terms = try orderBy.terms.map { "\(try quotedColumn($0.column)) \($0.direction.rawValue)" }
         return "ORDER BY " + terms.joined(separator: ", ")
-    }
-
-    /// ` WHERE (condition)` (with its leading space), or nothing for a missing or empty
-    /// condition.
-    func whereClause(_ condition: SQL?) -> SQL {
-        guard let condition, !condition.isEmpty else { return SQL(sql: "") }
-        return " WHERE (\(sql: condition))"
     }
 
     /// The key values of `key`, checked against the primary key's width.

@@ -32,6 +32,9 @@ public final class Database {
     public let isReadOnly: Bool
     let configuration: Configuration
     private var statementCache: [String: Statement] = [:]
+    /// The most recently used cached statement: hot loops run one SQL text again and
+    /// again, and comparing a string with itself is O(1), unlike hashing it.
+    private var lastStatement: Statement?
     private var traceBox: TraceBox?
     var savepointDepth = 0
 
@@ -82,6 +85,7 @@ public final class Database {
         do {
             try setUp(isMemory: isMemory)
         } catch {
+            lastStatement = nil
             statementCache.removeAll()
             sqlite3_close_v2(connection)
             handle = nil
@@ -115,6 +119,7 @@ public final class Database {
     }
 
     deinit {
+        lastStatement = nil
         statementCache.removeAll()
         if let handle { sqlite3_close_v2(handle) }
     }
@@ -160,10 +165,17 @@ public final class Database {
     /// The cached statement for `sql`, prepared on first use. A statement in use by a
     /// live cursor is never handed out twice: a fresh one is prepared instead.
     func cachedStatement(_ sql: String) throws -> Statement {
-        if let statement = statementCache[sql], !statement.isInUse { return statement }
+        if let last = lastStatement, !last.isInUse, last.sql == sql { return last }
+        if let statement = statementCache[sql], !statement.isInUse {
+            lastStatement = statement
+            return statement
+        }
         let handle = try openHandle()
         let statement = try Statement(database: handle, sql: sql, persistent: true)
-        if statementCache[sql] == nil { statementCache[sql] = statement }
+        if statementCache[sql] == nil {
+            statementCache[sql] = statement
+            lastStatement = statement
+        }
         return statement
     }
 
@@ -182,6 +194,7 @@ public final class Database {
     /// For example, call it after a schema change in a long-lived connection.
     public func clearStatementCache() {
         statementCache = statementCache.filter { $0.value.isInUse }
+        lastStatement = nil
     }
 
     // MARK: Trace

@@ -76,6 +76,17 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// Named values already converted (for layers above that combine arguments).
+    package init(namedValues: [String: SQLiteValue]) {
+        storage = .named(namedValues)
+    }
+
+    /// The named values, or `nil` when the arguments are positional.
+    package var namedValues: [String: SQLiteValue]? {
+        if case .named(let values) = storage { return values }
+        return nil
+    }
+
     /// Appends a positional value (used by ``SQL`` interpolation).
     mutating func append(_ value: (any SQLiteValueConvertible)?) {
         guard case .positional(var values) = storage else { return }
@@ -84,7 +95,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Appends positional values; throws when either side is named.
-    mutating func append(contentsOf other: StatementArguments) throws {
+    package mutating func append(contentsOf other: StatementArguments) throws {
         switch (storage, other.storage) {
         case (.positional(var values), .positional(let more)):
             values.append(contentsOf: more)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SwiftDALConnection
 
 // Helpers shared by the test targets (not part of any product).

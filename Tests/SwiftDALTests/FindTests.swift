@@ -54,6 +54,28 @@ import Testing
         #expect(named.map(\.name) == ["chloé", "farah"])
     }
 
+    @Test func namedArgumentConditionsWorkWithLimitsAndPaging() throws {
+        let sample = try Sample()
+        let condition = SQL(sql: "age >= :min", arguments: ["min": 30])
+        #expect(try sample.users.findSingle(condition: condition, orderBy: "age")?.name == "farah")
+        #expect(try sample.users.findTop(2, condition: condition, orderBy: "age DESC").map(\.name) == ["erin", "chloé"])
+        let page = try sample.users.findWithPager(condition: condition, pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "id")
+        #expect(page.items.map(\.id) == [5, 6])
+        #expect(page.pager.recordCount == 5)
+        #expect(sample.recorder.all.contains { $0.hasSuffix("LIMIT :swiftdal_limit OFFSET :swiftdal_offset") })
+        #expect(try sample.users.getRecordCount(condition: condition) == 5)
+        #expect(try sample.users.isExistRecord(condition: condition))
+    }
+
+    @Test func repeatedQueriesReuseTheirGeneratedSQLAndStatement() throws {
+        let sample = try Sample()
+        for age in 20..<30 {
+            _ = try sample.users.findTop(3, condition: "age > \(age)", orderBy: "score DESC")
+        }
+        let selects = sample.recorder.all.filter { $0.contains(#"FROM "users""#) }
+        #expect(Set(selects) == [#"SELECT "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at" FROM "users" WHERE (age > ?) ORDER BY "score" DESC LIMIT ?"#])
+    }
+
     @Test func findSingleFirstLastAndTopFollowTheOrder() throws {
         let sample = try Sample()
         #expect(try sample.users.findSingle(condition: "age > \(40)", orderBy: "age DESC")?.name == "erin")
