@@ -6,6 +6,7 @@ extension BaseDAL {
     /// The entity with primary key `id`, or `nil` when there is none.
     ///
     /// For example, `let user = try users.findById(42)`.
+    @inlinable
     public func findById(_ id: some EntityKey) throws -> T? {
         try withMapping(writing: false) { db, mapping in
             let key = try mapping.keyValues(id)
@@ -50,6 +51,7 @@ extension BaseDAL {
     /// condition matches every row.
     ///
     /// For example, `let adults = try users.find(condition: "age >= \(18) AND name LIKE \(containing: "an")", orderBy: "name")`.
+    @inlinable
     public func find(condition: SQL, orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
             try db.fetchAll(try selectQuery(mapping, condition: condition, orderBy: orderBy)) { try self.decode($0, mapping) }
@@ -75,6 +77,7 @@ extension BaseDAL {
     /// `orderBy` (or the default order).
     ///
     /// For example, `let top = try users.findTop(10, condition: "age > \(30)", orderBy: "score DESC")`.
+    @inlinable
     public func findTop(_ count: Int, condition: SQL? = nil, orderBy: OrderBy? = nil) throws -> [T] {
         guard count >= 0 else {
             throw DALError(.invalidValue, "findTop needs a count of 0 or more, not \(count)", table: tableName)
@@ -114,6 +117,7 @@ extension BaseDAL {
     /// statement is reset if `body` throws.
     ///
     /// For example, `try users.forEach(condition: "age > \(30)") { user in try export(user) }`.
+    @inlinable
     public func forEach(condition: SQL? = nil, orderBy: OrderBy? = nil, _ body: (T) throws -> Void) throws {
         try withMapping(writing: false) { db, mapping in
             try db.forEachRow(try selectQuery(mapping, condition: condition, orderBy: orderBy)) {
@@ -125,6 +129,7 @@ extension BaseDAL {
     /// Every entity, in `orderBy` (or the default order).
     ///
     /// For example, `let everyone = try users.getAll()`.
+    @inlinable
     public func getAll(orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
             try db.fetchAll(try selectQuery(mapping, condition: nil, orderBy: orderBy)) { try self.decode($0, mapping) }

@@ -7,6 +7,7 @@ import SwiftDALIDAL
 extension BaseDAL {
     /// `SELECT … [WHERE (condition)] ORDER BY … [LIMIT [OFFSET]]` with its arguments.
     /// Limit and offset are bound, by name when the condition's arguments are named.
+    @usableFromInline
     func selectQuery(
         _ mapping: TableMapping, condition: SQL?, orderBy: OrderBy?, limit: Int? = nil, offset: Int? = nil
     ) throws -> SQL {

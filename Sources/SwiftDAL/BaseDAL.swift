@@ -110,6 +110,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     // MARK: Internals shared by the operations
 
     /// Runs `body` with a connection (the writer when `writing`) and the table mapping.
+    @usableFromInline
     func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
         if writing {
             return try database.reentrantWrite { db in try body(db, try mapping(db)) }
@@ -126,6 +127,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
         return mapping
     }
 
+    @usableFromInline
     func decode(_ row: RowView, _ mapping: TableMapping) throws -> T {
         do {
             return try T(row: row)

@@ -26,6 +26,7 @@ enum GeneratedSQLKey: Hashable {
 /// What a BaseDAL knows about its table, read from the database once (at first use):
 /// the real columns, the validated key and sort columns, and the SQL text of the fixed
 /// statements, so that no SQL is rebuilt on hot paths.
+@usableFromInline
 final class TableMapping: Sendable {
     let dialect: any SQLDialect
     let table: String
@@ -40,7 +41,7 @@ final class TableMapping: Sendable {
     let isExplicit: Bool
     let selectSQL: String
     let keyPredicate: String
-    let findByIdSQL: String
+    @usableFromInline let findByIdSQL: String
     let defaultOrderClause: String
     let defaultOrder: OrderBy
     /// For explicit entities: positions of the key columns in `selectedColumns`.
@@ -177,6 +178,7 @@ final class TableMapping: Sendable {
     }
 
     /// The key values of `key`, checked against the primary key's width.
+    @usableFromInline
     func keyValues(_ key: some EntityKey) throws -> [SQLiteValue] {
         let values = try key.keyValues()
         guard values.count == primaryKey.count else {

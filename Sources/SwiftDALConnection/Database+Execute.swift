@@ -3,6 +3,7 @@ import Foundation
 
 extension Database {
     /// Runs `query` on its cached statement: binds, calls `body`, resets on every path.
+    @usableFromInline
     func withStatement<T>(_ query: SQL, _ body: (Statement) throws -> T) throws -> T {
         try cachedStatement(query.sql).withBindings(query.arguments, body)
     }
@@ -104,6 +105,7 @@ extension Database {
     /// The first row of `query` mapped by `transform` (reading the row in place), or `nil`.
     ///
     /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
+    @inlinable
     public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
         try withStatement(query) { statement in
             try statement.step(arguments: query.arguments) ? try transform(RowView(statement: statement)) : nil
@@ -113,6 +115,7 @@ extension Database {
     /// Every row of `query` mapped by `transform` (reading each row in place, no copy).
     ///
     /// For example, `let ids = try db.fetchAll("SELECT id FROM t") { try $0.decode(Int64.self, at: 0) }`.
+    @inlinable
     public func fetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
         try withStatement(query) { statement in
             var results = [T]()
@@ -128,31 +131,60 @@ extension Database {
     /// or the value is `NULL`.
     ///
     /// For example, `let count = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")`.
+    @inlinable
     public func fetchScalar<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
-        try withStatement(query) { statement in
-            guard try statement.step(arguments: query.arguments) else { return nil }
-            return try RowView(statement: statement).decode(T?.self, at: 0)
-        }
+        guard let value = try firstValue(query), !value.isNull else { return nil }
+        guard let converted = T(sqliteValue: value) else { throw try scalarConversionFailure(value, query, type: T.self) }
+        return converted
     }
 
     /// The first column of every row converted to `T`.
     ///
     /// For example, `let names = try db.fetchColumn(String.self, "SELECT name FROM users")`.
+    @inlinable
     public func fetchColumn<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
+        var converted = [T]()
+        for value in try firstColumn(query) {
+            guard let item = T(sqliteValue: value) else { throw try scalarConversionFailure(value, query, type: T.self) }
+            converted.append(item)
+        }
+        return converted
+    }
+
+    /// The first column of the first row, or `nil` when there is no row.
+    @usableFromInline
+    func firstValue(_ query: SQL) throws -> SQLiteValue? {
         try withStatement(query) { statement in
-            var values = [T]()
-            let row = RowView(statement: statement)
+            try statement.step(arguments: query.arguments) ? try statement.value(at: 0) : nil
+        }
+    }
+
+    /// The first column of every row.
+    @usableFromInline
+    func firstColumn(_ query: SQL) throws -> [SQLiteValue] {
+        try withStatement(query) { statement in
+            var values = [SQLiteValue]()
             while try statement.step(arguments: query.arguments) {
-                values.append(try row.decode(T.self, at: 0))
+                values.append(try statement.value(at: 0))
             }
             return values
         }
+    }
+
+    /// The error for a first-column value that does not convert to `type`.
+    @usableFromInline
+    func scalarConversionFailure(_ value: SQLiteValue, _ query: SQL, type: Any.Type) throws -> DALError {
+        let name = try cachedStatement(query.sql).columnNames.first ?? "column 0"
+        return DALError(
+            .conversionFailed, "column 0 (\(name)) holds \(value.storageClass), which does not convert to \(type)",
+            column: name, sql: query.sql)
     }
 
     /// Calls `body` with a view of each row (no copy); the statement is reset when
     /// `body` throws, so an error mid-iteration leaves nothing open.
     ///
     /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
+    @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
         try withStatement(query) { statement in
             let row = RowView(statement: statement)

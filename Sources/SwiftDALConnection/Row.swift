@@ -179,6 +179,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 public struct RowView: ColumnDecoding {
     @usableFromInline let statement: Statement
 
+    @usableFromInline
     init(statement: Statement) {
         self.statement = statement
     }
@@ -191,6 +192,12 @@ public struct RowView: ColumnDecoding {
 
     /// Column names, in order.
     public var columnNames: [String] { layout.names }
+
+    /// The 0-based index of the column `name` (exact match first, then ASCII
+    /// case-insensitive), or `nil`.
+    ///
+    /// For example, `if let index = row.columnIndex(named: "email") { … }`.
+    public func columnIndex(named name: String) -> Int? { layout.index(of: name) }
 
     /// The number of columns.
     public var count: Int { statement.columnCount }

@@ -196,6 +196,7 @@ public final class Statement {
     // MARK: Stepping
 
     /// Steps once: `true` when a row is available, `false` when done.
+    @usableFromInline
     func step(arguments: StatementArguments?) throws -> Bool {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
@@ -279,6 +280,7 @@ public final class Statement {
     /// is the fast path but repairs invalid input; a repaired string never has the same
     /// bytes as its input, so comparing them tells the two apart.
     static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }  // ASCII never needs repair
         var string = String(decoding: bytes, as: UTF8.self)
         let identical = string.withUTF8 { decoded in
             guard decoded.count == bytes.count else { return false }
@@ -286,6 +288,22 @@ public final class Statement {
             return memcmp(left, right, bytes.count) == 0
         }
         return identical ? string : nil
+    }
+
+    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// Copies the current row.

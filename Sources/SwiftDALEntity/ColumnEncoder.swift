@@ -42,6 +42,19 @@ struct ColumnEncoder: Encoder {
             encoder.storage.columns.append(.null, for: key.stringValue)
         }
 
+        // The types synthesized Encodable writes most: converted directly, no dynamic cast.
+        mutating func encode(_ value: String, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try encodeValue(value, key) }
+
+        private func encodeValue(_ value: some SQLiteValueConvertible, _ key: Key) throws {
+            try encoder.storage.columns.encode(value, for: key.stringValue)
+        }
+
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let convertible = value as? any SQLiteValueConvertible {
                 try encoder.storage.columns.encode(convertible, for: key.stringValue)
@@ -82,7 +95,7 @@ struct ColumnEncoder: Encoder {
         mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeOptional(value, key) }
 
         private func encodeOptional(_ value: (some SQLiteValueConvertible)?, _ key: Key) throws {
-            try encoder.storage.columns.encode(value, for: key.stringValue)
+            try encodeValue(value, key)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)

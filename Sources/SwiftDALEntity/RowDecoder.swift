@@ -40,11 +40,47 @@ struct RowDecoder: Decoder {
         var allKeys: [Key] { decoder.row.columnNames.compactMap { Key(stringValue: $0) } }
 
         func contains(_ key: Key) -> Bool {
-            decoder.row.columnNames.contains { $0.caseInsensitiveCompare(key.stringValue) == .orderedSame }
+            decoder.row.columnIndex(named: key.stringValue) != nil
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {
             try decoder.row.value(at: index(of: key)).isNull
+        }
+
+        // The types synthesized Decodable asks for most: decoded directly, no dynamic cast.
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try column(key) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try column(key) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try column(key) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try column(key) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try column(key) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try column(key) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalColumn(key) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalColumn(key) }
+
+        private func column<T: SQLiteValueConvertible>(_ key: Key) throws -> T {
+            try withContext(key) { try decoder.row.decode(T.self, at: try index(of: key)) }
+        }
+
+        /// A missing column or `NULL` is `nil` (one lookup, instead of contains + decodeNil + decode).
+        private func optionalColumn<T: SQLiteValueConvertible>(_ key: Key) throws -> T? {
+            guard let index = decoder.row.columnIndex(named: key.stringValue) else { return nil }
+            return try withContext(key) { try decoder.row.decode(T?.self, at: index) }
+        }
+
+        /// Adds the entity's table to a conversion error.
+        private func withContext<R>(_ key: Key, _ body: () throws -> R) throws -> R {
+            do {
+                return try body()
+            } catch var error as DALError where error.table == nil {
+                error.table = decoder.entity.tableName
+                throw error
+            }
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -84,15 +120,11 @@ struct RowDecoder: Decoder {
         }
 
         private func index(of key: Key) throws -> Int {
-            let names = decoder.row.columnNames
-            if let index = names.firstIndex(of: key.stringValue) { return index }
-            if let index = names.firstIndex(where: { $0.caseInsensitiveCompare(key.stringValue) == .orderedSame }) {
-                return index
-            }
+            if let index = decoder.row.columnIndex(named: key.stringValue) { return index }
             throw DALError(
                 .invalidColumn,
                 "\(decoder.entity) has a property \(key.stringValue) but the row has no such column "
-                    + "(columns: \(names.joined(separator: ", ")))",
+                    + "(columns: \(decoder.row.columnNames.joined(separator: ", ")))",
                 table: decoder.entity.tableName, column: key.stringValue)
         }
 
