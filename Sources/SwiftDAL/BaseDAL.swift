@@ -35,7 +35,11 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
 
     /// The database this DAL reads and writes (a ``DatabasePool`` or ``DatabaseQueue``).
     public let database: any DatabaseWriter
-    private let mappingCache = Mutex<TableMapping?>(nil)
+    /// The current mapping, read lock-free on every call. Every mapping ever made is
+    /// owned by `mappings` until the DAL is released, so a reference loaded here stays
+    /// valid even if `invalidateSchemaCache()` runs concurrently.
+    private let currentMapping = Atomic<Unmanaged<TableMapping>?>(nil)
+    private let mappings = Mutex<[TableMapping]>([])
     let dialect: any SQLDialect = SQLiteDialect()
 
     /// A DAL for `T`'s table in `database`.
@@ -76,7 +80,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     ///
     /// For example, `users.invalidateSchemaCache()`.
     public func invalidateSchemaCache() {
-        mappingCache.withLock { $0 = nil }
+        currentMapping.store(nil, ordering: .releasing)
     }
 
     // MARK: Building blocks for subclasses
@@ -113,18 +117,20 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     @usableFromInline
     func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
         if writing {
-            return try database.reentrantWrite { db in try body(db, try mapping(db)) }
+            return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
         }
-        return try database.reentrantRead { db in try body(db, try mapping(db)) }
+        return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
     }
 
-    func mapping(_ db: Database) throws -> TableMapping {
-        if let mapping = mappingCache.withLock({ $0 }) { return mapping }
+    func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {
+        if let mapping = currentMapping.load(ordering: .acquiring) { return mapping }
         let mapping = try TableMapping(
             entity: T.self, table: tableName, primaryKey: primaryKey,
             defaultSort: OrderBy(defaultSortField, defaultSortDirection), db: db, dialect: dialect)
-        mappingCache.withLock { $0 = mapping }
-        return mapping
+        mappings.withLock { $0.append(mapping) }
+        let reference = Unmanaged.passUnretained(mapping)
+        currentMapping.store(reference, ordering: .releasing)
+        return reference
     }
 
     @usableFromInline

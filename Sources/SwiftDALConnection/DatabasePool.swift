@@ -1,4 +1,20 @@
 import Dispatch
+import Synchronization
+
+/// A reader connection and whether a thread is using it.
+final class ReaderSlot: @unchecked Sendable {
+    // `database` is only touched by the thread that set `busy` from false to true.
+    let database: Database
+    let busy = Atomic<Bool>(false)
+
+    init(_ database: Database) { self.database = database }
+
+    func tryAcquire() -> Bool {
+        busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+    }
+
+    func release() { busy.store(false, ordering: .releasing) }
+}
 
 /// A pool for backend services over a file database in WAL mode: one writer
 /// connection (writes are serialized, so writers never fight over the lock and never
@@ -18,10 +34,8 @@ import Dispatch
 public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     private let writer: Database
     private let writerMutex = PlainMutex()
-    private let readers: [Database]
-    // `freeReaders` is only touched with `freeMutex` held; `available` counts its entries.
-    private var freeReaders: [Int]
-    private let freeMutex = PlainMutex()
+    private let readers: [ReaderSlot]
+    /// Counts the readers not in use: a thread past `wait()` is sure to find one.
     private let available: DispatchSemaphore
     private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
     private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
@@ -39,24 +53,40 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
         self.configuration = configuration
         writer = try Database(path: path, mode: .readWrite, configuration: configuration)
-        var readers = [Database]()
+        var readers = [ReaderSlot]()
         for _ in 0..<configuration.maximumReaderCount {
-            readers.append(try Database(path: path, mode: .readOnly, configuration: configuration))
+            readers.append(ReaderSlot(try Database(path: path, mode: .readOnly, configuration: configuration)))
         }
         self.readers = readers
-        freeReaders = Array(readers.indices)
         available = DispatchSemaphore(value: readers.count)
     }
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
         available.wait()
-        let index = freeMutex.withLock { freeReaders.removeLast() }
+        let slot = acquireReader()
         defer {
-            freeMutex.withLock { freeReaders.append(index) }
+            slot.release()
             available.signal()
         }
-        let database = readers[index]
-        return try ThreadAccess.holding(database, of: self, isWriter: false) { try body(database) }
+        return try ThreadAccess.holding(slot.database, of: self, isWriter: false) { try body(slot.database) }
+    }
+
+    /// A free reader, this thread's previous one first; lock-free. Called only after
+    /// `available.wait()`, so one is free (the loop only repeats if another thread took
+    /// the one this thread saw).
+    private func acquireReader() -> ReaderSlot {
+        let holdings = ThreadAccess.holdings
+        let count = readers.count
+        let start = holdings.preferredReader % count
+        while true {
+            for offset in 0..<count {
+                let index = (start + offset) % count
+                if readers[index].tryAcquire() {
+                    holdings.preferredReader = index
+                    return readers[index]
+                }
+            }
+        }
     }
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
@@ -150,7 +180,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         defer { for _ in readers { available.signal() } }
         var firstError: (any Error)?
         for reader in readers {
-            do { try reader.close() } catch { firstError = firstError ?? error }
+            do { try reader.database.close() } catch { firstError = firstError ?? error }
         }
         do { try writerMutex.withLock { try writer.close() } } catch { firstError = firstError ?? error }
         if let firstError { throw firstError }

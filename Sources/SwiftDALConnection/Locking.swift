@@ -35,6 +35,9 @@ enum ThreadAccess {
 
     final class Holdings {
         var entries: [Entry] = []
+        /// The reader slot this thread used last (a hint: trying it first keeps each
+        /// thread on its own reader and its caches warm).
+        var preferredReader = 0
     }
 
     private static let key: pthread_key_t = {
@@ -46,7 +49,7 @@ enum ThreadAccess {
         return key
     }()
 
-    private static var holdings: Holdings {
+    static var holdings: Holdings {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue()
         }

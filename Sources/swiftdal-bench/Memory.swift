@@ -2,8 +2,15 @@ import CRawBench
 import Foundation
 import Glibc
 
-/// Peak resident memory of this process, in KiB (`getrusage`'s `ru_maxrss`).
+/// Peak resident memory of this process's address space, in KiB: `VmHWM` of
+/// /proc/self/status. (`getrusage`'s `ru_maxrss` survives `execve`, so a child process
+/// would report its parent's peak.)
 func peakResidentKiB() -> Int {
+    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            if let kib = Int(line.dropFirst(6).split(separator: " ").first ?? "") { return kib }
+        }
+    }
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return usage.ru_maxrss

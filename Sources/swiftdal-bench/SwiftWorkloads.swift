@@ -125,7 +125,16 @@ struct SwiftWorkloads<User: BenchUser> {
         let clock = ContinuousClock()
         let start = clock.now
         let rows = rows
-        DispatchQueue.global().async(group: group) {
+        // Dedicated threads, as the C harness uses pthreads: a global dispatch queue would
+        // run only about as many blocks at once as there are cores.
+        func onThread(_ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread {
+                body()
+                group.leave()
+            }.start()
+        }
+        onThread {
             var next = rows + 1
             for _ in 0..<(writes / batch) {
                 do {
@@ -142,7 +151,7 @@ struct SwiftWorkloads<User: BenchUser> {
             counters.writeSeconds = (clock.now - start).seconds
         }
         for reader in 0..<readers {
-            DispatchQueue.global().async(group: group) {
+            onThread {
                 var sequence = IDSequence(seed: UInt64(42 + reader), count: rows)
                 var checksum: Int64 = 0
                 for _ in 0..<lookups {
