@@ -1,19 +1,18 @@
 import CRawBench
 import Foundation
-import Glibc
 
 /// Peak resident memory of this process's address space, in KiB: `VmHWM` of
 /// /proc/self/status. (`getrusage`'s `ru_maxrss` survives `execve`, so a child process
 /// would report its parent's peak.)
+/// (/proc files report a size of 0, so they are read until end of file, not by size.)
 func peakResidentKiB() -> Int {
-    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            if let kib = Int(line.dropFirst(6).split(separator: " ").first ?? "") { return kib }
-        }
+    guard let file = FileHandle(forReadingAtPath: "/proc/self/status") else { return -1 }
+    defer { try? file.close() }
+    let status = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        if let kib = Int(line.dropFirst(6).split(whereSeparator: \.isWhitespace).first ?? "") { return kib }
     }
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return usage.ru_maxrss
+    return -1
 }
 
 /// What a probe child process does: one piece of work, then its peak memory on stdout.
