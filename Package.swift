@@ -35,8 +35,12 @@ let package = Package(
             dependencies: ["SwiftDALEntity", "SwiftDALConnection"]
         ),
         .target(
+            name: "SwiftDALSchema",
+            dependencies: ["SwiftDALEntity", "SwiftDALConnection"]
+        ),
+        .target(
             name: "SwiftDAL",
-            dependencies: ["SwiftDALIDAL", "SwiftDALEntity", "SwiftDALConnection"]
+            dependencies: ["SwiftDALIDAL", "SwiftDALSchema", "SwiftDALEntity", "SwiftDALConnection"]
         ),
         .target(
             name: "SampleDAL",

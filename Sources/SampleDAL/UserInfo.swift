@@ -53,6 +53,24 @@ public struct UserInfo: Entity, Hashable {
         createdAt = try row[8]
     }
 
+    /// The table as this version of the code expects it (an explicitly mapped entity
+    /// declares it; Codable entities derive theirs).
+    public static func tableDefinition() throws -> TableDefinition {
+        TableDefinition(tableName) { t in
+            t.column("id", .integer)
+            t.column("name", .text, notNull: true)
+            t.column("full_name", .text)
+            t.column("email", .text, notNull: true, unique: true)
+            t.column("age", .integer, notNull: true, default: .value(0), check: "age >= 0")
+            t.column("score", .real, notNull: true, default: .value(0))
+            t.column("bio", .text)
+            t.column("avatar", .blob)
+            t.column("created_at", .text, notNull: true, default: .expression("CURRENT_TIMESTAMP"))
+            t.primaryKey(["id"])
+            t.index("users_age", on: ["age"])
+        }
+    }
+
     public func encodeColumns(to columns: inout ColumnValues) throws {
         try columns.encode(id, for: "id")
         try columns.encode(name, for: "name")

@@ -1,4 +1,5 @@
 import Synchronization
+import SwiftDALSchema
 
 /// The generic implementation of ``IDAL`` for any ``Entity``: every table gets CRUD,
 /// lookups, counting, existence checks and paging from this one class, and a table's
@@ -83,6 +84,22 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
         currentMapping.store(nil, ordering: .releasing)
     }
 
+    /// Checks `T.tableDefinition()` against the real table and throws
+    /// ``DALError/Code/schemaMismatch`` naming every difference (missing columns, types,
+    /// nullability, primary key). Call it at startup to fail fast on a wrong database.
+    ///
+    /// For example, `try users.verifySchema()`.
+    public func verifySchema() throws {
+        var definition = try T.tableDefinition()
+        definition.name = tableName
+        let problems = try read { db in try db.schemaMismatches(for: definition) }
+        guard problems.isEmpty else {
+            throw DALError(
+                .schemaMismatch, "\(T.self) does not match table \(tableName): " + problems.joined(separator: "; "),
+                table: tableName)
+        }
+    }
+
     // MARK: Building blocks for subclasses
 
     /// Runs `body` on a reading connection: the one this thread already holds from the
@@ -101,13 +118,17 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
         try database.reentrantWrite(body)
     }
 
-    /// Entities from any query whose columns suit `T`'s mapping (for an explicit
-    /// mapping: `T.columnNames`, in order; for Codable: by name).
+    /// Entities from any query that returns the entity's columns (by name, in any order,
+    /// extra columns ignored): the query runs as a subquery of
+    /// `SELECT <the entity's columns> FROM (…)`, so an explicit mapping still reads its
+    /// columns in its own order. The query's row order is kept.
     ///
     /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.
     public func fetchEntities(_ sql: SQL) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
-            try db.fetchAll(sql) { try self.decode($0, mapping) }
+            let columns = mapping.selectedColumns.map(quoteIdentifier).joined(separator: ", ")
+            let query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql))", arguments: sql.arguments)
+            return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
 

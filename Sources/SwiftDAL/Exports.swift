@@ -3,3 +3,4 @@
 @_exported public import SwiftDALConnection
 @_exported public import SwiftDALEntity
 @_exported public import SwiftDALIDAL
+@_exported public import SwiftDALSchema

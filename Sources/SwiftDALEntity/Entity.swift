@@ -57,11 +57,30 @@ public protocol Entity: Sendable {
 
     /// Writes the entity's column values (with ``columnNames`` set: all of them, in that order).
     func encodeColumns(to columns: inout ColumnValues) throws
+
+    /// The table this entity lives in, for creating it and checking it against the
+    /// database. Default: derived from the `Decodable` conformance
+    /// (``TableDefinition/init(deriving:)``); an explicitly mapped entity declares it.
+    static func tableDefinition() throws -> TableDefinition
 }
 
 extension Entity {
     public static var primaryKey: [String] { ["id"] }
     public static var columnNames: [String]? { nil }
+
+    /// Without a `Decodable` conformance there is nothing to derive from: declare it.
+    public static func tableDefinition() throws -> TableDefinition {
+        throw DALError(
+            .schemaMismatch, "\(Self.self) declares no tableDefinition(); add one to create or check its table",
+            table: tableName)
+    }
+}
+
+extension Entity where Self: Decodable {
+    /// Derived from the properties: see ``TableDefinition/init(deriving:)``.
+    public static func tableDefinition() throws -> TableDefinition {
+        try TableDefinition(deriving: Self.self)
+    }
 }
 
 extension Entity where Self: Decodable {

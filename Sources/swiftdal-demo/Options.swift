@@ -4,6 +4,7 @@ import Foundation
 struct Options {
     var databasePath = "data/swiftdal-demo.sqlite"
     var templatePath: String?
+    var fixturesDirectory: String?
 
     static let usage = """
         usage: swift run swiftdal-demo [--database PATH] [--template PATH]
@@ -13,6 +14,8 @@ struct Options {
                             from the template when missing; its directory is created too)
           --template PATH   the prepared database copied when the file is missing
                             (default: Fixtures/sample.sqlite of this package)
+          --make-fixtures DIR  rebuild DIR's sample databases (v1, v2, current) and
+                            schema.sql from the migrations and DIR's seed files, then exit
         """
 
     /// Parses `arguments` (without the program name); `nil` after printing help.
@@ -27,6 +30,9 @@ struct Options {
             case "--template":
                 guard let value = remaining.popFirst() else { throw OptionError("--template needs a path") }
                 options.templatePath = value
+            case "--make-fixtures":
+                guard let value = remaining.popFirst() else { throw OptionError("--make-fixtures needs a directory") }
+                options.fixturesDirectory = value
             case "-h", "--help":
                 print(usage)
                 return nil

@@ -5,6 +5,11 @@ import SampleDAL
 // from Fixtures/sample.sqlite on the first run and reused (with its data) afterwards.
 do {
     guard let options = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    if let directory = options.fixturesDirectory {
+        try SampleFixtures.build(in: directory)
+        print("rebuilt the fixtures in \(directory) from \(SampleSchema.versions.count) migrations")
+        exit(0)
+    }
     let directory = (options.databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -15,7 +20,12 @@ do {
     print("SwiftDAL tour — database \(options.databasePath)")
     print(existed ? "  reusing the existing database: its data persisted from earlier runs"
                   : "  created from the template \(template)")
+    // The schema is created and upgraded by the migrations, then checked against the entities.
+    let applied = try SampleSchema.migrator.migrate(pool)
+    print(applied.isEmpty ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
+                          : "  applied migrations: \(applied.joined(separator: ", "))")
     let tour = Tour(pool: pool)
+    try SampleSchema.verify(users: tour.users, orders: tour.orders, tags: tour.tags)
     let visit = try tour.recordVisit()
     print("  this is run #\(visit) on this database")
     try tour.finding()

@@ -1,0 +1,296 @@
+import Foundation
+public import SwiftDALConnection
+
+/// A column's declared type (its SQLite affinity).
+///
+/// For example, `t.column("age", .integer, notNull: true)`.
+public enum ColumnType: String, Sendable, Hashable {
+    case integer = "INTEGER"
+    case real = "REAL"
+    case text = "TEXT"
+    case blob = "BLOB"
+    case numeric = "NUMERIC"
+}
+
+/// A column's default: a value (written as an SQL literal, quotes escaped) or an SQL
+/// expression written by the developer (`CURRENT_TIMESTAMP`).
+///
+/// For example, `.value(0)` or `.expression("CURRENT_TIMESTAMP")`.
+public enum DefaultValue: Sendable, Hashable {
+    case value(SQLiteValue)
+    case expression(String)
+
+    /// The SQL text of this default.
+    public var sql: String {
+        switch self {
+        case .expression(let expression): "(\(expression))"
+        case .value(let value): sqlLiteral(value)
+        }
+    }
+}
+
+/// What a foreign key does when the referenced row is deleted or its key updated.
+///
+/// For example, `onDelete: .cascade`.
+public enum ForeignKeyAction: String, Sendable, Hashable {
+    case noAction = "NO ACTION"
+    case restrict = "RESTRICT"
+    case setNull = "SET NULL"
+    case setDefault = "SET DEFAULT"
+    case cascade = "CASCADE"
+}
+
+/// One column of a ``TableDefinition``.
+///
+/// For example, `ColumnDefinition(name: "email", type: .text, isNotNull: true, isUnique: true)`.
+public struct ColumnDefinition: Sendable, Hashable {
+    public var name: String
+    public var type: ColumnType
+    public var isNotNull: Bool
+    public var isUnique: Bool
+    public var defaultValue: DefaultValue?
+    /// A `CHECK` expression on this column, SQL written by the developer.
+    public var check: String?
+    public var collation: String?
+
+    public init(
+        name: String, type: ColumnType, isNotNull: Bool = false, isUnique: Bool = false,
+        defaultValue: DefaultValue? = nil, check: String? = nil, collation: String? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isNotNull = isNotNull
+        self.isUnique = isUnique
+        self.defaultValue = defaultValue
+        self.check = check
+        self.collation = collation
+    }
+}
+
+/// A foreign key of a ``TableDefinition``.
+///
+/// For example, `ForeignKeyDefinition(columns: ["user_id"], table: "users", referencedColumns: ["id"], onDelete: .cascade)`.
+public struct ForeignKeyDefinition: Sendable, Hashable {
+    public var columns: [String]
+    public var table: String
+    public var referencedColumns: [String]
+    public var onDelete: ForeignKeyAction
+    public var onUpdate: ForeignKeyAction
+
+    public init(
+        columns: [String], table: String, referencedColumns: [String], onDelete: ForeignKeyAction = .noAction,
+        onUpdate: ForeignKeyAction = .noAction
+    ) {
+        self.columns = columns
+        self.table = table
+        self.referencedColumns = referencedColumns
+        self.onDelete = onDelete
+        self.onUpdate = onUpdate
+    }
+}
+
+/// An index of a ``TableDefinition``.
+///
+/// For example, `IndexDefinition(name: "users_age", columns: ["age"])`.
+public struct IndexDefinition: Sendable, Hashable {
+    public var name: String
+    public var columns: [String]
+    public var isUnique: Bool
+
+    public init(name: String, columns: [String], isUnique: Bool = false) {
+        self.name = name
+        self.columns = columns
+        self.isUnique = isUnique
+    }
+}
+
+/// A table as code: columns with types, nullability, defaults, uniqueness and checks,
+/// a primary key (single or composite, optionally `AUTOINCREMENT`), table checks,
+/// foreign keys with actions, and indexes. It renders the `CREATE TABLE` and
+/// `CREATE INDEX` statements; every name is quoted. Check and default expressions are
+/// SQL written by the developer (never values from users).
+///
+/// For example:
+///
+/// ```swift
+/// let orders = TableDefinition("orders") { t in
+///     t.column("id", .integer)
+///     t.column("user_id", .integer, notNull: true)
+///     t.column("quantity", .integer, notNull: true, check: "quantity > 0")
+///     t.primaryKey(["id"])
+///     t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .cascade)
+///     t.index("orders_user", on: ["user_id"])
+/// }
+/// try db.create(orders)
+/// ```
+public struct TableDefinition: Sendable, Hashable {
+    public var name: String
+    public private(set) var columns: [ColumnDefinition] = []
+    public private(set) var primaryKey: [String] = []
+    public private(set) var isAutoincrement = false
+    public private(set) var uniqueKeys: [[String]] = []
+    public private(set) var checks: [String] = []
+    public private(set) var foreignKeys: [ForeignKeyDefinition] = []
+    public private(set) var indexes: [IndexDefinition] = []
+    public var isWithoutRowID = false
+
+    /// A table named `name`, described by `build`.
+    ///
+    /// For example, `TableDefinition("tags") { t in t.column("label", .text, notNull: true) }`.
+    public init(_ name: String, _ build: (inout TableDefinition) -> Void = { _ in }) {
+        self.name = name
+        build(&self)
+    }
+
+    /// Adds a column.
+    ///
+    /// For example, `t.column("created_at", .text, notNull: true, default: .expression("CURRENT_TIMESTAMP"))`.
+    public mutating func column(
+        _ name: String, _ type: ColumnType, notNull: Bool = false, unique: Bool = false, default defaultValue: DefaultValue? = nil,
+        check: String? = nil, collation: String? = nil
+    ) {
+        columns.append(
+            ColumnDefinition(
+                name: name, type: type, isNotNull: notNull, isUnique: unique, defaultValue: defaultValue, check: check,
+                collation: collation))
+    }
+
+    /// Adds a column described elsewhere.
+    ///
+    /// For example, `t.add(ColumnDefinition(name: "bio", type: .text))`.
+    public mutating func add(_ column: ColumnDefinition) {
+        columns.append(column)
+    }
+
+    /// Sets the primary key. A single `INTEGER` column becomes SQLite's rowid alias;
+    /// `autoincrement` forbids reusing the ids of deleted rows.
+    ///
+    /// For example, `t.primaryKey(["user_id", "tag"])`.
+    public mutating func primaryKey(_ columns: [String], autoincrement: Bool = false) {
+        primaryKey = columns
+        isAutoincrement = autoincrement
+    }
+
+    /// Adds a `UNIQUE` constraint over several columns.
+    ///
+    /// For example, `t.unique(["user_id", "product"])`.
+    public mutating func unique(_ columns: [String]) {
+        uniqueKeys.append(columns)
+    }
+
+    /// Adds a table `CHECK` constraint (developer-written SQL).
+    ///
+    /// For example, `t.check("ends_at > starts_at")`.
+    public mutating func check(_ expression: String) {
+        checks.append(expression)
+    }
+
+    /// Adds a foreign key.
+    ///
+    /// For example, `t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .cascade)`.
+    public mutating func foreignKey(
+        _ columns: [String], references table: String, columns referenced: [String], onDelete: ForeignKeyAction = .noAction,
+        onUpdate: ForeignKeyAction = .noAction
+    ) {
+        foreignKeys.append(
+            ForeignKeyDefinition(columns: columns, table: table, referencedColumns: referenced, onDelete: onDelete, onUpdate: onUpdate))
+    }
+
+    /// Adds an index.
+    ///
+    /// For example, `t.index("users_age", on: ["age"])`.
+    public mutating func index(_ name: String, on columns: [String], unique: Bool = false) {
+        indexes.append(IndexDefinition(name: name, columns: columns, isUnique: unique))
+    }
+
+    /// A copy under another name, without indexes (for table rebuilds).
+    package func renamed(_ newName: String) -> TableDefinition {
+        var copy = self
+        copy.name = newName
+        copy.indexes = []
+        return copy
+    }
+
+    /// The column named `name` (ASCII case-insensitive).
+    public func column(named name: String) -> ColumnDefinition? {
+        columns.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// Checks that every column named by a key, constraint or index exists.
+    public func validate() throws {
+        guard !columns.isEmpty else {
+            throw DALError(.schemaMismatch, "table \(name) has no columns", table: name)
+        }
+        var seen = Set<String>()
+        for column in columns where !seen.insert(column.name.lowercased()).inserted {
+            throw DALError(.schemaMismatch, "table \(name) declares column \(column.name) twice", table: name, column: column.name)
+        }
+        let named = primaryKey + uniqueKeys.flatMap { $0 } + foreignKeys.flatMap(\.columns) + indexes.flatMap(\.columns)
+        for column in named where !seen.contains(column.lowercased()) {
+            throw DALError(.invalidColumn, "table \(name) has no column \(column)", table: name, column: column)
+        }
+        if isAutoincrement && !(primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer) {
+            throw DALError(.schemaMismatch, "AUTOINCREMENT needs a single INTEGER primary key", table: name)
+        }
+    }
+
+    /// The `CREATE TABLE` statement followed by one `CREATE INDEX` per index.
+    ///
+    /// For example, `try definition.createStatements(ifNotExists: true)`.
+    public func createStatements(ifNotExists: Bool = false) throws -> [String] {
+        try validate()
+        let rowidAlias = primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer && !isWithoutRowID
+        var parts = [String]()
+        for column in columns {
+            var part = "\(quoteIdentifier(column.name)) \(column.type.rawValue)"
+            if rowidAlias && column.name.lowercased() == primaryKey[0].lowercased() {
+                part += " PRIMARY KEY" + (isAutoincrement ? " AUTOINCREMENT" : "")
+            }
+            if column.isNotNull { part += " NOT NULL" }
+            if column.isUnique { part += " UNIQUE" }
+            if let defaultValue = column.defaultValue { part += " DEFAULT \(defaultValue.sql)" }
+            if let check = column.check { part += " CHECK (\(check))" }
+            if let collation = column.collation { part += " COLLATE \(quoteIdentifier(collation))" }
+            parts.append(part)
+        }
+        if !primaryKey.isEmpty && !rowidAlias {
+            parts.append("PRIMARY KEY (\(primaryKey.map(quoteIdentifier).joined(separator: ", ")))")
+        }
+        for key in uniqueKeys {
+            parts.append("UNIQUE (\(key.map(quoteIdentifier).joined(separator: ", ")))")
+        }
+        for check in checks {
+            parts.append("CHECK (\(check))")
+        }
+        for key in foreignKeys {
+            parts.append(
+                "FOREIGN KEY (\(key.columns.map(quoteIdentifier).joined(separator: ", "))) REFERENCES \(quoteIdentifier(key.table)) "
+                    + "(\(key.referencedColumns.map(quoteIdentifier).joined(separator: ", "))) "
+                    + "ON DELETE \(key.onDelete.rawValue) ON UPDATE \(key.onUpdate.rawValue)")
+        }
+        var table = "CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(quoteIdentifier(name)) (\n    "
+            + parts.joined(separator: ",\n    ") + "\n)"
+        if isWithoutRowID { table += " WITHOUT ROWID" }
+        return [table] + indexes.map { index in
+            "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(quoteIdentifier(index.name)) "
+                + "ON \(quoteIdentifier(name)) (\(index.columns.map(quoteIdentifier).joined(separator: ", ")))"
+        }
+    }
+}
+
+/// A value as an SQL literal, for DDL where parameters cannot be bound: numbers as
+/// digits, text single-quoted with quotes doubled, blobs as `X'…'`.
+///
+/// For example, `sqlLiteral(.text("it's")) == "'it''s'"`.
+public func sqlLiteral(_ value: SQLiteValue) -> String {
+    switch value {
+    case .null: return "NULL"
+    case .integer(let integer): return String(integer)
+    case .real(let double): return double.isFinite ? "\(double)" : (double > 0 ? "9e999" : "-9e999")
+    case .text(let text):
+        // A NUL would end the SQL text early: such text is written as bytes.
+        if text.utf8.contains(0) { return "(CAST(\(sqlLiteral(.blob(Data(text.utf8)))) AS TEXT))" }
+        return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+    }
+}
