@@ -1,0 +1,137 @@
+import Foundation
+import SampleDAL
+import SwiftDALTestSupport
+import Testing
+
+@Suite struct SchemaTests {
+    private let everything = TableDefinition("accounts") { t in
+        t.column("id", .integer)
+        t.column("owner", .text, notNull: true, collation: "NOCASE")
+        t.column("currency", .text, notNull: true, default: .value("EUR"), check: "length(currency) = 3")
+        t.column("note", .text, default: .value("it's \"quoted\"\u{0}!"))
+        t.column("balance", .integer, notNull: true, default: .value(0))
+        t.column("ratio", .real, default: .value(0.5))
+        t.column("opened_at", .text, notNull: true, default: .expression("CURRENT_TIMESTAMP"))
+        t.column("parent_id", .integer)
+        t.primaryKey(["id"], autoincrement: true)
+        t.unique(["owner", "currency"])
+        t.check("balance >= -1000")
+        t.foreignKey(["parent_id"], references: "accounts", columns: ["id"], onDelete: .setNull, onUpdate: .cascade)
+        t.index("accounts_owner", on: ["owner"])
+        t.index("accounts_parent", on: ["parent_id", "currency"], unique: true)
+    }
+
+    @Test func aTableIsCreatedFromItsDefinitionWithEveryConstraint() throws {
+        let db = try Database.inMemory()
+        try db.create(everything)
+        try db.create(everything, ifNotExists: true)
+        #expect(throws: SQLiteError.self) { try db.create(everything) }
+        #expect(try db.tableNames().contains("accounts"))
+        let id = try db.insert("INSERT INTO accounts(owner) VALUES ('Ann')")
+        let row = try #require(try db.fetchOne("SELECT * FROM accounts WHERE id = \(id)"))
+        #expect(try row.decode(String.self, named: "currency") == "EUR")
+        #expect(try row.decode(String.self, named: "note") == "it's \"quoted\"\u{0}!")
+        #expect(try row.decode(Double.self, named: "ratio") == 0.5)
+        #expect(try row.decode(Date?.self, named: "opened_at") != nil)
+        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, currency) VALUES ('x', 'EURO')") }?.constraintKind == .check)
+        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner) VALUES ('ANN')") }?.constraintKind == .unique)
+        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, balance) VALUES ('b', -5000)") }?.constraintKind == .check)
+        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('c', 99)") }?.constraintKind == .foreignKey)
+        try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('child', \(id))")
+        try db.execute("DELETE FROM accounts WHERE id = \(id)")
+        #expect(try db.fetchScalar(Int64.self, "SELECT parent_id FROM accounts WHERE owner = 'child'") == nil)  // SET NULL
+        // AUTOINCREMENT: ids of deleted rows are never reused, even once the table is empty
+        // (without it, the next id would be 1 again).
+        try db.execute("DELETE FROM accounts")
+        #expect(try db.insert("INSERT INTO accounts(owner) VALUES ('next')") == id + 2)
+    }
+
+    @Test func describeReadsColumnsIndexesAndForeignKeysFromTheDatabase() throws {
+        let db = try Database.inMemory()
+        try db.create(everything)
+        let description = try db.describe(table: "accounts")
+        #expect(description.columns.map(\.name) == ["id", "owner", "currency", "note", "balance", "ratio", "opened_at", "parent_id"])
+        #expect(description.primaryKey == ["id"])
+        let currency = try #require(description.columns.first { $0.name == "currency" })
+        #expect(currency.declaredType == "TEXT" && currency.isNotNull && currency.defaultValueSQL == "'EUR'")
+        #expect(description.indexes.first { $0.name == "accounts_parent" }?.columns == ["parent_id", "currency"])
+        #expect(description.indexes.first { $0.name == "accounts_parent" }?.isUnique == true)
+        #expect(description.indexes.contains { $0.origin == "u" && $0.columns == ["owner", "currency"] })
+        let key = try #require(description.foreignKeys.first)
+        #expect(key.table == "accounts" && key.columns == ["parent_id"] && key.onDelete == "SET NULL" && key.onUpdate == "CASCADE")
+        try db.drop(table: "accounts")
+        try db.drop(table: "accounts", ifExists: true)
+        #expect(try db.tableNames().isEmpty)
+        #expect(dalError { _ = try db.describe(table: "accounts") }?.code == .schemaMismatch)
+    }
+
+    @Test func definitionsNamingMissingColumnsAreRefused() throws {
+        let badKey = TableDefinition("t") { t in
+            t.column("a", .integer)
+            t.primaryKey(["b"])
+        }
+        #expect(dalError { _ = try badKey.createStatements() }?.column == "b")
+        let badIndex = TableDefinition("t") { t in
+            t.column("a", .integer)
+            t.index("t_x", on: ["x"])
+        }
+        #expect(dalError { _ = try badIndex.createStatements() }?.code == .invalidColumn)
+        #expect(dalError { _ = try TableDefinition("empty").createStatements() }?.code == .schemaMismatch)
+        let hostile = TableDefinition("a\"; DROP TABLE users; --") { t in t.column("b\"c", .text) }
+        let db = try Database.inMemory()
+        try db.create(hostile)
+        #expect(try db.tableNames() == ["a\"; DROP TABLE users; --"])
+    }
+
+    @Test func codableEntitiesDeriveTheirTable() throws {
+        let definition = try Note.tableDefinition()
+        let types = Dictionary(uniqueKeysWithValues: definition.columns.map { ($0.name, $0.type) })
+        let notNull = Dictionary(uniqueKeysWithValues: definition.columns.map { ($0.name, $0.isNotNull) })
+        #expect(definition.columns.map(\.name) == ["id", "title", "body", "payload", "tags", "meta", "createdAt", "rating", "pinned", "counter", "reference"])
+        #expect(types == ["id": .integer, "title": .text, "body": .text, "payload": .blob, "tags": .text, "meta": .text,
+                          "createdAt": .text, "rating": .real, "pinned": .integer, "counter": .integer, "reference": .text])
+        #expect(notNull["title"] == true && notNull["body"] == false && notNull["tags"] == true && notNull["meta"] == false)
+        #expect(definition.primaryKey == ["id"])
+        let tags = try UserTag.tableDefinition()
+        #expect(tags.primaryKey == ["user_id", "tag"])
+        // The derived table works with the DAL.
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { try $0.create(table: Note.self) }
+        let notes = NoteDAL(database: queue)
+        try notes.verifySchema()
+        let id = try notes.insert2(note("derived"))
+        #expect(try notes.findById(id)?.title == "derived")
+    }
+
+    @Test func schemaChecksNameEveryMismatch() throws {
+        struct Drifted: Entity, Codable {
+            static let tableName = "users"
+            var id: Int64?
+            var name: String?          // nullable here, NOT NULL in the table
+            var email: Data            // BLOB here, TEXT in the table
+            var nickname: String       // missing from the table
+        }
+        let sample = try Sample()
+        try sample.users.verifySchema()
+        let error = dalError { try BaseDAL<Drifted>(database: sample.queue).verifySchema() }
+        #expect(error?.code == .schemaMismatch)
+        let message = error?.message ?? ""
+        #expect(message.contains("column name is NOT NULL, expected nullable"))
+        #expect(message.contains("column email is TEXT, expected BLOB"))
+        #expect(message.contains("column nickname is missing"))
+        #expect(message.contains("column age") == false)  // has a default: not a problem
+        let missing = try sample.queue.read { try $0.schemaMismatches(for: TableDefinition("ghosts") { $0.column("a", .text) }) }
+        #expect(missing == ["table ghosts does not exist"])
+        #expect(throws: DALError.self) { try sample.queue.read { try $0.checkSchema(of: Drifted.self) } }
+    }
+
+    @Test func explicitEntitiesWithoutADefinitionSayWhatIsMissing() throws {
+        struct Bare: Entity {
+            static let tableName = "bare"
+            init(row: RowView) throws {}
+            func encodeColumns(to columns: inout ColumnValues) throws {}
+        }
+        let error = dalError { _ = try Bare.tableDefinition() }
+        #expect(error?.message.contains("tableDefinition()") == true)
+    }
+}
