@@ -60,6 +60,11 @@ let package = Package(
             dependencies: ["CRawBench", "SwiftDAL"],
             exclude: ["results"]
         ),
+        // Reliability (crash consistency under SIGKILL).
+        .executableTarget(
+            name: "swiftdal-crash",
+            dependencies: ["SwiftDAL"]
+        ),
         .target(
             name: "SwiftDALTestSupport",
             dependencies: ["SwiftDALConnection"]

@@ -17,26 +17,34 @@ extension BaseDAL {
     }
 
     /// The entities whose primary key is in `ids` (missing keys are skipped), in the
-    /// default order. The keys are bound as one JSON array, so any number of keys runs
-    /// as one cached statement.
+    /// default order, from one statement. Keys are bound as one JSON array (any number
+    /// of keys, one cached statement); keys JSON cannot carry exactly (blobs, text with
+    /// NUL) are bound one by one in a `VALUES` list (up to 32,766 values).
     ///
     /// For example, `let some = try users.findByIds([1, 2, 3])`.
     public func findByIds(_ ids: [some EntityKey]) throws -> [T] {
         guard !ids.isEmpty else { return [] }
         return try withMapping(writing: false) { db, mapping in
             let keys = try ids.map { try mapping.keyValues($0) }
-            let json = try jsonArray(keys, single: mapping.primaryKey.count == 1)
+            let width = mapping.primaryKey.count
             let columns = mapping.primaryKey.map(dialect.quote).joined(separator: ", ")
-            let extract: String
-            if mapping.primaryKey.count == 1 {
-                extract = "SELECT value FROM json_each(?)"
+            let query: SQL
+            if let json = jsonArray(keys, single: width == 1) {
+                let extract = width == 1
+                    ? "SELECT value FROM json_each(?)"
+                    : "SELECT " + (0..<width).map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ") + " FROM json_each(?)"
+                query = SQL(sql: "\(mapping.selectSQL) WHERE (\(columns)) IN (\(extract)) \(mapping.defaultOrderClause)", arguments: [json])
             } else {
-                extract = "SELECT "
-                    + mapping.primaryKey.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
-                    + " FROM json_each(?)"
+                guard keys.count * width <= 32_766 else {
+                    throw DALError(.invalidValue, "findByIds binds at most 32,766 BLOB or NUL-containing key values at once", table: mapping.table)
+                }
+                let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+                let list = Array(repeating: tuple, count: keys.count).joined(separator: ", ")
+                query = SQL(
+                    sql: "\(mapping.selectSQL) WHERE (\(columns)) IN (VALUES \(list)) \(mapping.defaultOrderClause)",
+                    arguments: StatementArguments(values: keys.flatMap { $0 }))
             }
-            let sql = "\(mapping.selectSQL) WHERE (\(columns)) IN (\(extract)) \(mapping.defaultOrderClause)"
-            return try db.fetchAll(SQL(sql: sql, arguments: [json])) { try self.decode($0, mapping) }
+            return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
 
@@ -137,22 +145,32 @@ extension BaseDAL {
     }
 }
 
-/// The keys as a JSON array (of values, or of arrays for composite keys), for `json_each`.
-private func jsonArray(_ keys: [[SQLiteValue]], single: Bool) throws -> String {
-    func json(_ value: SQLiteValue) throws -> String {
+/// The keys as a JSON array (of values, or of arrays for composite keys) for
+/// `json_each`, or `nil` when a key cannot travel through JSON exactly.
+private func jsonArray(_ keys: [[SQLiteValue]], single: Bool) -> String? {
+    func json(_ value: SQLiteValue) -> String? {
         switch value {
         case .null: return "null"
         case .integer(let integer): return String(integer)
-        case .real(let double):
-            guard double.isFinite else { throw DALError(.invalidValue, "a key cannot be \(double)") }
-            return String(double)
-        case .text(let text): return jsonString(text)
-        case .blob:
-            throw DALError(.invalidValue, "findByIds does not support BLOB keys; use find(condition:) instead")
+        case .real(let double): return double.isFinite ? String(double) : nil
+        case .text(let text): return text.utf8.contains(0) ? nil : jsonString(text)  // JSON functions stop at NUL
+        case .blob: return nil
         }
     }
-    let items = try keys.map { key in
-        single ? try json(key[0]) : "[" + (try key.map(json)).joined(separator: ",") + "]"
+    var items = [String]()
+    items.reserveCapacity(keys.count)
+    for key in keys {
+        if single {
+            guard let item = json(key[0]) else { return nil }
+            items.append(item)
+        } else {
+            var parts = [String]()
+            for value in key {
+                guard let part = json(value) else { return nil }
+                parts.append(part)
+            }
+            items.append("[" + parts.joined(separator: ",") + "]")
+        }
     }
     return "[" + items.joined(separator: ",") + "]"
 }

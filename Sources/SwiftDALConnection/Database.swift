@@ -172,6 +172,10 @@ public final class Database {
         }
         let handle = try openHandle()
         let statement = try Statement(database: handle, sql: sql, persistent: true)
+        if statementCache.count >= Self.statementCacheCapacity {
+            // Many different SQL texts (ad-hoc conditions, IN lists): start over rather than grow.
+            clearStatementCache()
+        }
         if statementCache[sql] == nil {
             statementCache[sql] = statement
             lastStatement = statement
@@ -185,6 +189,10 @@ public final class Database {
     public func makeStatement(sql: String) throws -> Statement {
         try Statement(database: openHandle(), sql: sql, persistent: false)
     }
+
+    /// How many prepared statements a connection keeps; past that the idle ones are
+    /// finalized and prepared again on demand.
+    static let statementCacheCapacity = 512
 
     /// The number of statements in this connection's cache.
     public var cachedStatementCount: Int { statementCache.count }

@@ -25,9 +25,25 @@ extension SQL.Interpolation {
     }
 
     private mutating func appendLikePattern(_ pattern: String) {
-        appendInterpolation(pattern)
+        if pattern.utf8.contains(0) {
+            // SQLite's LIKE stops at a NUL: the rest of the pattern would be ignored and
+            // the pattern would match far more than asked. Refused when the query runs.
+            appendInterpolation(UnusableLikePattern())
+        } else {
+            appendInterpolation(pattern)
+        }
         appendLiteral(" ESCAPE '\\'")
     }
+}
+
+/// Stands in for a LIKE pattern that SQLite cannot honour; binding it throws.
+private struct UnusableLikePattern: SQLiteValueConvertible {
+    func sqliteValue() throws -> SQLiteValue {
+        throw DALError(.invalidValue, "a LIKE pattern cannot contain a NUL character: SQLite's LIKE stops at it")
+    }
+
+    init() {}
+    init?(sqliteValue: SQLiteValue) { nil }
 }
 
 /// Escapes `%`, `_` and `\` with `\`, for a `LIKE … ESCAPE '\'` pattern.

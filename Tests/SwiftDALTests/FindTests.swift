@@ -157,6 +157,22 @@ import Testing
         #expect(try sample.users.getRecordCount() == 9)
     }
 
+    @Test func aLikeKeywordWithNULIsRefusedInsteadOfMatchingEverything() throws {
+        let sample = try Sample()
+        // SQLite's LIKE stops at NUL: "%\0%" would behave as "%" and match every row.
+        let error = dalError { _ = try sample.users.search(keyword: "\u{0}") }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.contains("NUL") == true)
+        #expect(try sample.users.search(keyword: "a").map(\.name) == ["alice", "dmitri", "farah", "goro", "hana"])
+    }
+
+    @Test func findByIdsHandlesKeysJSONCannotCarry() throws {
+        let sample = try Sample()
+        try sample.tags.insert(UserTag(userID: 2, tag: "nul\u{0}tag"))
+        let found = try sample.tags.findByIds([CompositeKey(2, "nul\u{0}tag"), CompositeKey(1, "admin"), CompositeKey(2, "nul")])
+        #expect(Set(found.map(\.tag)) == ["nul\u{0}tag", "admin"])
+    }
+
     @Test func fetchEntitiesRunsCustomJoins() throws {
         let sample = try Sample()
         let buyers = try sample.users.fetchEntities(
