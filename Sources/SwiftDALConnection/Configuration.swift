@@ -26,6 +26,10 @@ public struct Configuration: Sendable {
     public var synchronous: Synchronous = .full
     /// More pragmas, run in order on every connection after the defaults.
     public var pragmas: [Pragma] = []
+    /// The largest string or blob, in bytes, a connection accepts or produces
+    /// (`SQLITE_LIMIT_LENGTH`); larger values fail with `SQLITE_TOOBIG`. `nil` keeps
+    /// SQLite's limit (1,000,000,000 bytes in standard builds).
+    public var maximumValueLength: Int?
     /// The number of reader connections of a ``DatabasePool`` (at least 1).
     public var maximumReaderCount = 4
     /// Called on every new connection after the pragmas (register functions, attach…).

@@ -98,6 +98,9 @@ public final class Database {
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        if let length = configuration.maximumValueLength {
+            sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, Int32(clamping: max(1, length)))
+        }
         if let trace = configuration.trace { installTrace(trace) }
         // Reading the schema first turns "not a database" and corruption into an error
         // at open, not at the first query.

@@ -9,6 +9,10 @@ import SwiftDAL
 let usage = """
     usage: swiftdal-crash driver [--trials N] [--modes LIST] [--negative-control] [--work-dir DIR]
            swiftdal-crash child --path PATH --mode MODE [--report-early]
+           swiftdal-crash readonly-probe --path PATH
+             (run as a non-root user on a file it cannot write: opens it read-write through
+             SwiftDAL, tries a write, and exits 0 only if a typed SQLITE_READONLY error came
+             back and reads still work)
     """
 
 func value(after flag: String, in arguments: [String]) -> String? {
@@ -24,6 +28,9 @@ do {
             let mode = value(after: "--mode", in: arguments).flatMap(CrashMode.init(rawValue:))
         else { throw DALError(.invalidValue, usage) }
         try runChild(path: path, mode: mode, reportEarly: arguments.contains("--report-early"))
+    case "readonly-probe":
+        guard let path = value(after: "--path", in: arguments) else { throw DALError(.invalidValue, usage) }
+        try runReadOnlyProbe(path: path)
     case "driver":
         let trials = value(after: "--trials", in: arguments).flatMap(Int.init) ?? 60
         let modes = value(after: "--modes", in: arguments).map { list in
