@@ -57,29 +57,9 @@ import Testing
         #expect(outcome == "error 11" || (outcome != "ok" && !outcome.isEmpty), "\(outcome)")
     }
 
-    @Test func aReadOnlyFileForANonRootUserRefusesWritesWithATypedError() throws {
-        // Root ignores file modes, so the check runs as nobody in a child process.
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
-        let directory = try TemporaryDirectory()
-        let path = try populatedFile(directory, rows: 10)
-        chmod(directory.path, 0o755)
-        chmod(path, 0o444)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/sqlite3", path, "INSERT INTO users(name) VALUES ('x');"]
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { return }
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus != 0)
-        #expect(message.contains("readonly") || message.contains("read-only") || message.contains("unable to open"))
-        // In this process (root), SwiftDAL's read-only mode gives the typed error.
-        let db = try Database(path: path, mode: .readOnly)
-        #expect(sqliteError { try db.execute("INSERT INTO users(name) VALUES ('x')") }?.code.primary == .readOnly)
-        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 10)
-    }
+    // A read-only file opened by a non-root user is checked by CI and .ci/reliability,
+    // which run `swiftdal-crash readonly-probe` as nobody (root ignores file modes); the
+    // typed SQLITE_READONLY of a read-only connection is covered in OpeningTests.
 
     @Test func aFullDiskFailsTheStatementKeepsEveryAcknowledgedWriteAndRecovers() throws {
         let directory = try TemporaryDirectory()
