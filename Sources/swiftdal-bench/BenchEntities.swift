@@ -3,7 +3,7 @@ import SwiftDAL
 
 /// A benchmark user, whichever mapping it uses.
 protocol BenchUser: Entity {
-    init(row i: Int64)
+    init(id: Int64?, name: String, email: String, age: Int, score: Double, bio: String?)
     var id: Int64? { get }
     var name: String { get }
     var email: String { get }
@@ -11,6 +11,13 @@ protocol BenchUser: Entity {
 }
 
 extension BenchUser {
+    /// Row `i` of the benchmark definition.
+    init(row i: Int64) {
+        self.init(
+            id: nil, name: "user\(i)", email: "user\(i)@example.com", age: Int(18 + i % 60), score: Double(i) * 0.5,
+            bio: i % 3 == 0 ? nil : "bio of user \(i)")
+    }
+
     /// What the C harness adds up for a materialized user.
     var checksum: Int64 {
         (id ?? 0) + Int64(name.utf8.count) + Int64(email.utf8.count) + Int64(bio?.utf8.count ?? 0)
@@ -28,16 +35,9 @@ struct ExplicitUser: BenchUser {
     var age: Int
     var score: Double
     var bio: String?
+}
 
-    init(row i: Int64) {
-        id = nil
-        name = "user\(i)"
-        email = "user\(i)@example.com"
-        age = Int(18 + i % 60)
-        score = Double(i) * 0.5
-        bio = i % 3 == 0 ? nil : "bio of user \(i)"
-    }
-
+extension ExplicitUser {
     init(row: RowView) throws {
         id = try row[0]
         name = try row[1]
@@ -67,15 +67,6 @@ struct CodableUser: BenchUser, Codable {
     var age: Int
     var score: Double
     var bio: String?
-
-    init(row i: Int64) {
-        id = nil
-        name = "user\(i)"
-        email = "user\(i)@example.com"
-        age = Int(18 + i % 60)
-        score = Double(i) * 0.5
-        bio = i % 3 == 0 ? nil : "bio of user \(i)"
-    }
 }
 
 /// The id sequence of BENCHMARKS.md (the same as rawbench_next_id).
