@@ -65,6 +65,15 @@ let package = Package(
             name: "swiftdal-crash",
             dependencies: ["SwiftDAL"]
         ),
+        // Reliability (out-of-memory and I/O-error sweeps).
+        .target(
+            name: "CSwiftDALFaults",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
+        .executableTarget(
+            name: "swiftdal-faults",
+            dependencies: ["CSwiftDALFaults", "SwiftDAL"]
+        ),
         .target(
             name: "SwiftDALTestSupport",
             dependencies: ["SwiftDALConnection"]

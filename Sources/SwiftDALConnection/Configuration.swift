@@ -30,6 +30,8 @@ public struct Configuration: Sendable {
     /// (`SQLITE_LIMIT_LENGTH`); larger values fail with `SQLITE_TOOBIG`. `nil` keeps
     /// SQLite's limit (1,000,000,000 bytes in standard builds).
     public var maximumValueLength: Int?
+    /// The name of a registered SQLite VFS to open files through (`nil`: the default).
+    public var vfsName: String?
     /// The number of reader connections of a ``DatabasePool`` (at least 1).
     public var maximumReaderCount = 4
     /// Called on every new connection after the pragmas (register functions, attach…).

@@ -76,6 +76,15 @@ extension Database {
         return result
     }
 
+    /// Rolls back a transaction that a failed `ROLLBACK` left open (SQLite documents that
+    /// a rollback can fail, for instance out of memory). Called whenever a queue or pool
+    /// hands this connection out, so that new work never joins a failed transaction.
+    /// Throws when the transaction still cannot be rolled back.
+    func discardLeftoverTransaction() throws {
+        guard isInTransaction else { return }
+        try execute(sql: "ROLLBACK TRANSACTION")
+    }
+
     /// Rolls back, unless SQLite already did (some errors roll back on their own).
     private func rollbackQuietly() {
         guard isInTransaction else { return }

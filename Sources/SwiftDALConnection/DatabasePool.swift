@@ -68,7 +68,11 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             slot.release()
             available.signal()
         }
-        return try ThreadAccess.holding(slot.database, of: self, isWriter: false) { try body(slot.database) }
+        return try ThreadAccess.holding(slot.database, of: self, isWriter: false) {
+            // A read transaction a failed rollback left open would pin an old snapshot.
+            try slot.database.discardLeftoverTransaction()
+            return try body(slot.database)
+        }
     }
 
     /// A free reader, this thread's previous one first; lock-free. Called only after
@@ -91,7 +95,10 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
         try writerMutex.withLock {
-            try ThreadAccess.holding(writer, of: self, isWriter: true) { try body(writer) }
+            try ThreadAccess.holding(writer, of: self, isWriter: true) {
+                try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
+                return try body(writer)
+            }
         }
     }
 

@@ -15,6 +15,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     // The connection is only touched with `mutex` held.
     private let database: Database
     private let mutex = PlainMutex()
+    /// Whether `PRAGMA query_only` is still on (a read could not turn it off); only
+    /// touched with `mutex` held.
+    private var queryOnly = false
     private let queue: DispatchQueue
     public let configuration: Configuration
 
@@ -58,11 +61,14 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("read") }
         return try mutex.withLock {
             try ThreadAccess.holding(database, of: self, isWriter: false) {
+                try prepareForUse()
                 try database.execute(sql: "PRAGMA query_only = ON")
+                queryOnly = true
                 let result: Result<T, any Error> = Result {
                     try database.inTransaction(.deferred) { try body(database) }
                 }
                 try database.execute(sql: "PRAGMA query_only = OFF")
+                queryOnly = false
                 return try result.get()
             }
         }
@@ -75,7 +81,20 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = ThreadAccess.held(by: self) { return try body(held.database) }
         return try mutex.withLock {
-            try ThreadAccess.holding(database, of: self, isWriter: false) { try body(database) }
+            try ThreadAccess.holding(database, of: self, isWriter: false) {
+                try prepareForUse()
+                return try body(database)
+            }
+        }
+    }
+
+    /// Clears what a failed access may have left behind: an open transaction (a failed
+    /// rollback), `query_only` still on (a read that could not turn it off).
+    private func prepareForUse() throws {
+        try database.discardLeftoverTransaction()
+        if queryOnly {
+            try database.execute(sql: "PRAGMA query_only = OFF")
+            queryOnly = false
         }
     }
 
@@ -87,7 +106,8 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("write") }
         return try mutex.withLock {
             try ThreadAccess.holding(database, of: self, isWriter: true) {
-                try database.inTransaction(.immediate) { try body(database) }
+                try prepareForUse()
+                return try database.inTransaction(.immediate) { try body(database) }
             }
         }
     }
@@ -102,7 +122,10 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
             return try body(held.database)
         }
         return try mutex.withLock {
-            try ThreadAccess.holding(database, of: self, isWriter: true) { try body(database) }
+            try ThreadAccess.holding(database, of: self, isWriter: true) {
+                try prepareForUse()
+                return try body(database)
+            }
         }
     }
 

@@ -94,4 +94,32 @@ import Testing
         }
         #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 0)
     }
+
+    /// A failed ROLLBACK (out of memory) can leave a connection inside its transaction;
+    /// here the leftover is made by hand. The next access must not join it: it is rolled
+    /// back, and the new write commits on its own.
+    @Test func aLeftoverTransactionIsDiscardedBeforeTheConnectionIsUsedAgain() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("leftover.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try makeUsersTable($0) }
+        try queue.reentrantWrite { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            try db.execute("INSERT INTO users(name) VALUES ('half-done')")
+        }
+        try queue.write { db in try db.execute("INSERT INTO users(name) VALUES ('committed')") }
+        #expect(try queue.read { try $0.fetchColumn(String.self, "SELECT name FROM users") } == ["committed"])
+        try queue.close()
+        let reopened = try Database(path: path)
+        #expect(try reopened.fetchColumn(String.self, "SELECT name FROM users") == ["committed"])
+
+        let pool = try DatabasePool(path: directory.file("leftover-pool.sqlite"))
+        try pool.write { try makeUsersTable($0) }
+        try pool.reentrantWrite { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            try db.execute("INSERT INTO users(name) VALUES ('half-done')")
+        }
+        try pool.write { db in try db.execute("INSERT INTO users(name) VALUES ('committed')") }
+        #expect(try pool.read { try $0.fetchColumn(String.self, "SELECT name FROM users") } == ["committed"])
+    }
 }
