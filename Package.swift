@@ -74,6 +74,15 @@ let package = Package(
             name: "swiftdal-faults",
             dependencies: ["CSwiftDALFaults", "SwiftDAL"]
         ),
+        // Reliability (libFuzzer targets; built with -sanitize=fuzzer,address -DFUZZING).
+        .target(
+            name: "CSwiftDALFuzzSupport"
+        ),
+        .executableTarget(
+            name: "swiftdal-fuzz",
+            dependencies: ["CSwiftDALFuzzSupport", "SwiftDAL"],
+            exclude: ["corpus"]
+        ),
         .target(
             name: "SwiftDALTestSupport",
             dependencies: ["SwiftDALConnection"]

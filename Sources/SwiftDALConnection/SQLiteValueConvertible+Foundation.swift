@@ -20,7 +20,9 @@ public import Foundation
 extension Date: SQLiteValueConvertible {
     public func sqliteValue() throws -> SQLiteValue {
         guard let text = DateCoding.format(self) else {
-            throw DALError(.invalidValue, "date \(self) is outside the years 0000-9999")
+            // Not `\(self)`: Date.description traps on a NaN date (found by fuzzing).
+            throw DALError(
+                .invalidValue, "a date \(timeIntervalSince1970) s from 1970 is not a finite time in the years 0000-9999")
         }
         return .text(text)
     }
@@ -33,6 +35,7 @@ extension Date: SQLiteValueConvertible {
         case .integer(let seconds):
             self = Date(timeIntervalSince1970: TimeInterval(seconds))
         case .real(let seconds):
+            guard seconds.isFinite else { return nil }
             self = Date(timeIntervalSince1970: seconds)
         default:
             return nil

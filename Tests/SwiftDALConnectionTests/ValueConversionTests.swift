@@ -135,6 +135,18 @@ import Testing
         #expect(Date(sqliteValue: "not a date") == nil)
     }
 
+    /// Found by the values fuzzer: a NaN REAL read as a date, then stored, crashed the
+    /// process (the error message used Date.description, which traps on NaN).
+    @Test func nonFiniteDatesAreConversionErrorsNotCrashes() throws {
+        #expect(Date(sqliteValue: .real(.nan)) == nil)
+        #expect(Date(sqliteValue: .real(.infinity)) == nil)
+        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: .nan).sqliteValue() }
+        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: 1e300).sqliteValue() }
+        let db = try Database.inMemory()
+        let row = try #require(try db.fetchOne("SELECT 9e999 AS stamp"))
+        #expect(dalError { _ = try row.decode(Date.self, named: "stamp") }?.code == .conversionFailed)
+    }
+
     @Test func uuidsAndDecimalsRoundTripLosslessly() throws {
         let uuid = UUID()
         #expect(try roundTrip(uuid) == uuid)

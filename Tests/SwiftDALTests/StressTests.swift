@@ -4,22 +4,24 @@ import SwiftDALTestSupport
 import Testing
 
 @Suite struct StressTests {
-    /// Six tasks for a bounded time (about a second and a half): inserts, updates, deletes
-    /// and consistent reads through the pool. Every task keeps its own tally; at the end
-    /// the table holds exactly what the tallies say, and nothing threw (no SQLITE_BUSY).
+    /// Six tasks for a bounded time (about a second and a half, and at least 20 operations
+    /// each however slow the machine): inserts, updates, deletes and consistent reads
+    /// through the pool. Every task keeps its own tally; at the end the table holds exactly
+    /// what the tallies say, and nothing threw (no SQLITE_BUSY).
     @Test func mixedConcurrentWorkForABoundedTimeEndsWithExactCounts() async throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("stress.sqlite"), template: sampleDatabase)
         let users = UserDAL(database: pool)
         let orders = OrderDAL(database: pool)
         let deadline = ContinuousClock.now + .milliseconds(1500)
+        let minimumOperations = 20
         let tallies = try await withThrowingTaskGroup(of: (users: Int, orders: Int, operations: Int).self) { group in
             for task in 0..<6 {
                 group.addTask {
                     var tally = (users: 0, orders: 0, operations: 0)
                     var mine: [Int64] = []
                     var step = 0
-                    while ContinuousClock.now < deadline {
+                    while step < minimumOperations || ContinuousClock.now < deadline {
                         step += 1
                         switch (task + step) % 5 {
                         case 0, 1:
@@ -63,7 +65,7 @@ import Testing
             }
             return total
         }
-        #expect(tallies.operations > 0)
+        #expect(tallies.operations >= 6 * minimumOperations)
         #expect(try await users.getRecordCount() == 8 + tallies.users)
         #expect(try await orders.getRecordCount() == 8 + tallies.orders)
         #expect(try await pool.read { try $0.fetchScalar(String.self, "PRAGMA integrity_check") } == "ok")

@@ -1,0 +1,118 @@
+import Foundation
+import SwiftDAL
+
+// The three fuzz targets. Each must never crash; a failed property calls `violation`,
+// which aborts so that libFuzzer records the input.
+
+struct FuzzUser: Entity, Codable {
+    static let tableName = "users"
+    var id: Int64?
+    var name: String
+    var age: Int
+    var bio: String?
+}
+
+final class FuzzUserDAL: BaseDAL<FuzzUser>, @unchecked Sendable {}
+
+func violation(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("property violated: \(message)\n".utf8))
+    abort()
+}
+
+func isTyped(_ error: any Error) -> Bool { error is SQLiteError || error is DALError }
+
+func makeUsers() throws -> (DatabaseQueue, FuzzUserDAL) {
+    let queue = try DatabaseQueue.inMemory()
+    try queue.write { db in
+        try db.create(table: FuzzUser.self)
+        try db.execute("INSERT INTO users(name, age, bio) VALUES ('ann', 30, 'x'), ('bob', 40, NULL)")
+    }
+    return (queue, FuzzUserDAL(database: queue))
+}
+
+/// Condition building: fuzzed text as a bound value, a LIKE keyword, an order-by column,
+/// the text form of an order, a field name. Values must match only themselves; names must
+/// be accepted only when they are real columns; the table must survive.
+func fuzzCondition(_ data: Data) throws {
+    let text = String(decoding: data, as: UTF8.self)
+    let (queue, users) = try makeUsers()
+    let byValue = try users.find(condition: "name = \(text) OR bio = \(text)")
+    if byValue.contains(where: { $0.name != text && $0.bio != text }) { violation("a bound value matched other rows") }
+    do {
+        for user in try users.find(condition: "name LIKE \(containing: text)") where text.count > 0 {
+            if !user.name.lowercased().contains(text.lowercased()) { violation("LIKE matched \(user.name) for \(text.debugDescription)") }
+        }
+    } catch where isTyped(error) {}
+    let columns = ["id", "name", "age", "bio"]
+    for order in [OrderBy(text), OrderBy(parsing: text)] {
+        do {
+            _ = try users.getAll(orderBy: order)
+            if !order.terms.allSatisfy({ columns.contains($0.column.lowercased()) }) { violation("order by an unknown column was accepted") }
+        } catch where isTyped(error) {}
+    }
+    do {
+        _ = try users.isExist(fieldName: text, value: 1)
+        if !columns.contains(text.lowercased()) { violation("field \(text.debugDescription) was accepted") }
+    } catch where isTyped(error) {}
+    if try users.getRecordCount() != 2 { violation("rows changed") }
+    try queue.close()
+}
+
+/// Values: a fuzzed storage class and payload converted to every Swift type and back.
+/// A conversion that succeeds must be stable once stored (the stored encoding is a fixed
+/// point: dates keep milliseconds, floats their own precision), and binding then
+/// reading a value must give it back.
+func fuzzValues(_ data: Data) throws {
+    guard let tag = data.first else { return }
+    let payload = data.dropFirst()
+    let value: SQLiteValue
+    switch tag % 5 {
+    case 0: value = .null
+    case 1: value = .integer(payload.prefix(8).reduce(0) { $0 << 8 | Int64($1) })
+    case 2: value = .real(Double(bitPattern: payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }))
+    case 3: value = .text(String(decoding: payload, as: UTF8.self))
+    default: value = .blob(Data(payload))
+    }
+    func roundTrip<T: SQLiteValueConvertible & Equatable>(_ type: T.Type) {
+        guard let converted = T(sqliteValue: value) else { return }
+        guard let stored = try? converted.sqliteValue() else { return }  // e.g. NaN: refused, not stored
+        guard let again = T(sqliteValue: stored), (try? again.sqliteValue()) == stored else {
+            violation("\(T.self) is not stable once stored: \(value) → \(stored)")
+        }
+    }
+    roundTrip(Int8.self); roundTrip(Int16.self); roundTrip(Int32.self); roundTrip(Int64.self); roundTrip(Int.self)
+    roundTrip(UInt8.self); roundTrip(UInt16.self); roundTrip(UInt32.self); roundTrip(UInt64.self); roundTrip(UInt.self)
+    roundTrip(Double.self); roundTrip(Float.self); roundTrip(Bool.self); roundTrip(String.self); roundTrip(Data.self)
+    roundTrip(Date.self); roundTrip(UUID.self); roundTrip(Decimal.self); roundTrip(String?.self)
+    let db = try Database.inMemory()
+    if case .real(let double) = value, double.isNaN { return }  // SQLite stores NaN as NULL: SwiftDAL refuses it
+    let back = try db.fetchOne("SELECT \(value)")?.values.first
+    if back != value { violation("\(value) came back as \(String(describing: back))") }
+    try db.close()
+}
+
+/// Statements: fuzzed SQL text on a fresh connection. Every failure must be a typed
+/// error, and the connection must close cleanly afterwards (nothing left open).
+func fuzzStatement(_ data: Data) throws {
+    let sql = String(decoding: data, as: UTF8.self)
+    let upper = sql.uppercased()
+    // Keep the fuzzer off the file system: these could create or read files.
+    if upper.contains("ATTACH") || upper.contains("VACUUM") || upper.contains("LOAD_EXTENSION") || upper.contains("BACKUP") {
+        return
+    }
+    var configuration = Configuration()
+    configuration.maximumValueLength = 1_000_000
+    let db = try Database.inMemory(configuration: configuration)
+    try db.executeScript("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c BLOB); INSERT INTO t VALUES (1, 'x', x'00');")
+    do {
+        _ = try db.fetchAll(SQL(sql: sql))
+    } catch where isTyped(error) {}
+    do {
+        try db.executeScript(sql)
+    } catch where isTyped(error) {}
+    do {
+        try db.close()
+    } catch {
+        violation("close failed after \(sql.debugDescription): \(error)")
+    }
+}
