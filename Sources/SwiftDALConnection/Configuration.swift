@@ -68,9 +68,12 @@ public struct Configuration: Sendable {
 ///
 /// For example, `Pragma(name: "cache_size", value: "-20000")`.
 public struct Pragma: Sendable, Hashable {
+    /// The pragma's name (letters, digits, underscores).
     public var name: String
+    /// Its value (a word or a number).
     public var value: String
 
+    /// A pragma to set on every connection.
     public init(name: String, value: String) {
         self.name = name
         self.value = value

@@ -39,6 +39,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     private let available: DispatchSemaphore
     private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
     private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
+    /// The configuration every connection was opened with (WAL journal forced).
     public let configuration: Configuration
 
     /// Opens the pool on the file at `path` (created if missing; copied from `template`

@@ -19,6 +19,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// touched with `mutex` held.
     private var queryOnly = false
     private let queue: DispatchQueue
+    /// The configuration the connection was opened with.
     public let configuration: Configuration
 
     /// Opens the database at `path`. When `template` is given and `path` does not exist,

@@ -39,6 +39,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
         isPrimary ? code.primary == self : code == self
     }
 
+    // Primary codes, named after SQLite's SQLITE_* macros (sqlite3.h documents each).
     public static let ok = ResultCode(rawValue: 0)
     public static let error = ResultCode(rawValue: 1)
     public static let `internal` = ResultCode(rawValue: 2)

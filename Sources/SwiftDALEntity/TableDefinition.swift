@@ -44,15 +44,22 @@ public enum ForeignKeyAction: String, Sendable, Hashable {
 ///
 /// For example, `ColumnDefinition(name: "email", type: .text, isNotNull: true, isUnique: true)`.
 public struct ColumnDefinition: Sendable, Hashable {
+    /// The column name (quoted when rendered).
     public var name: String
+    /// The declared type.
     public var type: ColumnType
+    /// Whether the column is `NOT NULL`.
     public var isNotNull: Bool
+    /// Whether the column is `UNIQUE`.
     public var isUnique: Bool
+    /// The `DEFAULT`, if any.
     public var defaultValue: DefaultValue?
     /// A `CHECK` expression on this column, SQL written by the developer.
     public var check: String?
+    /// A `COLLATE` sequence (`NOCASE`, `RTRIM`…), if any.
     public var collation: String?
 
+    /// A column; see the properties.
     public init(
         name: String, type: ColumnType, isNotNull: Bool = false, isUnique: Bool = false,
         defaultValue: DefaultValue? = nil, check: String? = nil, collation: String? = nil
@@ -71,12 +78,18 @@ public struct ColumnDefinition: Sendable, Hashable {
 ///
 /// For example, `ForeignKeyDefinition(columns: ["user_id"], table: "users", referencedColumns: ["id"], onDelete: .cascade)`.
 public struct ForeignKeyDefinition: Sendable, Hashable {
+    /// The referencing columns of this table.
     public var columns: [String]
+    /// The referenced table.
     public var table: String
+    /// The referenced columns, in the same order as ``columns``.
     public var referencedColumns: [String]
+    /// What happens when the referenced row is deleted.
     public var onDelete: ForeignKeyAction
+    /// What happens when the referenced key is updated.
     public var onUpdate: ForeignKeyAction
 
+    /// A foreign key; see the properties.
     public init(
         columns: [String], table: String, referencedColumns: [String], onDelete: ForeignKeyAction = .noAction,
         onUpdate: ForeignKeyAction = .noAction
@@ -93,10 +106,14 @@ public struct ForeignKeyDefinition: Sendable, Hashable {
 ///
 /// For example, `IndexDefinition(name: "users_age", columns: ["age"])`.
 public struct IndexDefinition: Sendable, Hashable {
+    /// The index name.
     public var name: String
+    /// The indexed columns, in order.
     public var columns: [String]
+    /// Whether the index is `UNIQUE`.
     public var isUnique: Bool
 
+    /// An index; see the properties.
     public init(name: String, columns: [String], isUnique: Bool = false) {
         self.name = name
         self.columns = columns
@@ -124,14 +141,23 @@ public struct IndexDefinition: Sendable, Hashable {
 /// try db.create(orders)
 /// ```
 public struct TableDefinition: Sendable, Hashable {
+    /// The table name.
     public var name: String
+    /// The columns, in declaration order.
     public private(set) var columns: [ColumnDefinition] = []
+    /// The primary-key columns, in key order.
     public private(set) var primaryKey: [String] = []
+    /// Whether the single `INTEGER` primary key is `AUTOINCREMENT`.
     public private(set) var isAutoincrement = false
+    /// Multi-column `UNIQUE` constraints.
     public private(set) var uniqueKeys: [[String]] = []
+    /// Table `CHECK` expressions.
     public private(set) var checks: [String] = []
+    /// Foreign keys.
     public private(set) var foreignKeys: [ForeignKeyDefinition] = []
+    /// Indexes, created after the table.
     public private(set) var indexes: [IndexDefinition] = []
+    /// Whether the table is `WITHOUT ROWID` (it then needs a primary key).
     public var isWithoutRowID = false
 
     /// A table named `name`, described by `build`.

@@ -27,9 +27,12 @@ public enum SortDirection: String, Sendable, Hashable {
 public struct OrderBy: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// One sort key.
     public struct Term: Sendable, Hashable {
+        /// The column name, validated against the table when the query is built.
         public var column: String
+        /// The direction.
         public var direction: SortDirection
 
+        /// A sort key.
         public init(column: String, direction: SortDirection = .ascending) {
             self.column = column
             self.direction = direction

@@ -42,6 +42,7 @@ public struct Page<Element: Sendable>: Sendable {
     /// The pager, with ``PagerInfo/recordCount`` set.
     public var pager: PagerInfo
 
+    /// A page of `items` described by `pager`.
     public init(items: [Element], pager: PagerInfo) {
         self.items = items
         self.pager = pager

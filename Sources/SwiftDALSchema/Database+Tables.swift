@@ -71,9 +71,13 @@ extension Database {
 ///
 /// For example, `try db.describe(table: "users").columns.map(\.name)`.
 public struct TableDescription: Sendable, Hashable {
+    /// The table name.
     public let name: String
+    /// The columns, in declaration order.
     public let columns: [ColumnInfo]
+    /// The indexes, including those behind `UNIQUE` and primary-key constraints.
     public let indexes: [IndexInfo]
+    /// The foreign keys.
     public let foreignKeys: [ForeignKeyInfo]
 
     /// The primary-key columns, in key order.
@@ -86,9 +90,13 @@ public struct TableDescription: Sendable, Hashable {
 ///
 /// For example, `description.indexes.first { $0.name == "users_age" }?.columns == ["age"]`.
 public struct IndexInfo: Sendable, Hashable {
+    /// The index name (SQLite names constraint indexes `sqlite_autoindex_…`).
     public let name: String
+    /// Whether the index is unique.
     public let isUnique: Bool
+    /// `c`, `u` or `pk`: how the index was made.
     public let origin: String
+    /// The indexed columns, in order.
     public let columns: [String]
 }
 
@@ -96,9 +104,14 @@ public struct IndexInfo: Sendable, Hashable {
 ///
 /// For example, `description.foreignKeys.first?.onDelete == "CASCADE"`.
 public struct ForeignKeyInfo: Sendable, Hashable {
+    /// The referencing columns.
     public let columns: [String]
+    /// The referenced table.
     public let table: String
+    /// The referenced columns (empty names mean the referenced table's primary key).
     public let referencedColumns: [String]
+    /// The `ON UPDATE` action, as SQLite spells it.
     public let onUpdate: String
+    /// The `ON DELETE` action, as SQLite spells it.
     public let onDelete: String
 }
