@@ -4,7 +4,8 @@ import SwiftDALConnection
 /// Encodes an `Encodable` entity into ``ColumnValues``: each property becomes the
 /// column of the same name. `nil` optionals are written as `NULL` (never skipped), so
 /// an update clears the column. Values that are ``SQLiteValueConvertible`` convert
-/// directly; other nested `Encodable` values are stored as JSON text.
+/// directly; other nested `Encodable` values are stored as JSON text, except those whose
+/// JSON is one string or number (enums with raw values…), stored as that plain value.
 struct ColumnEncoder: Encoder {
     final class Storage {
         var columns: ColumnValues
@@ -70,7 +71,23 @@ struct ColumnEncoder: Encoder {
                     .invalidValue, "property \(key.stringValue) cannot be encoded as JSON: \(error)",
                     table: encoder.entity.tableName, column: key.stringValue, underlying: error)
             }
-            encoder.storage.columns.append(.text(String(decoding: data, as: UTF8.self)), for: key.stringValue)
+            encoder.storage.columns.append(Self.columnValue(ofJSON: data), for: key.stringValue)
+        }
+
+        /// A single JSON string or number (an enum's raw value, a URL, a wrapper type) is
+        /// stored as plain TEXT, INTEGER or REAL, so the column reads naturally in SQL;
+        /// arrays and objects are stored as JSON text.
+        static func columnValue(ofJSON data: Data) -> SQLiteValue {
+            guard let first = data.first else { return .text("") }
+            if first == UInt8(ascii: "\""), let string = try? JSONDecoder().decode(String.self, from: data) {
+                return .text(string)
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            if let integer = Int64(text) { return .integer(integer) }
+            if first != UInt8(ascii: "[") && first != UInt8(ascii: "{"), let double = Double(text), double.isFinite {
+                return .real(double)
+            }
+            return .text(text)
         }
 
         // Synthesized Encodable skips nil optionals through encodeIfPresent; a column

@@ -5,8 +5,8 @@ public import SwiftDALConnection
 ///
 /// Two mappings are available:
 /// - **Codable (no mapping code)**: a `Codable` struct maps each property to the column
-///   of the same name (nested `Codable` values are stored as JSON text). Columns are
-///   read by name.
+///   of the same name (nested `Codable` values are stored as JSON text; an enum with a
+///   raw value as that raw value). Columns are read by name.
 /// - **Explicit (hot paths)**: list ``columnNames``, read them by index in
 ///   ``init(row:)`` and write them in the same order in ``encodeColumns(to:)``: no
 ///   `Codable` machinery runs.

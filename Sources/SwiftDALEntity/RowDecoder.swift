@@ -99,24 +99,36 @@ struct RowDecoder: Decoder {
             return typed
         }
 
+        /// Values that are not SQLite-convertible: JSON text or a JSON blob (arrays,
+        /// objects), or a plain string or number (what single-value types such as enums
+        /// with raw values are stored as).
         private func decodeJSON<T: Decodable>(_ type: T.Type, at index: Int, key: Key) throws -> T {
-            let data: Data
+            var candidates = [Data]()
             switch try decoder.row.value(at: index) {
-            case .text(let text): data = Data(text.utf8)
-            case .blob(let blob): data = blob
-            case let other:
-                throw DALError(
-                    .conversionFailed,
-                    "column \(key.stringValue) holds \(other.storageClass), not the JSON text of a \(T.self)",
-                    table: decoder.entity.tableName, column: key.stringValue)
+            case .text(let text):
+                candidates.append(Data(text.utf8))
+                if let quoted = try? JSONEncoder().encode(text) { candidates.append(quoted) }
+            case .blob(let blob):
+                candidates.append(blob)
+            case .integer(let integer):
+                candidates.append(Data(String(integer).utf8))
+            case .real(let double):
+                candidates.append(Data("\(double)".utf8))
+            case .null:
+                candidates.append(Data("null".utf8))
             }
-            do {
-                return try JSONDecoder().decode(T.self, from: data)
-            } catch {
-                throw DALError(
-                    .conversionFailed, "column \(key.stringValue) does not hold valid JSON for a \(T.self): \(error)",
-                    table: decoder.entity.tableName, column: key.stringValue, underlying: error)
+            var firstError: (any Error)?
+            for data in candidates {
+                do {
+                    return try JSONDecoder().decode(T.self, from: data)
+                } catch {
+                    firstError = firstError ?? error
+                }
             }
+            throw DALError(
+                .conversionFailed,
+                "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): \(String(describing: firstError))",
+                table: decoder.entity.tableName, column: key.stringValue, underlying: firstError)
         }
 
         private func index(of key: Key) throws -> Int {
