@@ -91,13 +91,8 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// For example, `try users.verifySchema()`.
     public func verifySchema() throws {
         var definition = try T.tableDefinition()
-        definition.name = tableName
-        let problems = try read { db in try db.schemaMismatches(for: definition) }
-        guard problems.isEmpty else {
-            throw DALError(
-                .schemaMismatch, "\(T.self) does not match table \(tableName): " + problems.joined(separator: "; "),
-                table: tableName)
-        }
+        definition.name = tableName  // a subclass may override the table name
+        try read { db in try db.checkSchema(definition, for: "\(T.self)") }
     }
 
     // MARK: Building blocks for subclasses

@@ -42,11 +42,18 @@ extension Database {
     ///
     /// For example, at startup: `try db.checkSchema(of: UserInfo.self)`.
     public func checkSchema<E: Entity>(of entity: E.Type) throws {
-        let definition = try E.tableDefinition()
+        try checkSchema(try E.tableDefinition(), for: "\(E.self)")
+    }
+
+    /// Throws ``DALError/Code/schemaMismatch`` naming every difference between
+    /// `definition` and the real table; `entityName` names the code's side in the message.
+    ///
+    /// For example, `try db.checkSchema(definition, for: "UserInfo")`.
+    public func checkSchema(_ definition: TableDefinition, for entityName: String) throws {
         let problems = try schemaMismatches(for: definition)
         guard problems.isEmpty else {
             throw DALError(
-                .schemaMismatch, "\(E.self) does not match table \(definition.name): " + problems.joined(separator: "; "),
+                .schemaMismatch, "\(entityName) does not match table \(definition.name): " + problems.joined(separator: "; "),
                 table: definition.name)
         }
     }
