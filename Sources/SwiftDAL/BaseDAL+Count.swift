@@ -32,10 +32,8 @@ extension BaseDAL {
     /// For example, `if try users.isExist(fieldName: "email", value: email) { … }`.
     public func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
-            let sql = try mapping.sql(.exists(field: fieldName)) {
-                "SELECT EXISTS(SELECT 1 FROM \(mapping.quotedTable) WHERE \(try mapping.quotedColumn(fieldName)) = ?)"
-            }
-            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(values: [try value.sqliteValue()])))
+            let sql = try mapping.existsSQL(fieldName)
+            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.sqliteValue())))
                 ?? false
         }
     }

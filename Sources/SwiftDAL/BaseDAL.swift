@@ -80,7 +80,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// the table); it is read again at the next use.
     ///
     /// For example, `users.invalidateSchemaCache()`.
-    public func invalidateSchemaCache() {
+    public final func invalidateSchemaCache() {
         currentMapping.store(nil, ordering: .releasing)
     }
 
@@ -89,7 +89,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// nullability, primary key). Call it at startup to fail fast on a wrong database.
     ///
     /// For example, `try users.verifySchema()`.
-    public func verifySchema() throws {
+    public final func verifySchema() throws {
         var definition = try T.tableDefinition()
         definition.name = tableName  // a subclass may override the table name
         try read { db in try db.checkSchema(definition, for: "\(T.self)") }
@@ -101,7 +101,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// database (inside `read`/`write`), or a free one. Use it for custom queries.
     ///
     /// For example, `try read { db in try db.fetchScalar(Int.self, "SELECT MAX(age) FROM users") }`.
-    public func read<R>(_ body: (Database) throws -> R) throws -> R {
+    public final func read<R>(_ body: (Database) throws -> R) throws -> R {
         try database.reentrantRead(body)
     }
 
@@ -109,7 +109,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// the writer without an explicit transaction. Use it for custom writes.
     ///
     /// For example, `try write { db in try db.execute("UPDATE users SET age = age + 1") }`.
-    public func write<R>(_ body: (Database) throws -> R) throws -> R {
+    public final func write<R>(_ body: (Database) throws -> R) throws -> R {
         try database.reentrantWrite(body)
     }
 
@@ -119,7 +119,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// columns in its own order. The query's row order is kept.
     ///
     /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.
-    public func fetchEntities(_ sql: SQL) throws -> [T] {
+    public final func fetchEntities(_ sql: SQL) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
             let columns = mapping.selectedColumns.map(quoteIdentifier).joined(separator: ", ")
             let query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql))", arguments: sql.arguments)
@@ -131,14 +131,14 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
 
     /// Runs `body` with a connection (the writer when `writing`) and the table mapping.
     @usableFromInline
-    func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
+    final func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
         if writing {
             return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
         }
         return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
     }
 
-    func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {
+    final func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {
         if let mapping = currentMapping.load(ordering: .acquiring) { return mapping }
         let mapping = try TableMapping(
             entity: T.self, table: tableName, primaryKey: primaryKey,
@@ -149,8 +149,8 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
         return reference
     }
 
-    @usableFromInline
-    func decode(_ row: RowView, _ mapping: TableMapping) throws -> T {
+    @inlinable
+    final func decode(_ row: RowView, _ mapping: TableMapping) throws -> T {
         do {
             return try T(row: row)
         } catch var error as DALError where error.table == nil {
@@ -160,7 +160,7 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     }
 
     /// The entity's column values, after ``validate(_:)``.
-    func encode(_ entity: T, _ mapping: TableMapping) throws -> ColumnValues {
+    final func encode(_ entity: T, _ mapping: TableMapping) throws -> ColumnValues {
         try validate(entity)
         var columns = ColumnValues(capacity: mapping.selectedColumns.count)
         do {

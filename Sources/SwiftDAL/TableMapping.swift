@@ -7,7 +7,6 @@ import SwiftDALIDAL
 /// of columns, a condition's text or an order), cached so that repeated calls reuse the
 /// same text: no rebuilding, no revalidation, and a cheap statement-cache hit.
 enum GeneratedSQLKey: Hashable {
-    case exists(field: String)
     case existsRecord(condition: String?)
     case fieldList(field: String, condition: String?)
     case fieldValue(field: String)
@@ -29,10 +28,13 @@ enum GeneratedSQLKey: Hashable {
 @usableFromInline
 final class TableMapping: Sendable {
     let dialect: any SQLDialect
-    let table: String
+    @usableFromInline let table: String
     let quotedTable: String
     let columns: [ColumnInfo]
     private let canonicalNames: [String: String]
+    /// `SELECT EXISTS(… WHERE <column> = ?)` for each column, in `columns` order: built
+    /// once, so `isExist(fieldName:value:)` needs no lock and no hashing per call.
+    private let existsSQL: [String]
     /// The primary-key columns, as the table spells them.
     let primaryKey: [String]
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
@@ -93,6 +95,9 @@ final class TableMapping: Sendable {
             selected = columns.map(\.name)
         }
         let quotedTable = dialect.quote(table)
+        existsSQL = columns.map {
+            "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(dialect.quote($0.name)) = \(dialect.placeholder))"
+        }
         let select = "SELECT \(selected.map(dialect.quote).joined(separator: ", ")) FROM \(quotedTable)"
         let predicate = key.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: " AND ")
         var order = [String]()
@@ -162,6 +167,17 @@ final class TableMapping: Sendable {
             "table \(table) has no column named \(quoteIdentifier(name)) "
                 + "(its columns: \(columns.map(\.name).joined(separator: ", ")))",
             table: table, column: name)
+    }
+
+    /// The existence check on column `name` (see ``existsSQL``): an exact spelling is
+    /// found by a linear scan of short strings, any other by the case-insensitive map.
+    func existsSQL(_ name: String) throws -> String {
+        if let position = columns.firstIndex(where: { $0.name == name }) { return existsSQL[position] }
+        let real = try column(name)
+        guard let position = columns.firstIndex(where: { $0.name == real }) else {
+            throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
+        }
+        return existsSQL[position]
     }
 
     /// `column(name)`, quoted.

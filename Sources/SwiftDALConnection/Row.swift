@@ -19,7 +19,12 @@ final class ColumnLayout: Sendable {
     }
 
     @usableFromInline
-    func index(of name: String) -> Int? { indexByName[name] ?? indexByFoldedName[name.lowercased()] }
+    func index(of name: String) -> Int? {
+        // A table-sized row is scanned: comparing short names costs less than hashing one
+        // (decoding by name asks for every column of every row).
+        if names.count <= 16, let index = names.firstIndex(of: name) { return index }
+        return indexByName[name] ?? indexByFoldedName[name.lowercased()]
+    }
 
     func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
 }
@@ -218,7 +223,7 @@ public struct RowView: ColumnDecoding {
     /// For example, `let score: Double = try row.decode(at: 4)`.
     @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
-        try decodeColumn(type, at: index)
+        try type.decodeColumn(of: self, at: index)
     }
 
     /// The column `name` converted to `T`.
@@ -234,7 +239,7 @@ public struct RowView: ColumnDecoding {
     /// For example, `let id: Int64 = try row[0]`.
     @inlinable
     public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
-        get throws { try decodeColumn(T.self, at: index) }
+        get throws { try T.decodeColumn(of: self, at: index) }
     }
 
     /// The column `name` converted to the type the context expects.
@@ -248,3 +253,24 @@ public struct RowView: ColumnDecoding {
 
 @available(*, unavailable)
 extension RowView: Sendable {}
+
+/// What a typed fast read found in a column: the expected storage class's value,
+/// `NULL`, or something else (for the general path to convert or report).
+@usableFromInline
+enum TypedColumn<Value> {
+    case value(Value)
+    case null
+    case other
+
+    /// An INTEGER read as another integer type: `.other` when it does not fit.
+    @inlinable
+    func exactly<Integer: FixedWidthInteger>(_ type: Integer.Type) -> TypedColumn<Integer> where Value == Int64 {
+        switch self {
+        case .value(let value):
+            guard let exact = Integer(exactly: value) else { return .other }
+            return .value(exact)
+        case .null: return .null
+        case .other: return .other
+        }
+    }
+}

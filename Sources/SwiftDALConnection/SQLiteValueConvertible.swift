@@ -27,6 +27,50 @@ public protocol SQLiteValueConvertible: Sendable {
     /// Converts a stored value, or returns `nil` when it has the wrong storage class or
     /// does not fit (callers turn `nil` into an error naming the column and the type).
     init?(sqliteValue: SQLiteValue)
+
+    /// Reads column `index` of `row` (0-based). You do not implement this: the default
+    /// goes through ``init(sqliteValue:)``; SwiftDAL's own `String`, `Int`, `Int64` and
+    /// `Double` read SQLite's value directly, without an ``SQLiteValue`` in between.
+    ///
+    /// For example, `let name = try String.decodeColumn(of: row, at: 1)` (what
+    /// `let name: String = try row[1]` calls).
+    static func decodeColumn(of row: RowView, at index: Int) throws -> Self
+
+    /// Reads column `index` of `row` as an optional (`NULL` is `nil`). You do not
+    /// implement this either; `Optional`'s ``decodeColumn(of:at:)`` calls it.
+    ///
+    /// For example, `let bio = try String.decodeOptionalColumn(of: row, at: 5)`.
+    static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Self?
+}
+
+extension SQLiteValueConvertible {
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Self {
+        try row.decodeColumn(Self.self, at: index)
+    }
+
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Self? {
+        try row.decodeColumn(Self?.self, at: index)
+    }
+
+    /// The typed fast path shared by the conformances below: `read` settles the value
+    /// when the column holds the expected storage class (or `NULL`, for an optional);
+    /// anything else takes the general path, so conversions and errors stay the same.
+    @inlinable
+    static func fastColumn(_ read: TypedColumn<Self>, of row: RowView, at index: Int) throws -> Self {
+        if case .value(let value) = read { return value }
+        return try row.decodeColumn(Self.self, at: index)
+    }
+
+    @inlinable
+    static func fastOptionalColumn(_ read: TypedColumn<Self>, of row: RowView, at index: Int) throws -> Self? {
+        switch read {
+        case .value(let value): return value
+        case .null: return nil
+        case .other: return try row.decodeColumn(Self?.self, at: index)
+        }
+    }
 }
 
 extension SQLiteValue: SQLiteValueConvertible {
@@ -66,12 +110,32 @@ func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
     DALError(.invalidValue, "\(type(of: value)) value \(value) does not fit SQLite's 64-bit signed INTEGER")
 }
 
-extension Int: SQLiteValueConvertible {}
+extension Int: SQLiteValueConvertible {
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Int {
+        try fastColumn(row.statement.integerColumn(at: index).exactly(Int.self), of: row, at: index)
+    }
+
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int? {
+        try fastOptionalColumn(row.statement.integerColumn(at: index).exactly(Int.self), of: row, at: index)
+    }
+}
 extension Int8: SQLiteValueConvertible {}
 extension Int16: SQLiteValueConvertible {}
 extension Int32: SQLiteValueConvertible {}
 extension Int64: SQLiteValueConvertible {
     @inlinable public func sqliteValue() -> SQLiteValue { .integer(self) }
+
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Int64 {
+        try fastColumn(row.statement.integerColumn(at: index), of: row, at: index)
+    }
+
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int64? {
+        try fastOptionalColumn(row.statement.integerColumn(at: index), of: row, at: index)
+    }
 
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
@@ -98,6 +162,16 @@ func nanError() -> DALError {
 }
 
 extension Double: SQLiteValueConvertible {
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Double {
+        try fastColumn(row.statement.realColumn(at: index), of: row, at: index)
+    }
+
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Double? {
+        try fastOptionalColumn(row.statement.realColumn(at: index), of: row, at: index)
+    }
+
     /// Throws for NaN, which SQLite would silently store as `NULL`.
     @inlinable
     public func sqliteValue() throws -> SQLiteValue {
@@ -147,6 +221,16 @@ extension String: SQLiteValueConvertible {
     @inlinable public func sqliteValue() -> SQLiteValue { .text(self) }
 
     @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> String {
+        try fastColumn(row.statement.textColumn(at: index), of: row, at: index)
+    }
+
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> String? {
+        try fastOptionalColumn(row.statement.textColumn(at: index), of: row, at: index)
+    }
+
+    @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
@@ -167,6 +251,11 @@ extension Data: SQLiteValueConvertible {
 // MARK: - Optional
 
 extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Wrapped? {
+        try Wrapped.decodeOptionalColumn(of: row, at: index)
+    }
+
     /// `nil` is stored as `NULL`.
     @inlinable
     public func sqliteValue() throws -> SQLiteValue {

@@ -30,6 +30,14 @@ public final class Statement {
     /// under a live cursor.
     var isInUse = false
     private var cachedLayout: ColumnLayout?
+    /// The number of result columns, read once (and again after SQLite re-prepares the
+    /// statement: a schema change can change the columns of `SELECT *`).
+    private var resultColumnCount: Int
+    /// How many times SQLite had re-prepared the statement when the shape was read.
+    private var preparation: Int32 = 0
+    /// Set by a reset: the next step is an execution's first, the only one at which
+    /// SQLite may re-prepare the statement.
+    private var isFirstStep = true
     private var cachedParameterNames: [String?]?
 
     init(database: OpaquePointer, sql: String, persistent: Bool) throws {
@@ -55,6 +63,7 @@ public final class Statement {
         }
         handle = statement
         self.sql = sql
+        resultColumnCount = Int(sqlite3_column_count(statement))
         let rest = sql.utf8.dropFirst(tailOffset)
         if rest.contains(where: { !Statement.isSpaceOrSemicolon($0) }) {
             // Only comments may follow; a second statement is refused, never silently ignored.
@@ -127,6 +136,12 @@ public final class Statement {
             for index in values.indices {
                 try bind(values[index], at: Int32(index + 1))
             }
+        case .single(let value):
+            guard count == 1 else {
+                throw DALError(
+                    .argumentMismatch, "the statement has \(count) parameter(s) but 1 argument was given", sql: sql)
+            }
+            try bind(value, at: 1)
         case .named(let values):
             let names = parameterNames
             var used = 0
@@ -198,7 +213,17 @@ public final class Statement {
     /// Steps once: `true` when a row is available, `false` when done.
     @usableFromInline
     func step(arguments: StatementArguments?) throws -> Bool {
-        switch sqlite3_step(handle) {
+        let code = sqlite3_step(handle)
+        if isFirstStep {
+            isFirstStep = false
+            let current = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+            if current != preparation {
+                preparation = current
+                resultColumnCount = Int(sqlite3_column_count(handle))
+                cachedLayout = nil
+            }
+        }
+        switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let code:
@@ -208,6 +233,7 @@ public final class Statement {
 
     /// Resets and clears bindings after a successful use, checking the reset's code.
     func reset() throws {
+        isFirstStep = true
         let code = sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         guard code == SQLITE_OK else {
@@ -218,6 +244,7 @@ public final class Statement {
     /// Resets after a failure: the failure is already being thrown, so the reset's code
     /// (which repeats it) is not.
     func resetAfterFailure() {
+        isFirstStep = true
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -244,19 +271,27 @@ public final class Statement {
     /// is out of range or the text is not valid UTF-8.
     @usableFromInline
     func value(at index: Int32) throws -> SQLiteValue {
-        guard index >= 0 && index < sqlite3_column_count(handle) else {
+        guard index >= 0 && Int(index) < resultColumnCount else {
             throw columnOutOfRange(Int(index), layout)
         }
-        switch sqlite3_column_type(handle, index) {
+        // One column lookup, then the cheap value accessors (instead of a checked
+        // column lookup per accessor). Connections are opened with SQLITE_OPEN_NOMUTEX
+        // and used by one thread at a time, so the value needs no mutex ("protected" and
+        // "unprotected" values are the same thing in that mode). The value is read before
+        // the next step, as the column accessors require.
+        guard let column = sqlite3_column_value(handle, index) else {
+            throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
+        }
+        switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, index))
+            return .integer(sqlite3_value_int64(column))
         case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, index))
+            return .real(sqlite3_value_double(column))
         case SQLITE_TEXT:
-            guard let text = sqlite3_column_text(handle, index) else {
+            guard let text = sqlite3_value_text(column) else {
                 throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
             }
-            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index)))
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column)))
             guard let string = Statement.validString(bytes) else {
                 throw DALError(
                     .conversionFailed,
@@ -265,14 +300,64 @@ public final class Statement {
             }
             return .text(string)
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, index))
+            let count = Int(sqlite3_value_bytes(column))
             guard count > 0 else { return .blob(Data()) }
-            guard let bytes = sqlite3_column_blob(handle, index) else {
+            guard let bytes = sqlite3_value_blob(column) else {
                 throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
             }
             return .blob(Data(bytes: bytes, count: count))
         default:
             return .null
+        }
+    }
+
+    /// The column as SQLite stores it, after the index check.
+    private func checkedColumn(_ index: Int) throws -> OpaquePointer {
+        guard index >= 0 && index < resultColumnCount else {
+            throw columnOutOfRange(index, layout)
+        }
+        guard let column = sqlite3_column_value(handle, Int32(index)) else {
+            throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
+        }
+        return column
+    }
+
+    /// Column `index` when it holds an INTEGER (the typed fast path of ``RowView``;
+    /// every other storage class goes through ``value(at:)`` and the general conversion).
+    @usableFromInline
+    func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
+        let column = try checkedColumn(index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_INTEGER: return .value(sqlite3_value_int64(column))
+        case SQLITE_NULL: return .null
+        default: return .other
+        }
+    }
+
+    /// Column `index` when it holds a REAL.
+    @usableFromInline
+    func realColumn(at index: Int) throws -> TypedColumn<Double> {
+        let column = try checkedColumn(index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_FLOAT: return .value(sqlite3_value_double(column))
+        case SQLITE_NULL: return .null
+        default: return .other
+        }
+    }
+
+    /// Column `index` when it holds valid UTF-8 TEXT (invalid text is `.other`, so that
+    /// the general path throws its error).
+    @usableFromInline
+    func textColumn(at index: Int) throws -> TypedColumn<String> {
+        let column = try checkedColumn(index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_TEXT:
+            guard let text = sqlite3_value_text(column) else { return .other }
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column)))
+            guard let string = Statement.validString(bytes) else { return .other }
+            return .value(string)
+        case SQLITE_NULL: return .null
+        default: return .other
         }
     }
 

@@ -14,6 +14,8 @@
 public struct StatementArguments: Sendable, CustomStringConvertible {
     enum Storage: Sendable {
         case positional([SQLiteValue])
+        /// One positional value, without an array (the common `WHERE id = ?` case).
+        case single(SQLiteValue)
         case named([String: SQLiteValue])
     }
 
@@ -46,7 +48,14 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     ///
     /// For example, `StatementArguments(values: [.integer(1), .text("a")])`.
     public init(values: [SQLiteValue]) {
-        storage = .positional(values)
+        storage = values.count == 1 ? .single(values[0]) : .positional(values)
+    }
+
+    /// One positional value that is already an ``SQLiteValue``.
+    ///
+    /// For example, `StatementArguments(value: .integer(1))`.
+    public init(value: SQLiteValue) {
+        storage = .single(value)
     }
 
     /// Named arguments; keys are parameter names without their `:`, `@` or `$` prefix.
@@ -66,14 +75,18 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     public var isEmpty: Bool {
         switch storage {
         case .positional(let values): values.isEmpty
+        case .single: false
         case .named(let values): values.isEmpty
         }
     }
 
     /// Positional values, or `nil` when the arguments are named.
     public var positionalValues: [SQLiteValue]? {
-        if case .positional(let values) = storage { return values }
-        return nil
+        switch storage {
+        case .positional(let values): values
+        case .single(let value): [value]
+        case .named: nil
+        }
     }
 
     /// Named values already converted (for layers above that combine arguments).
@@ -89,21 +102,32 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
     /// Appends a positional value (used by ``SQL`` interpolation).
     mutating func append(_ value: (any SQLiteValueConvertible)?) {
-        guard case .positional(var values) = storage else { return }
-        values.append(Self.convert(value, &conversionError))
-        storage = .positional(values)
+        let converted = Self.convert(value, &conversionError)
+        switch storage {
+        case .positional(var values):
+            if values.isEmpty {
+                storage = .single(converted)
+            } else {
+                values.append(converted)
+                storage = .positional(values)
+            }
+        case .single(let first):
+            storage = .positional([first, converted])
+        case .named:
+            break
+        }
     }
 
     /// Appends positional values; throws when either side is named.
     package mutating func append(contentsOf other: StatementArguments) throws {
-        switch (storage, other.storage) {
-        case (.positional(var values), .positional(let more)):
+        switch (positionalValues, other.positionalValues) {
+        case (var values?, let more?):
             values.append(contentsOf: more)
-            storage = .positional(values)
+            storage = values.count == 1 ? .single(values[0]) : .positional(values)
             if conversionError == nil { conversionError = other.conversionError }
-        case (.positional(let values), .named) where values.isEmpty:
+        case (let values?, nil) where values.isEmpty:
             self = other
-        case (.named, .positional(let more)) where more.isEmpty:
+        case (nil, let more?) where more.isEmpty:
             break
         default:
             throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
@@ -114,6 +138,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values):
             "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .single(let value):
+            "[\(value)]"
         case .named(let values):
             "[" + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
                 .joined(separator: ", ") + "]"
