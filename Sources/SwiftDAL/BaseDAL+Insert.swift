@@ -53,34 +53,23 @@ extension BaseDAL {
     /// The `INSERT` (or upsert) for `entity`: key columns holding `NULL` are left out so
     /// that SQLite assigns them.
     func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool) throws -> SQL {
-        let columns = try encode(entity, mapping)
+        var columns = try encode(entity, mapping)
         if mapping.isExplicit, let all = upsert ? mapping.upsertAllSQL : mapping.insertAllSQL,
             let withoutKey = upsert ? mapping.upsertWithoutKeySQL : mapping.insertWithoutKeySQL
         {
-            let keyIsNull = mapping.keyPositions.allSatisfy { columns.values[$0].isNull }
-            guard keyIsNull else { return SQL(sql: all, arguments: StatementArguments(values: columns.values)) }
-            var values = columns.values
+            var values = columns.takeValues()
+            let keyIsNull = mapping.keyPositions.allSatisfy { values[$0].isNull }
+            guard keyIsNull else { return SQL(sql: all, arguments: StatementArguments(values: values)) }
             for position in mapping.keyPositions.sorted(by: >) { values.remove(at: position) }
             return SQL(sql: withoutKey, arguments: StatementArguments(values: values))
         }
-        // Codable mapping: the SQL follows the encoded properties (validated, cached per shape).
-        let keySet = Set(mapping.primaryKey)
-        let resolved = try columns.names.map { try mapping.column($0) }
-        let keyIsNull = mapping.primaryKey.allSatisfy { (columns.value(for: $0) ?? .null).isNull }
-        var names = [String]()
-        var values = [SQLiteValue]()
-        for (column, value) in zip(resolved, columns.values) where !(keyIsNull && keySet.contains(column)) {
-            names.append(column)
-            values.append(value)
-        }
-        let sql = try mapping.sql(.insert(columns: names, upsert: upsert)) {
-            var sql = TableMapping.insertSQL(mapping.quotedTable, names, dialect)
-            if upsert {
-                let nonKey = names.filter { !keySet.contains($0) }
-                sql += " " + dialect.upsertClause(conflictColumns: mapping.primaryKey, updateColumns: nonKey)
-            }
-            return sql
-        }
-        return SQL(sql: sql, arguments: StatementArguments(values: values))
+        // Codable mapping: the SQL follows the encoded properties (validated and built
+        // once per shape of properties, then reused).
+        let plan = try mapping.insertPlan(for: columns.names, upsert: upsert, dialect: dialect)
+        var values = columns.takeValues()
+        let keyIsNull = plan.keyPositions.allSatisfy { values[$0].isNull }
+        guard keyIsNull else { return SQL(sql: plan.sqlWithKey, arguments: StatementArguments(values: values)) }
+        for position in plan.keyPositions.reversed() { values.remove(at: position) }
+        return SQL(sql: plan.sqlWithoutKey, arguments: StatementArguments(values: values))
     }
 }

@@ -14,7 +14,6 @@ enum GeneratedSQLKey: Hashable {
     case select(condition: String?, order: OrderBy?, limit: LimitKind, named: Bool)
     case count(condition: String?)
     case delete(condition: String?)
-    case insert(columns: [String], upsert: Bool)
     case update(columns: [String])
 
     enum LimitKind: Hashable {
@@ -53,6 +52,8 @@ final class TableMapping: Sendable {
     let updateSQL: String?
     let upsertAllSQL: String?
     let upsertWithoutKeySQL: String?
+    /// The last insert plans of a Codable entity (one per `upsert` flag).
+    private let insertPlans = Mutex<[Bool: InsertPlan]>([:])
     /// Generated SQL by shape; bounded so that ad-hoc conditions cannot grow it forever.
     private let generated = Mutex<[GeneratedSQLKey: String]>([:])
     private static let generatedLimit = 512
@@ -158,6 +159,30 @@ final class TableMapping: Sendable {
         return sql
     }
 
+    /// How to insert an entity whose encoding wrote `names`, in that order: the plan of
+    /// the previous insert when the names are the same (the usual case: one entity type,
+    /// one shape), else a new one, validated against the table.
+    func insertPlan(for names: [String], upsert: Bool, dialect: any SQLDialect) throws -> InsertPlan {
+        if let plan = insertPlans.withLock({ $0[upsert] }), plan.encodedNames == names { return plan }
+        let resolved = try names.map { try column($0) }
+        let keySet = Set(primaryKey)
+        let keyPositions = resolved.indices.filter { keySet.contains(resolved[$0]) }
+        func statement(_ columns: [String]) -> String {
+            var sql = Self.insertSQL(quotedTable, columns, dialect)
+            if upsert {
+                let nonKey = columns.filter { !keySet.contains($0) }
+                sql += " " + dialect.upsertClause(conflictColumns: primaryKey, updateColumns: nonKey)
+            }
+            return sql
+        }
+        // A key column the encoding left out counts as NULL (SQLite assigns it).
+        let plan = InsertPlan(
+            encodedNames: names, keyPositions: keyPositions, sqlWithKey: statement(resolved),
+            sqlWithoutKey: statement(resolved.filter { !keySet.contains($0) }))
+        insertPlans.withLock { $0[upsert] = plan }
+        return plan
+    }
+
     /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
     /// ``DALError/Code/invalidColumn`` naming it.
     func column(_ name: String) throws -> String {
@@ -205,5 +230,24 @@ final class TableMapping: Sendable {
                 table: table)
         }
         return values
+    }
+}
+
+/// The INSERT statements for one shape of encoded properties.
+final class InsertPlan: Sendable {
+    /// The property names as the entity encoded them.
+    let encodedNames: [String]
+    /// Positions (in `encodedNames`) of the primary-key columns, ascending.
+    let keyPositions: [Int]
+    /// The INSERT with every encoded column.
+    let sqlWithKey: String
+    /// The INSERT without the key columns, for a key that is all NULL (SQLite assigns it).
+    let sqlWithoutKey: String
+
+    init(encodedNames: [String], keyPositions: [Int], sqlWithKey: String, sqlWithoutKey: String) {
+        self.encodedNames = encodedNames
+        self.keyPositions = keyPositions
+        self.sqlWithKey = sqlWithKey
+        self.sqlWithoutKey = sqlWithoutKey
     }
 }

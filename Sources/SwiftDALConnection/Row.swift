@@ -22,7 +22,12 @@ final class ColumnLayout: Sendable {
     func index(of name: String) -> Int? {
         // A table-sized row is scanned: comparing short names costs less than hashing one
         // (decoding by name asks for every column of every row).
-        if names.count <= 16, let index = names.firstIndex(of: name) { return index }
+        if names.count <= 16 {
+            let length = name.utf8.count  // stored in the string: filters most names before comparing
+            for index in names.indices where names[index].utf8.count == length && names[index] == name {
+                return index
+            }
+        }
         return indexByName[name] ?? indexByFoldedName[name.lowercased()]
     }
 

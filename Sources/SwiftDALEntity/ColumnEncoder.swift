@@ -12,9 +12,11 @@ struct ColumnEncoder: Encoder {
         init(_ columns: ColumnValues) { self.columns = columns }
     }
 
+    // Three words at most, so that the `any Encoder` handed to `encode(to:)` stores the
+    // encoder inline instead of allocating a box for every entity.
     let storage: Storage
     let entity: any Entity.Type
-    var codingPath: [any CodingKey] = []
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -27,6 +29,12 @@ struct ColumnEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
         FailingContainer(encoder: self)
+    }
+
+    /// Appends column `name`. Not generic over the coding keys: where it is called the
+    /// value type is concrete, and no generic metadata is looked up per property.
+    func write<Value: SQLiteValueConvertible>(_ value: Value, _ name: String) throws {
+        try storage.columns.encode(value, for: name)
     }
 
     func unsupported(_ what: String) -> DALError {
@@ -44,17 +52,14 @@ struct ColumnEncoder: Encoder {
         }
 
         // The types synthesized Encodable writes most: converted directly, no dynamic cast.
-        mutating func encode(_ value: String, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeValue(value, key) }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { try encodeValue(value, key) }
+        mutating func encode(_ value: String, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
 
-        private func encodeValue(_ value: some SQLiteValueConvertible, _ key: Key) throws {
-            try encoder.storage.columns.encode(value, for: key.stringValue)
-        }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let convertible = value as? any SQLiteValueConvertible {
@@ -96,24 +101,21 @@ struct ColumnEncoder: Encoder {
             guard let value else { return try encodeNil(forKey: key) }
             try encode(value, forKey: key)
         }
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encodeOptional(value, key) }
-        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeOptional(value, key) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
 
-        private func encodeOptional(_ value: (some SQLiteValueConvertible)?, _ key: Key) throws {
-            try encodeValue(value, key)
-        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
             -> KeyedEncodingContainer<NestedKey>

@@ -28,10 +28,10 @@ public struct ColumnValues: Sendable {
     /// `UInt64` above `Int64.max`).
     ///
     /// For example, `try columns.encode(user.age, for: "age")`.
+    @inlinable
     public mutating func encode(_ value: some SQLiteValueConvertible, for column: String) throws {
-        let converted = try value.sqliteValue()
-        names.append(column)
-        values.append(converted)
+        // Inlinable, so that the conversion is specialized where the entity calls it.
+        append(try value.sqliteValue(), for: column)
     }
 
     /// Appends an already converted value.
@@ -53,4 +53,11 @@ public struct ColumnValues: Sendable {
 
     /// The number of columns.
     public var count: Int { names.count }
+
+    /// Moves the values out (leaving none), so that the caller owns the only copy and can
+    /// edit it without copying.
+    package mutating func takeValues() -> [SQLiteValue] {
+        defer { values = [] }
+        return values
+    }
 }

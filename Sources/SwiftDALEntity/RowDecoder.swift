@@ -5,9 +5,11 @@ import SwiftDALConnection
 /// the same name. Values that are ``SQLiteValueConvertible`` convert directly; other
 /// nested `Decodable` values are read from JSON text.
 struct RowDecoder: Decoder {
+    // Three words at most, so that the `any Decoder` handed to `init(from:)` stores the
+    // decoder inline instead of allocating a box for every row.
     let row: RowView
     let entity: any Entity.Type
-    var codingPath: [any CodingKey] = []
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(row: RowView, entity: any Entity.Type) {
@@ -33,6 +35,48 @@ struct RowDecoder: Decoder {
             table: entity.tableName)
     }
 
+    // The per-column reads, by column name. They take the key's string rather than the
+    // key, so they are not generic over the coding keys: where they are called the value
+    // type is concrete, and no generic metadata is looked up per row.
+
+    /// Column `name` as `T`; a missing column or a failed conversion throws.
+    func column<T: SQLiteValueConvertible>(_ name: String, as type: T.Type) throws -> T {
+        let index = try index(of: name)
+        do {
+            return try row.decode(T.self, at: index)
+        } catch let error as DALError {
+            throw withTable(error)
+        }
+    }
+
+    /// Column `name` as `T?`: a missing column or `NULL` is `nil`.
+    func optionalColumn<T: SQLiteValueConvertible>(_ name: String, as type: T.Type) throws -> T? {
+        guard let index = row.columnIndex(named: name) else { return nil }
+        do {
+            return try row.decode(T?.self, at: index)
+        } catch let error as DALError {
+            throw withTable(error)
+        }
+    }
+
+    /// The index of column `name`, or an error naming the property and the row's columns.
+    func index(of name: String) throws -> Int {
+        if let index = row.columnIndex(named: name) { return index }
+        throw DALError(
+            .invalidColumn,
+            "\(entity) has a property \(name) but the row has no such column "
+                + "(columns: \(row.columnNames.joined(separator: ", ")))",
+            table: entity.tableName, column: name)
+    }
+
+    /// `error` with the entity's table when it names none.
+    func withTable(_ error: DALError) -> DALError {
+        guard error.table == nil else { return error }
+        var error = error
+        error.table = entity.tableName
+        return error
+    }
+
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let decoder: RowDecoder
         var codingPath: [any CodingKey] { decoder.codingPath }
@@ -44,47 +88,55 @@ struct RowDecoder: Decoder {
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {
-            try decoder.row.value(at: index(of: key)).isNull
+            try decoder.row.value(at: decoder.index(of: key.stringValue)).isNull
         }
 
         // The types synthesized Decodable asks for most: decoded directly, no dynamic cast.
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try column(key) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try column(key) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try column(key) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try column(key) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try column(key) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try column(key) }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalColumn(key) }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalColumn(key) }
-
-        private func column<T: SQLiteValueConvertible>(_ key: Key) throws -> T {
-            try withContext(key) { try decoder.row.decode(T.self, at: try index(of: key)) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try decoder.column(key.stringValue, as: String.self)
         }
-
-        /// A missing column or `NULL` is `nil` (one lookup, instead of contains + decodeNil + decode).
-        private func optionalColumn<T: SQLiteValueConvertible>(_ key: Key) throws -> T? {
-            guard let index = decoder.row.columnIndex(named: key.stringValue) else { return nil }
-            return try withContext(key) { try decoder.row.decode(T?.self, at: index) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            try decoder.column(key.stringValue, as: Int.self)
         }
-
-        /// Adds the entity's table to a conversion error.
-        private func withContext<R>(_ key: Key, _ body: () throws -> R) throws -> R {
-            do {
-                return try body()
-            } catch var error as DALError where error.table == nil {
-                error.table = decoder.entity.tableName
-                throw error
-            }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try decoder.column(key.stringValue, as: Int64.self)
+        }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+            try decoder.column(key.stringValue, as: Int32.self)
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            try decoder.column(key.stringValue, as: Double.self)
+        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try decoder.column(key.stringValue, as: Float.self)
+        }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            try decoder.column(key.stringValue, as: Bool.self)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try decoder.optionalColumn(key.stringValue, as: String.self)
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            try decoder.optionalColumn(key.stringValue, as: Int.self)
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            try decoder.optionalColumn(key.stringValue, as: Int64.self)
+        }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+            try decoder.optionalColumn(key.stringValue, as: Int32.self)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try decoder.optionalColumn(key.stringValue, as: Double.self)
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try decoder.optionalColumn(key.stringValue, as: Float.self)
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try decoder.optionalColumn(key.stringValue, as: Bool.self)
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            let index = try index(of: key)
+            let index = try decoder.index(of: key.stringValue)
             if let convertible = T.self as? any SQLiteValueConvertible.Type {
                 return try decodeConvertible(convertible, at: index, as: T.self)
             }
@@ -129,15 +181,6 @@ struct RowDecoder: Decoder {
                 .conversionFailed,
                 "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): \(String(describing: firstError))",
                 table: decoder.entity.tableName, column: key.stringValue, underlying: firstError)
-        }
-
-        private func index(of key: Key) throws -> Int {
-            if let index = decoder.row.columnIndex(named: key.stringValue) { return index }
-            throw DALError(
-                .invalidColumn,
-                "\(decoder.entity) has a property \(key.stringValue) but the row has no such column "
-                    + "(columns: \(decoder.row.columnNames.joined(separator: ", ")))",
-                table: decoder.entity.tableName, column: key.stringValue)
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
