@@ -65,7 +65,7 @@ extension BaseDAL {
             let sql = try mapping.sql(.fieldValue(field: fieldName)) {
                 "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
             }
-            let value = try db.fetchFirst(SQL(sql: sql, arguments: StatementArguments(values: try mapping.keyValues(id)))) {
+            let value = try db.fetchFirst(SQL(sql: sql, arguments: try mapping.keyArguments(id))) {
                 try $0.decode(Value?.self, at: 0)
             }
             return value ?? nil

@@ -9,7 +9,7 @@ extension BaseDAL {
     public func deleteById(_ id: some EntityKey) throws -> Bool {
         try withMapping(writing: true) { db, mapping in
             let sql = "DELETE FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
-            return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: try mapping.keyValues(id)))) > 0
+            return try db.execute(SQL(sql: sql, arguments: try mapping.keyArguments(id))) > 0
         }
     }
 

@@ -9,8 +9,8 @@ extension BaseDAL {
     @inlinable
     public func findById(_ id: some EntityKey) throws -> T? {
         try withMapping(writing: false) { db, mapping in
-            let key = try mapping.keyValues(id)
-            return try db.fetchFirst(SQL(sql: mapping.findByIdSQL, arguments: StatementArguments(values: key))) {
+            let key = try mapping.keyArguments(id)
+            return try db.fetchFirst(SQL(sql: mapping.findByIdSQL, arguments: key)) {
                 try self.decode($0, mapping)
             }
         }
@@ -92,7 +92,7 @@ extension BaseDAL {
         }
         return try withMapping(writing: false) { db, mapping in
             let query = try selectQuery(mapping, condition: condition, orderBy: orderBy, limit: count)
-            return try db.fetchAll(query) { try self.decode($0, mapping) }
+            return try db.fetchAll(query, expectedCount: count) { try self.decode($0, mapping) }
         }
     }
 

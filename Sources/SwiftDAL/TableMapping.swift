@@ -36,6 +36,7 @@ final class TableMapping: Sendable {
     private let existsSQL: [String]
     /// The primary-key columns, as the table spells them.
     let primaryKey: [String]
+    @usableFromInline let primaryKeyWidth: Int
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
     let selectedColumns: [String]
     /// Whether the entity maps columns explicitly (by index, in `selectedColumns` order).
@@ -107,6 +108,7 @@ final class TableMapping: Sendable {
             order.append("\(dialect.quote(name)) \(term.direction.rawValue)")
         }
         primaryKey = key
+        primaryKeyWidth = key.count
         selectedColumns = selected
         isExplicit = T.columnNames != nil
         selectSQL = select
@@ -216,6 +218,25 @@ final class TableMapping: Sendable {
         }
         let terms = try orderBy.terms.map { "\(try quotedColumn($0.column)) \($0.direction.rawValue)" }
         return "ORDER BY " + terms.joined(separator: ", ")
+    }
+
+    /// The arguments of `key`, checked against the primary key's width (inlinable, so
+    /// that a single-value key binds without an array).
+    @inlinable
+    func keyArguments(_ key: some EntityKey) throws -> StatementArguments {
+        let arguments = try key.keyArguments()
+        guard arguments.count == primaryKeyWidth else { throw keyWidthMismatch(arguments.count) }
+        return arguments
+    }
+
+
+    @usableFromInline
+    func keyWidthMismatch(_ count: Int) -> DALError {
+        DALError(
+            .invalidValue,
+            "table \(table) has a \(primaryKey.count)-column primary key (\(primaryKey.joined(separator: ", "))) "
+                + "but the key has \(count) value(s)",
+            table: table)
     }
 
     /// The key values of `key`, checked against the primary key's width.

@@ -117,8 +117,15 @@ extension Database {
     /// For example, `let ids = try db.fetchAll("SELECT id FROM t") { try $0.decode(Int64.self, at: 0) }`.
     @inlinable
     public func fetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
+        try fetchAll(query, expectedCount: 0, transform)
+    }
+
+    /// ``fetchAll(_:_:)`` with room reserved for `expectedCount` results (a `LIMIT`).
+    @inlinable
+    package func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
         try withStatement(query) { statement in
             var results = [T]()
+            results.reserveCapacity(min(expectedCount, 1024))
             let row = RowView(statement: statement)
             while try statement.step(arguments: query.arguments) {
                 results.append(try transform(row))

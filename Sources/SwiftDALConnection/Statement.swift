@@ -375,20 +375,26 @@ public final class Statement {
         return identical ? string : nil
     }
 
-    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    /// Whether every byte is below 0x80, checked eight bytes at a time (the last eight
+    /// overlapping the previous ones, so that no byte loop runs for 8 bytes or more).
     static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let raw = UnsafeRawPointer(base)
+        let count = bytes.count
+        let high: UInt64 = 0x8080_8080_8080_8080
+        guard count >= 8 else {
+            var merged: UInt8 = 0
+            for index in 0..<count { merged |= bytes[index] }
+            return merged < 0x80
+        }
+        var merged: UInt64 = 0
         var offset = 0
-        while offset + 8 <= bytes.count {
-            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        while offset + 8 <= count {
+            merged |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
             offset += 8
         }
-        while offset < bytes.count {
-            if bytes[offset] >= 0x80 { return false }
-            offset += 1
-        }
-        return true
+        merged |= raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        return merged & high == 0
     }
 
     /// Copies the current row.

@@ -71,6 +71,17 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         conversionError = error
     }
 
+    /// The number of values (positional or named).
+    ///
+    /// For example, `StatementArguments([1, "a"]).count == 2`.
+    public var count: Int {
+        switch storage {
+        case .positional(let values): values.count
+        case .single: 1
+        case .named(let values): values.count
+        }
+    }
+
     /// Whether there are no arguments.
     public var isEmpty: Bool {
         switch storage {

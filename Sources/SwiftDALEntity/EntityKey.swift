@@ -11,10 +11,28 @@ public import SwiftDALConnection
 public protocol EntityKey: Sendable {
     /// The key's column values, in primary-key order.
     func keyValues() throws -> [SQLiteValue]
+
+    /// The key as statement arguments, in primary-key order. You do not implement this:
+    /// the default binds ``keyValues()``; single-value keys bind their value without
+    /// building an array.
+    ///
+    /// For example, `try 42.keyArguments()` binds `.integer(42)`.
+    func keyArguments() throws -> StatementArguments
+}
+
+extension EntityKey {
+    public func keyArguments() throws -> StatementArguments {
+        StatementArguments(values: try keyValues())
+    }
 }
 
 extension EntityKey where Self: SQLiteValueConvertible {
     public func keyValues() throws -> [SQLiteValue] { [try sqliteValue()] }
+
+    @inlinable
+    public func keyArguments() throws -> StatementArguments {
+        StatementArguments(value: try sqliteValue())
+    }
 }
 
 extension Int: EntityKey {}

@@ -95,6 +95,25 @@ import Testing
         #expect(Set(errors.map { $0?.message }).count == 1)
     }
 
+    @Test func invalidAndNonASCIIBytesAreFoundAtEveryPosition() throws {
+        let db = try Database.inMemory()
+        for length in 1...24 {
+            for position in 0..<length {
+                var invalid = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                invalid[position] = 0xFF
+                var outcome: DALError?
+                try db.forEachRow("SELECT CAST(\(Data(invalid)) AS TEXT)") { row in
+                    outcome = dalError { let _: String = try row[0] }
+                }
+                #expect(outcome?.code == .conversionFailed, "0xFF at \(position) of \(length)")
+                let valid = String(repeating: "a", count: position) + "é" + String(repeating: "b", count: length - position)
+                var read = ""
+                try db.forEachRow("SELECT \(valid)") { row in read = try row[0] }
+                #expect(read == valid, "é at \(position) of \(length)")
+            }
+        }
+    }
+
     @Test func cachedSelectStarFollowsASchemaChange() throws {
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(a INTEGER)")
