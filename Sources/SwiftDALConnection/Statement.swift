@@ -38,6 +38,11 @@ public final class Statement {
     /// Set by a reset: the next step is an execution's first, the only one at which
     /// SQLite may re-prepare the statement.
     private var isFirstStep = true
+    /// Whether a large text or blob is bound: released after use, so that an idle cached
+    /// statement never keeps one alive. Small values stay bound until the next use, where
+    /// SQLite reuses their buffer (every use binds every parameter, so none is stale).
+    private var holdsLargeValue = false
+    private static let largeValueBytes = 4096
     private var cachedParameterNames: [String?]?
 
     init(database: OpaquePointer, sql: String, persistent: Bool) throws {
@@ -188,6 +193,7 @@ public final class Statement {
         case .real(let double):
             code = sqlite3_bind_double(handle, index, double)
         case .text(var string):
+            if string.utf8.count > Self.largeValueBytes { holdsLargeValue = true }
             code = string.withUTF8 { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
                     sqlite3_bind_text64(
@@ -196,6 +202,7 @@ public final class Statement {
                 }
             }
         case .blob(let data):
+            if data.count > Self.largeValueBytes { holdsLargeValue = true }
             code = data.withUnsafeBytes { bytes in
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
                     return sqlite3_bind_zeroblob(handle, index, 0)
@@ -231,11 +238,14 @@ public final class Statement {
         }
     }
 
-    /// Resets and clears bindings after a successful use, checking the reset's code.
+    /// Resets after a successful use (clearing large bindings), checking the reset's code.
     func reset() throws {
         isFirstStep = true
         let code = sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        if holdsLargeValue {
+            holdsLargeValue = false
+            sqlite3_clear_bindings(handle)
+        }
         guard code == SQLITE_OK else {
             throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql)
         }
@@ -245,6 +255,7 @@ public final class Statement {
     /// (which repeats it) is not.
     func resetAfterFailure() {
         isFirstStep = true
+        holdsLargeValue = false
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
