@@ -16,7 +16,12 @@ final class ColumnLayout: Sendable {
         }
         indexByName = exact
         indexByFoldedName = folded
+        hasUniqueNames = exact.count == names.count
     }
+
+    /// Whether no two columns have exactly the same name (then an exact match anywhere is
+    /// the match; otherwise the first one wins).
+    let hasUniqueNames: Bool
 
     @usableFromInline
     func index(of name: String) -> Int? {
@@ -207,7 +212,7 @@ public struct RowView: ColumnDecoding {
     /// case-insensitive), or `nil`.
     ///
     /// For example, `if let index = row.columnIndex(named: "email") { … }`.
-    public func columnIndex(named name: String) -> Int? { layout.index(of: name) }
+    public func columnIndex(named name: String) -> Int? { statement.columnIndex(named: name) }
 
     /// The number of columns.
     public var count: Int { statement.columnCount }

@@ -43,6 +43,9 @@ public final class Statement {
     /// SQLite reuses their buffer (every use binds every parameter, so none is stale).
     private var holdsLargeValue = false
     private static let largeValueBytes = 4096
+    /// Where the next lookup by name probably lands: the column after the previous one
+    /// (decoding by name asks for the columns in the same order on every row).
+    private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
 
     init(database: OpaquePointer, sql: String, persistent: Bool) throws {
@@ -121,6 +124,20 @@ public final class Statement {
         let layout = ColumnLayout(names: names)
         cachedLayout = layout
         return layout
+    }
+
+    /// The 0-based index of the result column `name` (see ``ColumnLayout/index(of:)``),
+    /// trying the column after the previous lookup first.
+    func columnIndex(named name: String) -> Int? {
+        let layout = layout
+        let hint = nextNameHint
+        if layout.hasUniqueNames, hint < layout.names.count, layout.names[hint] == name {
+            nextNameHint = hint + 1
+            return hint
+        }
+        guard let index = layout.index(of: name) else { return nil }
+        nextNameHint = index + 1
+        return index
     }
 
     // MARK: Binding

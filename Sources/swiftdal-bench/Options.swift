@@ -2,7 +2,7 @@ import Foundation
 
 struct BenchOptions {
     var rows: Int64 = 100_000
-    var runs = 3
+    var runs = 5
     var streamRows: Int64 = 1_000_000
     var workDirectory = NSTemporaryDirectory() + "swiftdal-bench"
     var jsonPath: String?
@@ -22,7 +22,7 @@ struct BenchOptions {
         Codable mappings) and through the raw SQLite C API, in the same run, and prints
         median seconds, the ratio to raw C, whether checksums agree, and peak memory.
           --rows N           rows in the table (default 100000)
-          --runs N           runs per workload; the median is reported (default 3)
+          --runs N           runs per workload; the median is reported (default 5)
           --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
           --implementations LIST  comma-separated subset of raw,explicit,codable (default all;
                              ratios need raw)

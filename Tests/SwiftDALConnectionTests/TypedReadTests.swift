@@ -114,6 +114,29 @@ import Testing
         }
     }
 
+    @Test func lookupsByNameFindTheFirstColumnOfANameOnEveryRow() throws {
+        let db = try Database.inMemory()
+        var seen = [Int]()
+        try db.forEachRow("SELECT 1 AS id, 2 AS id, 3 AS x UNION ALL SELECT 4, 5, 6") { row in
+            seen.append(try row["id"])
+            seen.append(try row["id"])  // the hint points past the first "id": still the first wins
+            seen.append(try row["x"])
+            seen.append(try row["ID"])
+            seen.append(try row["X"])
+        }
+        #expect(seen == [1, 1, 3, 1, 3, 4, 4, 6, 4, 6])
+        var unique = [String]()
+        try db.forEachRow("SELECT 'a' AS first, 'b' AS second UNION ALL SELECT 'c', 'd'") { row in
+            unique.append(try row["second"])  // out of order, then in order
+            unique.append(try row["first"])
+            unique.append(try row["second"])
+        }
+        #expect(unique == ["b", "a", "b", "d", "c", "d"])
+        #expect(throws: DALError.self) {
+            try db.forEachRow("SELECT 1 AS a") { row in _ = try row["missing"] as Int }
+        }
+    }
+
     @Test func cachedSelectStarFollowsASchemaChange() throws {
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(a INTEGER)")
