@@ -33,6 +33,8 @@ public final class Statement {
     /// The number of result columns, read once (and again after SQLite re-prepares the
     /// statement: a schema change can change the columns of `SELECT *`).
     private var resultColumnCount: Int
+    /// The number of parameters: fixed by the SQL text, so a re-prepare keeps it.
+    private let parameters: Int32
     /// How many times SQLite had re-prepared the statement when the shape was read.
     private var preparation: Int32 = 0
     /// Set by a reset: the next step is an execution's first, the only one at which
@@ -72,6 +74,7 @@ public final class Statement {
         handle = statement
         self.sql = sql
         resultColumnCount = Int(sqlite3_column_count(statement))
+        parameters = sqlite3_bind_parameter_count(statement)
         let rest = sql.utf8.dropFirst(tailOffset)
         if rest.contains(where: { !Statement.isSpaceOrSemicolon($0) }) {
             // Only comments may follow; a second statement is refused, never silently ignored.
@@ -110,7 +113,7 @@ public final class Statement {
     public var columnNames: [String] { layout.names }
 
     /// The number of parameters (the largest parameter index; parameters are 1-based).
-    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    public var parameterCount: Int { Int(parameters) }
 
     /// Whether the statement only reads (`sqlite3_stmt_readonly`).
     public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
@@ -146,7 +149,7 @@ public final class Statement {
     /// names do not match the statement's parameters.
     func bind(_ arguments: StatementArguments) throws {
         if let error = arguments.conversionError { throw error }
-        let count = Int(sqlite3_bind_parameter_count(handle))
+        let count = Int(parameters)
         switch arguments.storage {
         case .positional(let values):
             guard values.count == count else {

@@ -138,36 +138,53 @@ struct ConcurrentMeasurement: Codable {
     let checksum: Int64
 }
 
+/// W8 for every implementation at `readers` readers: `options.runs` runs, interleaved;
+/// reports the median reads/s and writes/s, and every BUSY or other error of all runs.
 func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentMeasurement] {
     let lookups: Int64 = 25_000
     let writes: Int64 = 10_000
     let batch: Int64 = 100
-    var results = [ConcurrentMeasurement]()
-    for implementation in options.implementations {
-        let path = options.workDirectory + "/W8-\(implementation).sqlite"
-        try prepareDatabase(path, rows: options.rows, populated: true)
-        defer { removeDatabase(path) }
-        let result: ConcurrentResult
-        switch implementation {
-        case .raw:
-            var busy: Int64 = 0, checksum: Int64 = 0
-            var readSeconds = 0.0, writeSeconds = 0.0
-            let code = rawbench_w8_concurrent(
-                path, options.rows, Int32(readers), lookups, writes, batch, &busy, &readSeconds, &writeSeconds, &checksum)
-            result = ConcurrentResult(readSeconds: readSeconds, writeSeconds: writeSeconds, busyErrors: busy,
-                                      otherErrors: code == 0 ? 0 : 1, checksum: checksum)
-        case .explicit:
-            result = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows)
-                .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
-        case .codable:
-            result = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows)
-                .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+    var runs = [Implementation: [ConcurrentResult]]()
+    for run in 1...options.runs {
+        for implementation in options.implementations {
+            let path = options.workDirectory + "/W8-\(implementation).sqlite"
+            try prepareDatabase(path, rows: options.rows, populated: true)
+            defer { removeDatabase(path) }
+            let result: ConcurrentResult
+            switch implementation {
+            case .raw:
+                var busy: Int64 = 0, checksum: Int64 = 0
+                var readSeconds = 0.0, writeSeconds = 0.0
+                let code = rawbench_w8_concurrent(
+                    path, options.rows, Int32(readers), lookups, writes, batch, &busy, &readSeconds, &writeSeconds,
+                    &checksum)
+                result = ConcurrentResult(
+                    readSeconds: readSeconds, writeSeconds: writeSeconds, busyErrors: busy,
+                    otherErrors: code == 0 ? 0 : 1, checksum: checksum)
+            case .explicit:
+                result = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows)
+                    .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+            case .codable:
+                result = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows)
+                    .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+            }
+            runs[implementation, default: []].append(result)
+            FileHandle.standardError.write(Data(
+                "run \(run)/\(options.runs) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n".utf8))
         }
-        results.append(ConcurrentMeasurement(
-            implementation: implementation, readers: readers,
-            readsPerSecond: Double(Int64(readers) * lookups) / result.readSeconds,
-            writesPerSecond: Double(writes) / result.writeSeconds,
-            busyErrors: result.busyErrors, otherErrors: result.otherErrors, checksum: result.checksum))
     }
-    return results
+    return options.implementations.compactMap { implementation in
+        guard let results = runs[implementation], let last = results.last else { return nil }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1
+                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        return ConcurrentMeasurement(
+            implementation: implementation, readers: readers,
+            readsPerSecond: median(results.map { Double(Int64(readers) * lookups) / $0.readSeconds }),
+            writesPerSecond: median(results.map { Double(writes) / $0.writeSeconds }),
+            busyErrors: results.reduce(0) { $0 + $1.busyErrors }, otherErrors: results.reduce(0) { $0 + $1.otherErrors },
+            checksum: last.checksum)
+    }
 }
