@@ -7,9 +7,22 @@ import SwiftDALConnection
 /// directly; other nested `Encodable` values are stored as JSON text, except those whose
 /// JSON is one string or number (enums with raw values…), stored as that plain value.
 struct ColumnEncoder: Encoder {
+    /// The columns being written. Only its own methods touch `columns`, so the compiler
+    /// can check exclusive access statically instead of at run time on every property.
     final class Storage {
-        var columns: ColumnValues
+        private var columns: ColumnValues
         init(_ columns: ColumnValues) { self.columns = columns }
+
+        func encode(_ value: some SQLiteValueConvertible, for name: String) throws {
+            try columns.encode(value, for: name)
+        }
+
+        func append(_ value: SQLiteValue, for name: String) {
+            columns.append(value, for: name)
+        }
+
+        /// The columns written so far.
+        var result: ColumnValues { columns }
     }
 
     // Three words at most, so that the `any Encoder` handed to `encode(to:)` stores the
@@ -34,7 +47,7 @@ struct ColumnEncoder: Encoder {
     /// Appends column `name`. Not generic over the coding keys: where it is called the
     /// value type is concrete, and no generic metadata is looked up per property.
     func write<Value: SQLiteValueConvertible>(_ value: Value, _ name: String) throws {
-        try storage.columns.encode(value, for: name)
+        try storage.encode(value, for: name)
     }
 
     func unsupported(_ what: String) -> DALError {
@@ -48,7 +61,7 @@ struct ColumnEncoder: Encoder {
         var codingPath: [any CodingKey] { encoder.codingPath }
 
         mutating func encodeNil(forKey key: Key) throws {
-            encoder.storage.columns.append(.null, for: key.stringValue)
+            encoder.storage.append(.null, for: key.stringValue)
         }
 
         // The types synthesized Encodable writes most: converted directly, no dynamic cast.
@@ -63,7 +76,7 @@ struct ColumnEncoder: Encoder {
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let convertible = value as? any SQLiteValueConvertible {
-                try encoder.storage.columns.encode(convertible, for: key.stringValue)
+                try encoder.storage.encode(convertible, for: key.stringValue)
                 return
             }
             let data: Data
@@ -76,7 +89,7 @@ struct ColumnEncoder: Encoder {
                     .invalidValue, "property \(key.stringValue) cannot be encoded as JSON: \(error)",
                     table: encoder.entity.tableName, column: key.stringValue, underlying: error)
             }
-            encoder.storage.columns.append(Self.columnValue(ofJSON: data), for: key.stringValue)
+            encoder.storage.append(Self.columnValue(ofJSON: data), for: key.stringValue)
         }
 
         /// A single JSON string or number (an enum's raw value, a URL, a wrapper type) is

@@ -95,6 +95,6 @@ extension Entity where Self: Encodable {
     public func encodeColumns(to columns: inout ColumnValues) throws {
         let storage = ColumnEncoder.Storage(columns)
         try encode(to: ColumnEncoder(storage: storage, entity: Self.self))
-        columns = storage.columns
+        columns = storage.result
     }
 }
