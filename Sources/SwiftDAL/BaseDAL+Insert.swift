@@ -65,7 +65,7 @@ extension BaseDAL {
         }
         // Codable mapping: the SQL follows the encoded properties (validated and built
         // once per shape of properties, then reused).
-        let plan = try mapping.insertPlan(for: columns.names, upsert: upsert, dialect: dialect)
+        let plan = try mapping.insertPlan(for: columns.names, upsert: upsert)
         var values = columns.takeValues()
         let keyIsNull = plan.keyPositions.allSatisfy { values[$0].isNull }
         guard keyIsNull else { return SQL(sql: plan.sqlWithKey, arguments: StatementArguments(values: values)) }

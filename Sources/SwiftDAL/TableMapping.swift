@@ -164,7 +164,7 @@ final class TableMapping: Sendable {
     /// How to insert an entity whose encoding wrote `names`, in that order: the plan of
     /// the previous insert when the names are the same (the usual case: one entity type,
     /// one shape), else a new one, validated against the table.
-    func insertPlan(for names: [String], upsert: Bool, dialect: any SQLDialect) throws -> InsertPlan {
+    func insertPlan(for names: [String], upsert: Bool) throws -> InsertPlan {
         if let plan = insertPlans.withLock({ $0[upsert] }), plan.encodedNames == names { return plan }
         let resolved = try names.map { try column($0) }
         let keySet = Set(primaryKey)
@@ -229,7 +229,7 @@ final class TableMapping: Sendable {
         return arguments
     }
 
-
+    /// The error for a key of `count` values on this table.
     @usableFromInline
     func keyWidthMismatch(_ count: Int) -> DALError {
         DALError(
@@ -243,13 +243,7 @@ final class TableMapping: Sendable {
     @usableFromInline
     func keyValues(_ key: some EntityKey) throws -> [SQLiteValue] {
         let values = try key.keyValues()
-        guard values.count == primaryKey.count else {
-            throw DALError(
-                .invalidValue,
-                "table \(table) has a \(primaryKey.count)-column primary key (\(primaryKey.joined(separator: ", "))) "
-                    + "but the key has \(values.count) value(s)",
-                table: table)
-        }
+        guard values.count == primaryKeyWidth else { throw keyWidthMismatch(values.count) }
         return values
     }
 }

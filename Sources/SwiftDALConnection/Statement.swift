@@ -302,17 +302,7 @@ public final class Statement {
     /// is out of range or the text is not valid UTF-8.
     @usableFromInline
     func value(at index: Int32) throws -> SQLiteValue {
-        guard index >= 0 && Int(index) < resultColumnCount else {
-            throw columnOutOfRange(Int(index), layout)
-        }
-        // One column lookup, then the cheap value accessors (instead of a checked
-        // column lookup per accessor). Connections are opened with SQLITE_OPEN_NOMUTEX
-        // and used by one thread at a time, so the value needs no mutex ("protected" and
-        // "unprotected" values are the same thing in that mode). The value is read before
-        // the next step, as the column accessors require.
-        guard let column = sqlite3_column_value(handle, index) else {
-            throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
-        }
+        let column = try checkedColumn(Int(index))
         switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
             return .integer(sqlite3_value_int64(column))
@@ -342,7 +332,12 @@ public final class Statement {
         }
     }
 
-    /// The column as SQLite stores it, after the index check.
+    /// The column as SQLite stores it, after the index check: one column lookup, then the
+    /// cheap value accessors (instead of a checked column lookup per accessor).
+    /// Connections are opened with SQLITE_OPEN_NOMUTEX and used by one thread at a time,
+    /// so the value needs no mutex ("protected" and "unprotected" values are the same
+    /// thing in that mode); it is read before the next step, as the column accessors
+    /// require.
     private func checkedColumn(_ index: Int) throws -> OpaquePointer {
         guard index >= 0 && index < resultColumnCount else {
             throw columnOutOfRange(index, layout)
