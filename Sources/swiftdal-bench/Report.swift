@@ -73,7 +73,48 @@ struct BenchReport: Codable {
         }
         lines.append("")
         lines.append("peak resident memory of the whole run: \(String(format: "%.1f", Double(peakResidentKiB) / 1024)) MiB")
+        lines += targets()
         return lines.joined(separator: "\n")
+    }
+
+    /// The targets of the benchmark issue, checked on this run's figures.
+    func targets() -> [String] {
+        var lines = ["", "targets (ratios to raw C in this run)"]
+        for implementation in [Implementation.explicit, .codable] {
+            let rows = workloads.filter { $0.implementation == implementation && $0.workload != "W8" }
+            guard !rows.isEmpty else { continue }
+            let over = rows.filter { $0.ratioToRawC > 1.5 }
+                .map { "\($0.workload) ×\(String(format: "%.2f", $0.ratioToRawC))" }
+            let worst = rows.max { $0.ratioToRawC < $1.ratioToRawC }
+            lines.append(
+                "  " + pad("\(implementation.rawValue), W1–W7 ≤ ×1.5:", 44)
+                    + (over.isEmpty
+                        ? "met (highest \(worst.map { "\($0.workload) ×\(String(format: "%.2f", $0.ratioToRawC))" } ?? "-"))"
+                        : "NOT met: " + over.joined(separator: ", ")))
+            let runs = concurrent.filter { $0.implementation == implementation }.sorted { $0.readers < $1.readers }
+            if let first = runs.first, let last = runs.last, runs.count > 1 {
+                let busy = runs.reduce(0) { $0 + $1.busyErrors }
+                let growth = last.readsPerSecond / first.readsPerSecond
+                lines.append(
+                    "  " + pad("\(implementation.rawValue), W8:", 44)
+                        + "\(busy) SQLITE_BUSY; reads ×\(String(format: "%.2f", growth)) from \(first.readers) to "
+                        + "\(last.readers) readers" + (busy == 0 && growth > 1 ? "" : " (NOT met)"))
+            }
+            let raw = memory.first { $0.probe == "W2" && $0.implementation == .raw }
+            if let raw, let mine = memory.first(where: { $0.probe == "W2" && $0.implementation == implementation }) {
+                let ratio = Double(mine.peakKiB) / Double(raw.peakKiB)
+                lines.append(
+                    "  " + pad("\(implementation.rawValue), fetch-all memory ≤ ×2:", 44)
+                        + "×\(String(format: "%.2f", ratio))" + (ratio <= 2 ? "" : " (NOT met)"))
+            }
+        }
+        if let stream = memory.first(where: { $0.probe == "stream" }) {
+            let megabytes = Double(stream.peakKiB) * 1024 / 1_000_000
+            lines.append(
+                "  " + pad("\(stream.rows) rows streamed < 50 MB:", 44)
+                    + "\(String(format: "%.1f", megabytes)) MB" + (megabytes < 50 ? "" : " (NOT met)"))
+        }
+        return lines
     }
 
     func csv() -> String {
