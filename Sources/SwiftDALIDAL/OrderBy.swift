@@ -64,6 +64,11 @@ public struct OrderBy: Sendable, Hashable, ExpressibleByStringLiteral, CustomStr
     ///
     /// For example, `OrderBy(parsing: "name desc, id")`.
     public init(parsing text: String) {
+        // A single bare ASCII column name (the usual `orderBy: "id"`) needs no splitting.
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x80 && $0 != UInt8(ascii: ",") }) {
+            terms = [Term(column: text)]
+            return
+        }
         terms = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let words = part.split(whereSeparator: \.isWhitespace)

@@ -179,5 +179,13 @@ let likePatternLimit = 50_000
         #expect(badDirection?.message.contains("sideways") == true)
         let empty = dalError { _ = try sample.users.getAll(orderBy: "") }
         #expect(empty?.code == .invalidColumn)
+        // A bare column name takes a shortcut; it must read exactly as the full parse does.
+        #expect(OrderBy(parsing: "id").terms == [OrderBy.Term(column: "id")])
+        #expect(OrderBy(parsing: "age;DROP").terms == [OrderBy.Term(column: "age;DROP")])
+        #expect(OrderBy(parsing: " id").terms == [OrderBy.Term(column: "id")])
+        #expect(OrderBy(parsing: "id,").parseError != nil)
+        #expect(OrderBy(parsing: "é\u{2003}DESC").terms == [OrderBy.Term(column: "é", direction: .descending)])
+        let spoofed = dalError { _ = try sample.users.getAll(orderBy: "age;DROP") }
+        #expect(spoofed?.code == .invalidColumn)
     }
 }
