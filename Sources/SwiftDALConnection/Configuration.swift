@@ -32,7 +32,8 @@ public struct Configuration: Sendable {
     public var maximumValueLength: Int?
     /// The name of a registered SQLite VFS to open files through (`nil`: the default).
     public var vfsName: String?
-    /// The number of reader connections of a ``DatabasePool`` (at least 1).
+    /// The most reader connections a ``DatabasePool`` opens (at least 1); each opens
+    /// when reads first need it.
     public var maximumReaderCount = 4
     /// Called on every new connection after the pragmas (register functions, attach…).
     public var prepareDatabase: (@Sendable (Database) throws -> Void)?

@@ -3,11 +3,24 @@ import Synchronization
 
 /// A reader connection and whether a thread is using it.
 final class ReaderSlot: @unchecked Sendable {
-    // `database` is only touched by the thread that set `busy` from false to true.
-    let database: Database
+    // `database` is only touched by the thread that set `busy` from false to true (or by
+    // `close`, which holds every reader).
+    private(set) var database: Database?
     let busy = Atomic<Bool>(false)
 
-    init(_ database: Database) { self.database = database }
+    /// The slot's connection, opened by `open` on first use.
+    func connection(_ open: () throws -> Database) throws -> Database {
+        if let database { return database }
+        let opened = try open()
+        database = opened
+        return opened
+    }
+
+    /// Closes the slot's connection, if it has one; a failed close keeps it.
+    func closeConnection() throws {
+        try database?.close()
+        database = nil
+    }
 
     func tryAcquire() -> Bool {
         busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
@@ -18,9 +31,9 @@ final class ReaderSlot: @unchecked Sendable {
 
 /// A pool for backend services over a file database in WAL mode: one writer
 /// connection (writes are serialized, so writers never fight over the lock and never
-/// see `SQLITE_BUSY` from each other) plus ``Configuration/maximumReaderCount`` reader
-/// connections opened read-only (reads run concurrently, each in its own snapshot,
-/// and never wait for the writer).
+/// see `SQLITE_BUSY` from each other) plus up to ``Configuration/maximumReaderCount``
+/// reader connections opened read-only, each on first need (reads run concurrently,
+/// each in its own snapshot, and never wait for the writer).
 ///
 /// For example:
 ///
@@ -35,6 +48,9 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     private let writer: Database
     private let writerMutex = PlainMutex()
     private let readers: [ReaderSlot]
+    private let path: String
+    /// Set by ``close()``: no reader opens afterwards.
+    private let isClosed = Atomic<Bool>(false)
     /// Counts the readers not in use: a thread past `wait()` is sure to find one.
     private let available: DispatchSemaphore
     private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
@@ -54,11 +70,10 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
         self.configuration = configuration
         writer = try Database(path: path, mode: .readWrite, configuration: configuration)
-        var readers = [ReaderSlot]()
-        for _ in 0..<configuration.maximumReaderCount {
-            readers.append(ReaderSlot(try Database(path: path, mode: .readOnly, configuration: configuration)))
-        }
-        self.readers = readers
+        self.path = path
+        // Readers open when a read first needs one: a pool costs one connection until it
+        // is read from concurrently.
+        readers = (0..<configuration.maximumReaderCount).map { _ in ReaderSlot() }
         available = DispatchSemaphore(value: readers.count)
     }
 
@@ -69,10 +84,16 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             slot.release()
             available.signal()
         }
-        return try ThreadAccess.holding(slot.database, of: self, isWriter: false) {
+        let database = try slot.connection {
+            guard !isClosed.load(ordering: .acquiring) else {
+                throw DALError(.connectionClosed, "the pool on \(path) is closed")
+            }
+            return try Database(path: path, mode: .readOnly, configuration: configuration)
+        }
+        return try ThreadAccess.holding(database, of: self, isWriter: false) {
             // A read transaction a failed rollback left open would pin an old snapshot.
-            try slot.database.discardLeftoverTransaction()
-            return try body(slot.database)
+            try database.discardLeftoverTransaction()
+            return try body(database)
         }
     }
 
@@ -186,11 +207,16 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("close") }
         for _ in readers { available.wait() }
         defer { for _ in readers { available.signal() } }
+        isClosed.store(true, ordering: .releasing)
         var firstError: (any Error)?
         for reader in readers {
-            do { try reader.database.close() } catch { firstError = firstError ?? error }
+            do { try reader.closeConnection() } catch { firstError = firstError ?? error }
         }
         do { try writerMutex.withLock { try writer.close() } } catch { firstError = firstError ?? error }
-        if let firstError { throw firstError }
+        if let firstError {
+            // Nothing is lost: what could not close stays usable, and readers reopen.
+            isClosed.store(false, ordering: .releasing)
+            throw firstError
+        }
     }
 }

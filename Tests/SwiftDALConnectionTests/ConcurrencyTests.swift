@@ -41,6 +41,47 @@ import Testing
         try pool.close()
     }
 
+    @Test func readersOpenOnFirstNeedAndNotAfterClose() throws {
+        let directory = try TemporaryDirectory()
+        let opened = LockedCounter()
+        var configuration = Configuration()
+        configuration.maximumReaderCount = 3
+        configuration.prepareDatabase = { _ in opened.increment() }
+        let pool = try DatabasePool(path: directory.file("lazy.sqlite"), configuration: configuration)
+        #expect(opened.value == 1)  // the writer only
+        try pool.write { try makeUsersTable($0) }
+        for _ in 0..<5 { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } }
+        #expect(opened.value == 2)  // one thread, one reader, reused
+        // Three reads held at once need three readers.
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let failures = LockedCounter()
+        let group = DispatchGroup()
+        for _ in 0..<3 {
+            group.enter()
+            Thread {  // a thread each: a dispatch queue may not run three blocked blocks at once
+                do {
+                    try pool.read { _ in
+                        inside.signal()
+                        release.wait()
+                    }
+                } catch {
+                    failures.increment()
+                }
+                group.leave()
+            }.start()
+        }
+        for _ in 0..<3 { inside.wait() }
+        for _ in 0..<3 { release.signal() }
+        group.wait()
+        #expect(failures.value == 0)
+        #expect(opened.value == 4)
+        try pool.close()
+        let closed = dalError { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        #expect(closed?.code == .connectionClosed)
+        #expect(opened.value == 4)
+    }
+
     @Test func syncAccessFromManyThreadsIsSerializedWithoutBusy() throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("threads.sqlite"))
