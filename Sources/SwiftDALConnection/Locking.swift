@@ -35,6 +35,16 @@ enum ThreadAccess {
 
     final class Holdings {
         var entries: [Entry] = []
+
+        /// The innermost entry of `owner`, read in place (no copy of the array).
+        func last(ownedBy owner: ObjectIdentifier) -> Entry? {
+            var index = entries.endIndex
+            while index > entries.startIndex {
+                index -= 1
+                if entries[index].owner == owner { return entries[index] }
+            }
+            return nil
+        }
         /// The reader slot this thread used last (a hint: trying it first keeps each
         /// thread on its own reader and its caches warm).
         var preferredReader = 0
@@ -61,10 +71,9 @@ enum ThreadAccess {
     /// The connection of `owner` this thread holds, if any.
     static func held(by owner: AnyObject) -> Entry? {
         guard let pointer = pthread_getspecific(key) else { return nil }
-        let entries = Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue().entries
-        guard !entries.isEmpty else { return nil }
-        let id = ObjectIdentifier(owner)
-        return entries.last { $0.owner == id }
+        return Unmanaged<Holdings>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            $0.last(ownedBy: ObjectIdentifier(owner))
+        }
     }
 
     /// Runs `body` recording that this thread holds `database` of `owner`.
