@@ -132,6 +132,10 @@ open class BaseDAL<T: Entity>: IDAL, @unchecked Sendable {
     /// Runs `body` with a connection (the writer when `writing`) and the table mapping.
     @usableFromInline
     final func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
+        // Inside a `read`/`write` of the same database: its connection, without a closure.
+        if let held = try heldConnection(of: database, writing: writing) {
+            return try mapping(held)._withUnsafeGuaranteedRef { try body(held, $0) }
+        }
         if writing {
             return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
         }

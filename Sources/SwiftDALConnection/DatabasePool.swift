@@ -142,7 +142,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
     @discardableResult
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = ThreadAccess.held(by: self) { return try body(held.database) }
+        if let held = try heldConnection(of: self, writing: false) { return try body(held) }
         return try withReader(body)
     }
 
@@ -163,10 +163,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
     @discardableResult
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = ThreadAccess.held(by: self) {
-            guard held.isWriter else { throw writeInReadError() }
-            return try body(held.database)
-        }
+        if let held = try heldConnection(of: self, writing: true) { return try body(held) }
         return try withWriter(body)
     }
 

@@ -80,7 +80,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// For example, `try queue.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
     @discardableResult
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = ThreadAccess.held(by: self) { return try body(held.database) }
+        if let held = try heldConnection(of: self, writing: false) { return try body(held) }
         return try mutex.withLock {
             try ThreadAccess.holding(database, of: self, isWriter: false) {
                 try prepareForUse()
@@ -118,10 +118,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// For example, `try queue.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
     @discardableResult
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = ThreadAccess.held(by: self) {
-            guard held.isWriter else { throw writeInReadError() }
-            return try body(held.database)
-        }
+        if let held = try heldConnection(of: self, writing: true) { return try body(held) }
         return try mutex.withLock {
             try ThreadAccess.holding(database, of: self, isWriter: true) {
                 try prepareForUse()

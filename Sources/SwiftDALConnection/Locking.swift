@@ -84,3 +84,12 @@ enum ThreadAccess {
         return try body()
     }
 }
+
+/// The connection of `owner` (a pool or a queue) that this thread holds inside one of its
+/// `read`/`write` closures, or `nil`: the shortcut a DAL call takes inside a transaction,
+/// with the rules of `reentrantRead`/`reentrantWrite` (a write inside a read throws).
+package func heldConnection(of owner: AnyObject, writing: Bool) throws -> Database? {
+    guard let held = ThreadAccess.held(by: owner) else { return nil }
+    if writing && !held.isWriter { throw writeInReadError() }
+    return held.database
+}
