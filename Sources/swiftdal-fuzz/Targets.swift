@@ -88,7 +88,37 @@ func fuzzValues(_ data: Data) throws {
     if case .real(let double) = value, double.isNaN { return }  // SQLite stores NaN as NULL: SwiftDAL refuses it
     let back = try db.fetchOne("SELECT \(value)")?.values.first
     if back != value { violation("\(value) came back as \(String(describing: back))") }
+    // The typed fast paths of RowView read exactly what the general path (a copied Row)
+    // reads: the same value or the same error, also for text that is not valid UTF-8.
+    for query in [SQL("SELECT \(value)"), SQL("SELECT CAST(\(value) AS TEXT)")] {
+        var viewed = [String]()
+        try db.forEachRow(query) { row in viewed = typedReads { try row.decode($0, at: 0) } }
+        let general: [String]
+        do {
+            guard let copied = try db.fetchOne(query) else { continue }
+            general = typedReads { try copied.decode($0, at: 0) }
+        } catch let error as DALError {
+            general = Array(repeating: "error \(error.code)", count: viewed.count)
+        }
+        if viewed != general { violation("fast and general reads differ on \(query.sql) with \(value): \(viewed) vs \(general)") }
+    }
     try db.close()
+}
+
+/// The outcome of reading a column as each type that has a typed fast path.
+private func typedReads(_ read: (any SQLiteValueConvertible.Type) throws -> any SQLiteValueConvertible) -> [String] {
+    let types: [any SQLiteValueConvertible.Type] = [
+        String.self, String?.self, Int.self, Int?.self, Int64.self, Int64?.self, Double.self, Double?.self,
+    ]
+    return types.map { type in
+        do {
+            return "value \(try read(type))"
+        } catch let error as DALError {
+            return "error \(error.code)"
+        } catch {
+            return "other \(error)"
+        }
+    }
 }
 
 /// Statements: fuzzed SQL text on a fresh connection. Every failure must be a typed
