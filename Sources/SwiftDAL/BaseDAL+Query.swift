@@ -40,12 +40,6 @@ extension BaseDAL {
             return StatementArguments(namedValues: values)
         }
         guard !extra.isEmpty else { return arguments }
-        if arguments.conversionError == nil, var values = arguments.positionalValues {
-            // One array for the condition's values and the limit (the common findTop case).
-            values.reserveCapacity(values.count + extra.count)
-            for (_, value) in extra { values.append(value) }
-            return StatementArguments(values: values)
-        }
         var combined = arguments
         try combined.append(contentsOf: StatementArguments(values: extra.map(\.1)))
         return combined

@@ -71,8 +71,11 @@ struct Measurement: Codable {
     let implementation: Implementation
     var seconds: [Double] = []
     var checksums: [Int64] = []
-    var median: Double { seconds.sorted()[seconds.count / 2] }
+    var median: Double { swiftdal_bench.median(seconds) }
 }
+
+/// The median of `values` (the upper middle one for an even count); `values` is not empty.
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 /// Removes a database file and its WAL companions.
 func removeDatabase(_ path: String) {
@@ -175,11 +178,6 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
     }
     return options.implementations.compactMap { implementation in
         guard let results = runs[implementation], let last = results.last else { return nil }
-        func median(_ values: [Double]) -> Double {
-            let sorted = values.sorted()
-            return sorted.count % 2 == 1
-                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        }
         return ConcurrentMeasurement(
             implementation: implementation, readers: readers,
             readsPerSecond: median(results.map { Double(Int64(readers) * lookups) / $0.readSeconds }),
