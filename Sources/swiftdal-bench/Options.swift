@@ -2,7 +2,8 @@ import Foundation
 
 struct BenchOptions {
     var rows: Int64 = 100_000
-    var runs = 5
+    var runs = 7
+    var warmup = 1
     var streamRows: Int64 = 1_000_000
     var workDirectory = NSTemporaryDirectory() + "swiftdal-bench"
     var jsonPath: String?
@@ -22,7 +23,9 @@ struct BenchOptions {
         Codable mappings) and through the raw SQLite C API, in the same run, and prints
         median seconds, the ratio to raw C, whether checksums agree, and peak memory.
           --rows N           rows in the table (default 100000)
-          --runs N           runs per workload; the median is reported (default 5)
+          --runs N           runs per workload; the median is reported (default 7)
+          --warmup N         unrecorded runs of each workload first (default 1): the first
+                             run in a process pays for growing the heap, whoever runs it
           --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
           --implementations LIST  comma-separated subset of raw,explicit,codable (default all;
                              ratios need raw)
@@ -49,6 +52,11 @@ struct BenchOptions {
             switch argument {
             case "--rows": options.rows = try number(argument)
             case "--runs": options.runs = Int(try number(argument))
+            case "--warmup":
+                guard let count = Int(try value(argument)), count >= 0 else {
+                    throw BenchError("\(argument) needs a number of runs (0 or more)")
+                }
+                options.warmup = count
             case "--stream-rows": options.streamRows = try number(argument)
             case "--workloads":
                 options.workloads = Set(try value(argument).split(separator: ",").map { $0.uppercased() })

@@ -6,6 +6,7 @@ struct BenchReport: Codable {
     var sqliteVersion: String
     var rows: Int64
     var runs: Int
+    var warmupRuns: Int
     var workloads: [Row]
     var concurrent: [ConcurrentMeasurement]
     var memory: [MemoryMeasurement]
@@ -16,9 +17,19 @@ struct BenchReport: Codable {
         let title: String
         let implementation: Implementation
         let medianSeconds: Double
+        /// The ratio to raw C: the median over the runs of each run's time divided by
+        /// raw C's time in the same round. Runs of one round are seconds apart, so a slow
+        /// phase of a shared machine (they last seconds, and move every implementation by
+        /// up to ×1.7) hits both sides of a ratio, where the ratio of two medians can pair
+        /// a fast raw C median with a slow one.
         let ratioToRawC: Double
+        /// The median time divided by raw C's median time.
+        let ratioOfMedians: Double
         let checksumsAgree: Bool
         let seconds: [Double]
+        /// Each run's time divided by raw C's time in the same round: their median (the
+        /// ratio above), lowest and highest. Shows how far noise moves a single run.
+        let runRatios: RunRatios?
     }
 
     init(options: BenchOptions, measurements: [Measurement], concurrent: [ConcurrentMeasurement],
@@ -29,12 +40,16 @@ struct BenchReport: Codable {
         self.sqliteVersion = sqliteVersion
         rows = options.rows
         runs = options.runs
+        warmupRuns = options.warmup
         workloads = measurements.map { measurement in
             let raw = measurements.first { $0.workload == measurement.workload && $0.implementation == .raw }
             return Row(
                 workload: measurement.workload, title: measurement.title, implementation: measurement.implementation,
-                medianSeconds: measurement.median, ratioToRawC: measurement.median / (raw?.median ?? measurement.median),
-                checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false, seconds: measurement.seconds)
+                medianSeconds: measurement.median,
+                ratioToRawC: raw.flatMap { RunRatios(measurement.seconds, over: $0.seconds)?.median } ?? 1,
+                ratioOfMedians: measurement.median / (raw?.median ?? measurement.median),
+                checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false, seconds: measurement.seconds,
+                runRatios: raw.flatMap { RunRatios(measurement.seconds, over: $0.seconds) })
         }
         self.concurrent = concurrent
         self.memory = memory
@@ -42,13 +57,19 @@ struct BenchReport: Codable {
     }
 
     func table() -> String {
-        var lines = ["rows \(rows), median of \(runs) runs, SQLite \(sqliteVersion), \(machine)", ""]
+        var lines = [
+            "rows \(rows), median of \(runs) runs after \(warmupRuns) warm-up, SQLite \(sqliteVersion), \(machine)",
+            "× raw C: the median of each run's time ÷ raw C's time in the same round", "",
+        ]
         lines.append(pad("workload", 22) + pad("implementation", 20) + pad("median s", 11, right: true)
-                     + pad("× raw C", 9, right: true) + "  checksum")
+                     + pad("× raw C", 9, right: true) + pad("runs: lowest–highest", 22, right: true)
+                     + pad("median ÷ median", 17, right: true) + "  checksum")
         for row in workloads {
             lines.append(pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 20)
                          + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
                          + pad(String(format: "%.2f", row.ratioToRawC), 9, right: true)
+                         + pad(row.runRatios.map { String(format: "%.2f–%.2f", $0.lowest, $0.highest) } ?? "", 22, right: true)
+                         + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
                          + "  " + (row.checksumsAgree ? "ok" : "MISMATCH"))
         }
         if !concurrent.isEmpty {
@@ -118,9 +139,10 @@ struct BenchReport: Codable {
     }
 
     func csv() -> String {
-        var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree"]
+        var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians"]
         for row in workloads {
-            lines.append("\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree)")
+            let range = row.runRatios.map { "\($0.lowest),\($0.highest)" } ?? ","
+            lines.append("\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree),\(range),\(row.ratioOfMedians)")
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -137,7 +159,7 @@ struct BenchReport: Codable {
         var svg = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(left + width + 80))" height="\(Int(height))" font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="10" y="20" font-size="14" font-weight="bold">SwiftDAL time ÷ raw SQLite C time (lower is better; \(rows) rows, median of \(runs))</text>
+            <text x="10" y="20" font-size="14" font-weight="bold">SwiftDAL time ÷ raw SQLite C time (lower is better; \(rows) rows, median of \(runs) paired runs)</text>
 
             """
         var y = 40.0
@@ -159,6 +181,21 @@ struct BenchReport: Codable {
         svg += "<rect x=\"\(left + width - 150)\" y=\"32\" width=\"10\" height=\"10\" fill=\"#2b6cb0\"/><text x=\"\(left + width - 136)\" y=\"41\">explicit mapping</text>\n"
         svg += "<rect x=\"\(left + width - 150)\" y=\"48\" width=\"10\" height=\"10\" fill=\"#dd6b20\"/><text x=\"\(left + width - 136)\" y=\"57\">Codable mapping</text>\n"
         return svg + "</svg>\n"
+    }
+}
+
+/// The ratios `seconds[i] / baseline[i]` of the runs both have, summarized.
+struct RunRatios: Codable {
+    let median: Double
+    let lowest: Double
+    let highest: Double
+
+    init?(_ seconds: [Double], over baseline: [Double]) {
+        let ratios = zip(seconds, baseline).compactMap { $1 > 0 ? $0 / $1 : nil }
+        guard let lowest = ratios.min(), let highest = ratios.max() else { return nil }
+        self.median = swiftdal_bench.median(ratios)
+        self.lowest = lowest
+        self.highest = highest
     }
 }
 

@@ -74,6 +74,13 @@ struct Measurement: Codable {
     var median: Double { swiftdal_bench.median(seconds) }
 }
 
+/// `items` turned left by `places` (modulo their count).
+func rotated<T>(_ items: [T], by places: Int) -> [T] {
+    guard !items.isEmpty else { return items }
+    let shift = places % items.count
+    return Array(items[shift...] + items[..<shift])
+}
+
 /// The median of `values` (the upper middle one for an even count); `values` is not empty.
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
@@ -99,13 +106,17 @@ func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
 }
 
 /// Runs every selected workload `runs` times for every implementation, interleaved so
-/// that machine noise spreads over all of them.
+/// that machine noise spreads over all of them, after `warmup` unrecorded rounds. The
+/// order of the implementations turns by one place every round, so that none always runs
+/// first (just after the database is populated) or last.
 func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
     let selected = workloads.filter { options.workloads?.contains($0.id) ?? true }
     var results: [String: Measurement] = [:]
-    for run in 1...options.runs {
+    for round in 0..<(options.warmup + options.runs) {
+        let recorded = round >= options.warmup
+        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
         for workload in selected {
-            for implementation in options.implementations {
+            for implementation in rotated(options.implementations, by: round) {
                 let path = options.workDirectory + "/\(workload.id)-\(implementation).sqlite"
                 try prepareDatabase(path, rows: options.rows, populated: workload.populated)
                 let (seconds, checksum) = try time {
@@ -114,14 +125,15 @@ func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
                         : try workload.swift(implementation, path, options.rows)
                 }
                 removeDatabase(path)
+                FileHandle.standardError.write(Data(
+                    "\(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s\n".utf8))
+                guard recorded else { continue }
                 let key = workload.id + implementation.rawValue
                 var measurement = results[key]
                     ?? Measurement(workload: workload.id, title: workload.title, implementation: implementation)
                 measurement.seconds.append(seconds)
                 measurement.checksums.append(checksum)
                 results[key] = measurement
-                FileHandle.standardError.write(Data(
-                    "run \(run)/\(options.runs) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s\n".utf8))
             }
         }
     }
