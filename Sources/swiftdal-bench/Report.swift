@@ -27,9 +27,8 @@ struct BenchReport: Codable {
         let ratioOfMedians: Double
         let checksumsAgree: Bool
         let seconds: [Double]
-        /// Each run's time divided by raw C's time in the same round: their median (the
-        /// ratio above), lowest and highest. Shows how far noise moves a single run.
-        let runRatios: RunRatios?
+        /// The lowest and highest of the per-round ratios: how far noise moves one run.
+        let runRatioRange: ClosedRange<Double>?
     }
 
     init(options: BenchOptions, measurements: [Measurement], concurrent: [ConcurrentMeasurement],
@@ -43,13 +42,14 @@ struct BenchReport: Codable {
         warmupRuns = options.warmup
         workloads = measurements.map { measurement in
             let raw = measurements.first { $0.workload == measurement.workload && $0.implementation == .raw }
+            let ratios = raw.map { pairedRatios(measurement.seconds, over: $0.seconds) } ?? []
             return Row(
                 workload: measurement.workload, title: measurement.title, implementation: measurement.implementation,
                 medianSeconds: measurement.median,
-                ratioToRawC: raw.flatMap { RunRatios(measurement.seconds, over: $0.seconds)?.median } ?? 1,
+                ratioToRawC: ratios.isEmpty ? 1 : median(ratios),
                 ratioOfMedians: measurement.median / (raw?.median ?? measurement.median),
                 checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false, seconds: measurement.seconds,
-                runRatios: raw.flatMap { RunRatios(measurement.seconds, over: $0.seconds) })
+                runRatioRange: ratios.min().flatMap { low in ratios.max().map { low...$0 } })
         }
         self.concurrent = concurrent
         self.memory = memory
@@ -68,7 +68,7 @@ struct BenchReport: Codable {
             lines.append(pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 20)
                          + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
                          + pad(String(format: "%.2f", row.ratioToRawC), 9, right: true)
-                         + pad(row.runRatios.map { String(format: "%.2f–%.2f", $0.lowest, $0.highest) } ?? "", 22, right: true)
+                         + pad(row.runRatioRange.map { String(format: "%.2f–%.2f", $0.lowerBound, $0.upperBound) } ?? "", 22, right: true)
                          + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
                          + "  " + (row.checksumsAgree ? "ok" : "MISMATCH"))
         }
@@ -141,7 +141,7 @@ struct BenchReport: Codable {
     func csv() -> String {
         var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians"]
         for row in workloads {
-            let range = row.runRatios.map { "\($0.lowest),\($0.highest)" } ?? ","
+            let range = row.runRatioRange.map { "\($0.lowerBound),\($0.upperBound)" } ?? ","
             lines.append("\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree),\(range),\(row.ratioOfMedians)")
         }
         return lines.joined(separator: "\n") + "\n"
@@ -184,19 +184,9 @@ struct BenchReport: Codable {
     }
 }
 
-/// The ratios `seconds[i] / baseline[i]` of the runs both have, summarized.
-struct RunRatios: Codable {
-    let median: Double
-    let lowest: Double
-    let highest: Double
-
-    init?(_ seconds: [Double], over baseline: [Double]) {
-        let ratios = zip(seconds, baseline).compactMap { $1 > 0 ? $0 / $1 : nil }
-        guard let lowest = ratios.min(), let highest = ratios.max() else { return nil }
-        self.median = swiftdal_bench.median(ratios)
-        self.lowest = lowest
-        self.highest = highest
-    }
+/// `seconds[i] / baseline[i]` for the rounds both have.
+private func pairedRatios(_ seconds: [Double], over baseline: [Double]) -> [Double] {
+    zip(seconds, baseline).compactMap { $1 > 0 ? $0 / $1 : nil }
 }
 
 private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
