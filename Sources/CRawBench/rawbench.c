@@ -24,11 +24,23 @@ int64_t rawbench_next_id(uint64_t *state, int64_t n) {
     return (int64_t)(*state % (uint64_t)n) + 1;
 }
 
+/// Pragmas run on every connection after the defaults (`--pragma`), or NULL.
+static char *extra_pragmas = NULL;
+
+int rawbench_set_pragmas(const char *sql) {
+    free(extra_pragmas);
+    extra_pragmas = NULL;
+    if (sql == NULL || *sql == '\0') return 0;
+    extra_pragmas = strdup(sql);
+    return extra_pragmas == NULL ? SQLITE_NOMEM : 0;
+}
+
 static int open_db(const char *path, sqlite3 **db) {
     int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) return rc;
     sqlite3_busy_timeout(*db, 5000);
     CHECK(sqlite3_exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL, NULL, NULL));
+    if (extra_pragmas != NULL) CHECK(sqlite3_exec(*db, extra_pragmas, NULL, NULL, NULL));
     return SQLITE_OK;
 }
 

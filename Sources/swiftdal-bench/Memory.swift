@@ -1,4 +1,6 @@
 import CRawBench
+import SwiftDAL
+import Synchronization
 import Foundation
 
 /// Peak resident memory of this process's address space, in KiB: `VmHWM` of
@@ -50,6 +52,7 @@ func measureInChild(probe: String, implementation: Implementation?, path: String
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
     var arguments = ["--probe", probe, "--probe-path", path, "--rows", String(rows)]
+    arguments += extraPragmas.withLock { $0 }.flatMap { ["--pragma", "\($0.name)=\($0.value)"] }
     if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
     process.arguments = arguments
     let pipe = Pipe()

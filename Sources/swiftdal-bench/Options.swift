@@ -1,9 +1,12 @@
 import Foundation
+import SwiftDAL
 
 struct BenchOptions {
     var rows: Int64 = 100_000
     var runs = 7
     var warmup = 1
+    /// Pragmas set on every connection of every implementation, after the defaults.
+    var pragmas: [Pragma] = []
     var streamRows: Int64 = 1_000_000
     var workDirectory = NSTemporaryDirectory() + "swiftdal-bench"
     var jsonPath: String?
@@ -35,7 +38,32 @@ struct BenchOptions {
           --csv PATH         also write the results as CSV
           --svg PATH         also write an SVG bar chart of the ratios
           --work-dir PATH    where the database files go (default: a temporary directory)
+          --pragma NAME=VALUE  set a pragma on every connection, raw C's and SwiftDAL's alike
+                             (repeatable), e.g. --pragma cache_size=-20000; the report
+                             names them. The committed figures use none
         """
+
+    /// `NAME=VALUE` as a pragma: a name of letters, digits and underscores, a value of
+    /// those and `-` or `.` (the rule of SwiftDAL's `Pragma`, checked here too because the
+    /// same text goes to the C harness).
+    static func pragma(_ text: String) throws -> Pragma {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        func allowed(_ byte: UInt8, extra: Bool) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
+                || (extra && (byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
+        }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+              parts[0].utf8.allSatisfy({ allowed($0, extra: false) }), parts[1].utf8.allSatisfy({ allowed($0, extra: true) })
+        else { throw BenchError("--pragma needs NAME=VALUE (letters, digits, _; the value also - and .), not \(text)") }
+        return Pragma(name: parts[0], value: parts[1])
+    }
+
+    /// The pragmas as given: `NAME=VALUE`.
+    var pragmaArguments: [String] { pragmas.map { "\($0.name)=\($0.value)" } }
+
+    /// The pragmas as one SQL text for the C harness.
+    var pragmaSQL: String { pragmas.map { "PRAGMA \($0.name) = \($0.value);" }.joined(separator: " ") }
 
     static func parse(_ arguments: [String]) throws -> BenchOptions? {
         var options = BenchOptions()
@@ -74,6 +102,7 @@ struct BenchOptions {
             case "--csv": options.csvPath = try value(argument)
             case "--svg": options.svgPath = try value(argument)
             case "--work-dir": options.workDirectory = try value(argument)
+            case "--pragma": options.pragmas.append(try pragma(try value(argument)))
             case "--probe": options.probe = try value(argument)
             case "--probe-implementation": options.probeImplementation = try value(argument)
             case "--probe-path": options.probePath = try value(argument)

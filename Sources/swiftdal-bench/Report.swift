@@ -7,6 +7,8 @@ struct BenchReport: Codable {
     var rows: Int64
     var runs: Int
     var warmupRuns: Int
+    /// Pragmas set on every connection of both sides (none for the committed figures).
+    var pragmas: [String]
     var workloads: [Row]
     var concurrent: [ConcurrentMeasurement]
     var memory: [MemoryMeasurement]
@@ -40,6 +42,7 @@ struct BenchReport: Codable {
         rows = options.rows
         runs = options.runs
         warmupRuns = options.warmup
+        pragmas = options.pragmaArguments
         workloads = measurements.map { measurement in
             let raw = measurements.first { $0.workload == measurement.workload && $0.implementation == .raw }
             let ratios = raw.map { pairedRatios(measurement.seconds, over: $0.seconds) } ?? []
@@ -59,7 +62,9 @@ struct BenchReport: Codable {
     func table() -> String {
         var lines = [
             "rows \(rows), median of \(runs) runs after \(warmupRuns) warm-up, SQLite \(sqliteVersion), \(machine)",
-            "× raw C: the median of each run's time ÷ raw C's time in the same round", "",
+            "× raw C: the median of each run's time ÷ raw C's time in the same round",
+            "pragmas on every connection, both sides: " + (pragmas.isEmpty ? "none beyond the benchmark's" : pragmas.joined(separator: ", ")),
+            "",
         ]
         lines.append(pad("workload", 22) + pad("implementation", 20) + pad("median s", 11, right: true)
                      + pad("× raw C", 9, right: true) + pad("runs: lowest–highest", 22, right: true)

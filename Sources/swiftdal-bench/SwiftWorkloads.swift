@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
 import SwiftDAL
+import Synchronization
+
+/// Pragmas for every SwiftDAL connection of the run (`--pragma`; the C harness gets the
+/// same through `rawbench_set_pragmas`). Set once at start-up.
+let extraPragmas = Mutex<[Pragma]>([])
 
 /// The workloads through SwiftDAL's public API, as a user writes them: a BaseDAL over
 /// the entity, on a DatabasePool.
@@ -11,6 +16,7 @@ struct SwiftWorkloads<User: BenchUser> {
     static var configuration: Configuration {
         var configuration = Configuration()
         configuration.synchronous = .normal
+        configuration.pragmas = extraPragmas.withLock { $0 }
         return configuration
     }
 

@@ -1,10 +1,13 @@
 import CRawBench
 import Foundation
 import SwiftDAL
+import Synchronization
 
 // swiftdal-bench: SwiftDAL and the raw SQLite C API on the same workloads, same run.
 do {
     guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    extraPragmas.withLock { $0 = options.pragmas }
+    guard rawbench_set_pragmas(options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
     if options.probe != nil {
         try runProbe(options)
         exit(0)

@@ -5,6 +5,10 @@
 // Each function returns 0 on success and writes a checksum of what it read.
 #include <stdint.h>
 
+/// SQL run on every connection after the defaults (pragmas given with `--pragma`, the
+/// same on both sides); NULL or "" for none. Returns 0, or SQLITE_NOMEM.
+int rawbench_set_pragmas(const char *sql);
+
 /// Creates the benchmark schema in a new file database (WAL, synchronous=NORMAL).
 int rawbench_create(const char *path);
 /// Creates the schema and inserts rows 1...n (setup for every workload but W1).
