@@ -3,7 +3,7 @@ import SwiftDAL
 
 struct BenchOptions {
     var rows: Int64 = 100_000
-    var runs = 7
+    var runs = 9
     var warmup = 1
     /// Pragmas set on every connection of every implementation, after the defaults.
     var pragmas: [Pragma] = []
@@ -26,7 +26,7 @@ struct BenchOptions {
         Codable mappings) and through the raw SQLite C API, in the same run, and prints
         median seconds, the ratio to raw C, whether checksums agree, and peak memory.
           --rows N           rows in the table (default 100000)
-          --runs N           runs per workload; the median is reported (default 7)
+          --runs N           runs per workload; the median is reported (default 9)
           --warmup N         unrecorded runs of each workload first (default 1): the first
                              run in a process pays for growing the heap, whoever runs it
           --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
