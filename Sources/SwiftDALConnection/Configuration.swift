@@ -80,7 +80,8 @@ public struct Pragma: Sendable, Hashable {
         self.value = value
     }
 
-    func sql() throws -> String {
+    /// The pragma's statement; throws when the name or the value is not allowed.
+    package func sql() throws -> String {
         guard Self.isIdentifier(name) else {
             throw DALError(.invalidIdentifier, "\(name) is not a valid pragma name")
         }

@@ -1,6 +1,4 @@
 import CRawBench
-import SwiftDAL
-import Synchronization
 import Foundation
 
 /// Peak resident memory of this process's address space, in KiB: `VmHWM` of
@@ -48,11 +46,13 @@ struct MemoryMeasurement: Codable {
 }
 
 /// Runs one probe in a child process (so its peak memory is its own).
-func measureInChild(probe: String, implementation: Implementation?, path: String, rows: Int64) throws -> MemoryMeasurement {
+func measureInChild(probe: String, implementation: Implementation?, path: String, rows: Int64, pragmas: [String])
+    throws -> MemoryMeasurement
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
     var arguments = ["--probe", probe, "--probe-path", path, "--rows", String(rows)]
-    arguments += extraPragmas.withLock { $0 }.flatMap { ["--pragma", "\($0.name)=\($0.value)"] }
+    arguments += pragmas.flatMap { ["--pragma", $0] }
     if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
     process.arguments = arguments
     let pipe = Pipe()
@@ -75,15 +75,18 @@ func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
     var results = [MemoryMeasurement]()
     let path = options.workDirectory + "/memory.sqlite"
     try prepareDatabase(path, rows: options.rows, populated: true)
-    results.append(try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows))
+    let pragmas = options.pragmaArguments
+    results.append(try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows, pragmas: pragmas))
     for implementation in Implementation.allCases {
-        results.append(try measureInChild(probe: "W2", implementation: implementation, path: path, rows: options.rows))
+        results.append(try measureInChild(
+            probe: "W2", implementation: implementation, path: path, rows: options.rows, pragmas: pragmas))
     }
     removeDatabase(path)
     let streamPath = options.workDirectory + "/stream.sqlite"
     FileHandle.standardError.write(Data("populating \(options.streamRows) rows for the streaming probe…\n".utf8))
     try prepareDatabase(streamPath, rows: options.streamRows, populated: true)
-    results.append(try measureInChild(probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows))
+    results.append(try measureInChild(
+        probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows, pragmas: pragmas))
     removeDatabase(streamPath)
     return results
 }

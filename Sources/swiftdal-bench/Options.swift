@@ -43,27 +43,23 @@ struct BenchOptions {
                              names them. The committed figures use none
         """
 
-    /// `NAME=VALUE` as a pragma: a name of letters, digits and underscores, a value of
-    /// those and `-` or `.` (the rule of SwiftDAL's `Pragma`, checked here too because the
-    /// same text goes to the C harness).
+    /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
+    /// the C harness).
     static func pragma(_ text: String) throws -> Pragma {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-        func allowed(_ byte: UInt8, extra: Bool) -> Bool {
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
-                || (extra && (byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
-        }
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-              parts[0].utf8.allSatisfy({ allowed($0, extra: false) }), parts[1].utf8.allSatisfy({ allowed($0, extra: true) })
-        else { throw BenchError("--pragma needs NAME=VALUE (letters, digits, _; the value also - and .), not \(text)") }
-        return Pragma(name: parts[0], value: parts[1])
+        guard parts.count == 2 else { throw BenchError("--pragma needs NAME=VALUE, not \(text)") }
+        let pragma = Pragma(name: parts[0], value: parts[1])
+        _ = try pragma.sql()
+        return pragma
     }
 
     /// The pragmas as given: `NAME=VALUE`.
     var pragmaArguments: [String] { pragmas.map { "\($0.name)=\($0.value)" } }
 
     /// The pragmas as one SQL text for the C harness.
-    var pragmaSQL: String { pragmas.map { "PRAGMA \($0.name) = \($0.value);" }.joined(separator: " ") }
+    var pragmaSQL: String {
+        get throws { try pragmas.map { try $0.sql() + ";" }.joined(separator: " ") }
+    }
 
     static func parse(_ arguments: [String]) throws -> BenchOptions? {
         var options = BenchOptions()

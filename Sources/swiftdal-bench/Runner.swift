@@ -108,7 +108,7 @@ func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
 /// Runs every selected workload `runs` times for every implementation, interleaved so
 /// that machine noise spreads over all of them, after `warmup` unrecorded rounds. The
 /// order of the implementations turns by one place every round, so that none always runs
-/// first (just after the database is populated) or last.
+/// first or last in a round.
 func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
     let selected = workloads.filter { options.workloads?.contains($0.id) ?? true }
     var results: [String: Measurement] = [:]

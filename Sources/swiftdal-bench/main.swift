@@ -7,7 +7,7 @@ import Synchronization
 do {
     guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
     extraPragmas.withLock { $0 = options.pragmas }
-    guard rawbench_set_pragmas(options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
+    guard rawbench_set_pragmas(try options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
     if options.probe != nil {
         try runProbe(options)
         exit(0)
