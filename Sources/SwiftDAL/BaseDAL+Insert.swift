@@ -57,19 +57,24 @@ extension BaseDAL {
         if mapping.isExplicit, let all = upsert ? mapping.upsertAllSQL : mapping.insertAllSQL,
             let withoutKey = upsert ? mapping.upsertWithoutKeySQL : mapping.insertWithoutKeySQL
         {
-            var values = columns.takeValues()
-            let keyIsNull = mapping.keyPositions.allSatisfy { values[$0].isNull }
-            guard keyIsNull else { return SQL(sql: all, arguments: StatementArguments(values: values)) }
-            for position in mapping.keyPositions.sorted(by: >) { values.remove(at: position) }
-            return SQL(sql: withoutKey, arguments: StatementArguments(values: values))
+            return Self.insertQuery(columns.takeValues(), keyPositions: mapping.keyPositions, all, withoutKey)
         }
         // Codable mapping: the SQL follows the encoded properties (validated and built
         // once per shape of properties, then reused).
         let plan = try mapping.insertPlan(for: columns.names, upsert: upsert)
-        var values = columns.takeValues()
-        let keyIsNull = plan.keyPositions.allSatisfy { values[$0].isNull }
-        guard keyIsNull else { return SQL(sql: plan.sqlWithKey, arguments: StatementArguments(values: values)) }
-        for position in plan.keyPositions.reversed() { values.remove(at: position) }
-        return SQL(sql: plan.sqlWithoutKey, arguments: StatementArguments(values: values))
+        return Self.insertQuery(columns.takeValues(), keyPositions: plan.keyPositions, plan.sqlWithKey, plan.sqlWithoutKey)
+    }
+
+    /// `withKey` with every value, or, when the values at `keyPositions` are all `NULL`,
+    /// `withoutKey` with the rest (SQLite assigns the key).
+    private static func insertQuery(
+        _ values: consuming [SQLiteValue], keyPositions: [Int], _ withKey: String, _ withoutKey: String
+    ) -> SQL {
+        // `consuming`: the caller's values are moved in and edited in place, never copied.
+        guard keyPositions.allSatisfy({ values[$0].isNull }) else {
+            return SQL(sql: withKey, arguments: StatementArguments(values: values))
+        }
+        for position in keyPositions.sorted(by: >) { values.remove(at: position) }
+        return SQL(sql: withoutKey, arguments: StatementArguments(values: values))
     }
 }

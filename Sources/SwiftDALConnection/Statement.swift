@@ -152,20 +152,12 @@ public final class Statement {
         let count = Int(parameters)
         switch arguments.storage {
         case .positional(let values):
-            guard values.count == count else {
-                throw DALError(
-                    .argumentMismatch,
-                    "the statement has \(count) parameter(s) but \(values.count) argument(s) were given",
-                    sql: sql)
-            }
+            guard values.count == count else { throw positionalCountMismatch(given: values.count) }
             for index in values.indices {
                 try bind(values[index], at: Int32(index + 1))
             }
         case .single(let value):
-            guard count == 1 else {
-                throw DALError(
-                    .argumentMismatch, "the statement has \(count) parameter(s) but 1 argument was given", sql: sql)
-            }
+            guard count == 1 else { throw positionalCountMismatch(given: 1) }
             try bind(value, at: 1)
         case .named(let values):
             let names = parameterNames
@@ -189,6 +181,13 @@ public final class Statement {
                     "argument(s) \(unknown.joined(separator: ", ")) match no parameter", sql: sql)
             }
         }
+    }
+
+    /// The error for `given` positional arguments where the statement has another number.
+    private func positionalCountMismatch(given: Int) -> DALError {
+        DALError(
+            .argumentMismatch, "the statement has \(parameters) parameter(s) but \(given) argument(s) were given",
+            sql: sql)
     }
 
     /// Parameter names without their prefix; `nil` for `?` parameters.

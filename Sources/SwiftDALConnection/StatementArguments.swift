@@ -48,7 +48,12 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     ///
     /// For example, `StatementArguments(values: [.integer(1), .text("a")])`.
     public init(values: [SQLiteValue]) {
-        storage = values.count == 1 ? .single(values[0]) : .positional(values)
+        storage = Self.positional(values)
+    }
+
+    /// Positional storage for `values`: one value without an array.
+    private static func positional(_ values: [SQLiteValue]) -> Storage {
+        values.count == 1 ? .single(values[0]) : .positional(values)
     }
 
     /// One positional value that is already an ``SQLiteValue``.
@@ -134,7 +139,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch (positionalValues, other.positionalValues) {
         case (var values?, let more?):
             values.append(contentsOf: more)
-            storage = values.count == 1 ? .single(values[0]) : .positional(values)
+            storage = Self.positional(values)
             if conversionError == nil { conversionError = other.conversionError }
         case (let values?, nil) where values.isEmpty:
             self = other

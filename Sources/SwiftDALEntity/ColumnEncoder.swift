@@ -73,7 +73,6 @@ struct ColumnEncoder: Encoder {
         mutating func encode(_ value: Float, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
         mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
 
-
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let convertible = value as? any SQLiteValueConvertible {
                 try encoder.storage.encode(convertible, for: key.stringValue)
@@ -128,7 +127,6 @@ struct ColumnEncoder: Encoder {
         mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
         mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
         mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
             -> KeyedEncodingContainer<NestedKey>
