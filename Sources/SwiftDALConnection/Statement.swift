@@ -351,36 +351,34 @@ public final class Statement {
     /// every other storage class goes through ``value(at:)`` and the general conversion).
     @usableFromInline
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
-        let column = try checkedColumn(index)
-        switch sqlite3_value_type(column) {
-        case SQLITE_INTEGER: return .value(sqlite3_value_int64(column))
-        case SQLITE_NULL: return .null
-        default: return .other
-        }
+        try typedColumn(index, holding: SQLITE_INTEGER) { sqlite3_value_int64($0) }
     }
 
     /// Column `index` when it holds a REAL.
     @usableFromInline
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
-        let column = try checkedColumn(index)
-        switch sqlite3_value_type(column) {
-        case SQLITE_FLOAT: return .value(sqlite3_value_double(column))
-        case SQLITE_NULL: return .null
-        default: return .other
-        }
+        try typedColumn(index, holding: SQLITE_FLOAT) { sqlite3_value_double($0) }
     }
 
     /// Column `index` when it holds valid UTF-8 TEXT (invalid text is `.other`, so that
     /// the general path throws its error).
     @usableFromInline
     func textColumn(at index: Int) throws -> TypedColumn<String> {
+        try typedColumn(index, holding: SQLITE_TEXT) { column in
+            guard let text = sqlite3_value_text(column) else { return nil }
+            return Statement.validString(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column))))
+        }
+    }
+
+    /// Column `index` read by `read` when it holds `storageClass` (`.other` when `read`
+    /// returns `nil`), `.null` for NULL, `.other` for any other storage class.
+    @inline(__always)
+    private func typedColumn<Value>(
+        _ index: Int, holding storageClass: Int32, _ read: (OpaquePointer) -> Value?
+    ) throws -> TypedColumn<Value> {
         let column = try checkedColumn(index)
         switch sqlite3_value_type(column) {
-        case SQLITE_TEXT:
-            guard let text = sqlite3_value_text(column) else { return .other }
-            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column)))
-            guard let string = Statement.validString(bytes) else { return .other }
-            return .value(string)
+        case storageClass: return read(column).map { .value($0) } ?? .other
         case SQLITE_NULL: return .null
         default: return .other
         }
