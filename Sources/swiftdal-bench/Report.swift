@@ -109,14 +109,12 @@ struct BenchReport: Codable {
         for implementation in [Implementation.explicit, .codable] {
             let rows = workloads.filter { $0.implementation == implementation && $0.workload != "W8" }
             guard !rows.isEmpty else { continue }
-            let over = rows.filter { $0.ratioToRawC > 1.5 }
-                .map { "\($0.workload) ×\(String(format: "%.2f", $0.ratioToRawC))" }
+            func label(_ row: Row) -> String { "\(row.workload) ×\(String(format: "%.2f", row.ratioToRawC))" }
+            let over = rows.filter { $0.ratioToRawC > 1.5 }.map(label)
             let worst = rows.max { $0.ratioToRawC < $1.ratioToRawC }
             lines.append(
                 "  " + pad("\(implementation.rawValue), W1–W7 ≤ ×1.5:", 44)
-                    + (over.isEmpty
-                        ? "met (highest \(worst.map { "\($0.workload) ×\(String(format: "%.2f", $0.ratioToRawC))" } ?? "-"))"
-                        : "NOT met: " + over.joined(separator: ", ")))
+                    + (over.isEmpty ? "met (highest \(worst.map(label) ?? "-"))" : "NOT met: " + over.joined(separator: ", ")))
             let runs = concurrent.filter { $0.implementation == implementation }.sorted { $0.readers < $1.readers }
             if let first = runs.first, let last = runs.last, runs.count > 1 {
                 let busy = runs.reduce(0) { $0 + $1.busyErrors }
