@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
         .executable(name: "swiftdal-bench", targets: ["swiftdal-bench"]),
+        .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"]),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +46,15 @@ let package = Package(
         .target(
             name: "SampleDAL",
             dependencies: ["SwiftDAL"]
+        ),
+        // Code generation: explicitly mapped entities and table DALs from a database's schema.
+        .target(
+            name: "SwiftDALCodegen",
+            dependencies: ["SwiftDAL"]
+        ),
+        .executableTarget(
+            name: "swiftdal-gen",
+            dependencies: ["SwiftDALCodegen", "SwiftDAL"]
         ),
         .executableTarget(
             name: "swiftdal-demo",
@@ -93,7 +103,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALTests",
-            dependencies: ["SampleDAL", "SwiftDAL", "SwiftDALTestSupport"]
+            dependencies: ["SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,85 @@
+import Foundation
+import SwiftDAL
+import SwiftDALCodegen
+
+// swiftdal-gen: explicitly mapped entities and table DALs, written from a database's schema.
+let usage = """
+    usage: swift run swiftdal-gen (--database PATH | --schema PATH) [options]
+
+    Writes, for each table, an entity struct mapped explicitly (columns read by index,
+    no Codable: the fast mapping) and its BaseDAL subclass, from the database's schema.
+      --database PATH    read the schema of this SQLite file (opened read-only)
+      --schema PATH      or run this SQL script in an in-memory database and read that
+      --tables LIST      comma-separated tables (default: every table but swiftdal_migrations)
+      --stem TABLE=NAME  the type stem of a table (repeatable): --stem people=Person gives
+                         PersonInfo and PersonDAL (default: the singular of the name)
+      --entity-suffix S  default Info (users -> UserInfo)
+      --dal-suffix S     default DAL (users -> UserDAL)
+      --internal         internal declarations instead of public
+      --output PATH      write the source here (default: standard output)
+    """
+
+struct GenError: Error, CustomStringConvertible {
+    let description: String
+}
+
+func run(_ arguments: [String]) throws {
+    var remaining = arguments[...]
+    var databasePath: String?
+    var schemaPath: String?
+    var tables: [String]?
+    var outputPath: String?
+    var options = EntityGenerator.Options()
+    func value(_ name: String) throws -> String {
+        guard let value = remaining.popFirst() else { throw GenError(description: "\(name) needs a value\n\(usage)") }
+        return value
+    }
+    while let argument = remaining.popFirst() {
+        switch argument {
+        case "--database": databasePath = try value(argument)
+        case "--schema": schemaPath = try value(argument)
+        case "--tables": tables = try value(argument).split(separator: ",").map(String.init)
+        case "--stem":
+            let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw GenError(description: "--stem needs TABLE=NAME") }
+            options.typeStems[parts[0]] = parts[1]
+        case "--entity-suffix": options.entitySuffix = try value(argument)
+        case "--dal-suffix": options.dalSuffix = try value(argument)
+        case "--internal": options.access = .internal
+        case "--output": outputPath = try value(argument)
+        case "-h", "--help":
+            print(usage)
+            return
+        default: throw GenError(description: "unknown option \(argument)\n\(usage)")
+        }
+    }
+    let queue: DatabaseQueue
+    switch (databasePath, schemaPath) {
+    case (let path?, nil):
+        queue = try DatabaseQueue(path: path, mode: .readOnly)
+    case (nil, let path?):
+        let script = try String(contentsOfFile: path, encoding: .utf8)
+        queue = try DatabaseQueue.inMemory()
+        try queue.write { try $0.executeScript(script) }
+    default:
+        throw GenError(description: "give exactly one of --database and --schema\n\(usage)")
+    }
+    // The header names the command that made the file (the same command makes the same bytes).
+    let quoted = arguments.map { $0.contains(where: { $0 == " " || $0 == "'" }) ? "'\($0)'" : $0 }
+    let origin = (["swift run swiftdal-gen"] + quoted).joined(separator: " ")
+    let generator = EntityGenerator(options: options)
+    let source = try queue.read { try generator.source(for: tables, in: $0, origin: origin) }
+    try queue.close()
+    if let outputPath {
+        try source.write(toFile: outputPath, atomically: true, encoding: .utf8)
+    } else {
+        print(source, terminator: "")
+    }
+}
+
+do {
+    try run(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("swiftdal-gen: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,127 @@
+import Foundation
+import SwiftDAL
+import SwiftDALCodegen
+import SwiftDALTestSupport
+import Testing
+
+/// `swiftdal-gen`'s generator: the committed `Generated/CodegenTables.swift` (compiled into
+/// this target) is exactly what the generator writes for `Fixtures/codegen.sql`, and the
+/// DALs in it work against that schema.
+@Suite struct CodegenTests {
+    /// The command in `Fixtures/codegen.sql` that writes the committed file.
+    static let command =
+        "swift run swiftdal-gen --schema Fixtures/codegen.sql --internal --output Tests/SwiftDALTests/Generated/CodegenTables.swift"
+
+    /// A queue on an in-memory database with the codegen schema.
+    private func codegenDatabase() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue.inMemory()
+        let script = try String(contentsOfFile: fixturesDirectory + "/codegen.sql", encoding: .utf8)
+        try queue.write { try $0.executeScript(script) }
+        return queue
+    }
+
+    @Test func committedGeneratedFileIsWhatTheGeneratorWrites() throws {
+        let generator = EntityGenerator(options: .init(access: .internal))
+        let source = try codegenDatabase().read { try generator.source(in: $0, origin: Self.command) }
+        let committedPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Generated/CodegenTables.swift"
+        let committed = try String(contentsOfFile: committedPath, encoding: .utf8)
+        #expect(source == committed, "regenerate it: \(Self.command)")
+    }
+
+    @Test func namesFollowTheSwiftGuidelinesAndStayUnique() throws {
+        let generator = EntityGenerator()
+        let queue = try codegenDatabase()
+        let log = try queue.read { try generator.model(of: "event log", in: $0) }
+        #expect(log.entityName == "EventLogInfo" && log.dalName == "EventLogDAL")
+        #expect(log.properties.map(\.name) == ["eventID", "default", "class", "c2fa", "userID", "userID2", "row", "columns"])
+        #expect(log.properties[1].declaration == "var `default`: String")
+        let tags = try queue.read { try generator.model(of: "article_tags", in: $0) }
+        #expect(tags.entityName == "ArticleTagInfo" && tags.primaryKey == ["article_id", "tag"])
+        #expect(try queue.read { try generator.model(of: "categories", in: $0) }.entityName == "CategoryInfo")
+        let renamed = EntityGenerator(options: .init(entitySuffix: "Record", dalSuffix: "Store", typeStems: ["categories": "Kind"]))
+        let kind = try queue.read { try renamed.model(of: "categories", in: $0) }
+        #expect(kind.entityName == "KindRecord" && kind.dalName == "KindStore")
+    }
+
+    @Test func typesFollowSQLiteAffinityAndNullability() throws {
+        let articles = try codegenDatabase().read { try EntityGenerator().model(of: "articles", in: $0) }
+        let declarations = articles.properties.map(\.declaration)
+        #expect(declarations == [
+            "var id: Int64?", "var title: String", "var body: String?", "var authorID: Int64", "var isPublished: Bool",
+            "var publishedAt: Date?", "var rating: Double?", "var price: SQLiteValue", "var cover: Data?",
+            "var extra: SQLiteValue",
+        ])
+        #expect(articles.properties[0].isAssignedByDatabase)
+        // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
+        let categories = try codegenDatabase().read { try EntityGenerator().model(of: "categories", in: $0) }
+        #expect(categories.properties[0].declaration == "var code: Int64")
+        #expect(!categories.properties[0].isAssignedByDatabase)
+    }
+
+    @Test func tablesWithoutAKeyAreLeftOutOrRefusedAndClashesAreReported() throws {
+        let queue = try codegenDatabase()
+        let source = try queue.read { try EntityGenerator().source(in: $0) }
+        #expect(source.contains("// Left out (no primary key, which BaseDAL needs): notes."))
+        #expect(!source.contains("NoteInfo"))
+        let keyless = dalError { _ = try queue.read { try EntityGenerator().source(for: ["notes"], in: $0) } }
+        #expect(keyless?.code == .schemaMismatch)
+        #expect(keyless?.message.contains("no primary key") == true)
+        let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article"]))
+        let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
+        #expect(clashError?.message.contains("would both be ArticleInfo") == true)
+        let missing = dalError { _ = try queue.read { try EntityGenerator().model(of: "nope", in: $0) } }
+        #expect(missing?.code == .schemaMismatch)
+        let badStem = EntityGenerator(options: .init(typeStems: ["articles": "Bad Name"]))
+        #expect(dalError { _ = try queue.read { try badStem.model(of: "articles", in: $0) } }?.code == .schemaMismatch)
+    }
+
+    @Test func singularsAndWordsFollowTheCommonRules() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let stems = try queue.write { db in
+            try ["users", "categories", "boxes", "addresses", "status", "people", "order_items", "HTTPLogs", "2024_sales"]
+                .map { table in
+                    try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (id INTEGER PRIMARY KEY)")
+                    return try EntityGenerator(options: .init(entitySuffix: "")).model(of: table, in: db).entityName
+                }
+        }
+        #expect(stems == ["User", "Category", "Box", "Address", "Status", "Person", "OrderItem", "HTTPLog", "T2024Sale"])
+    }
+
+    @Test func generatedDALsRoundTripEveryColumnType() throws {
+        let queue = try codegenDatabase()
+        let articles = ArticleDAL(database: queue)
+        let published = Date(timeIntervalSince1970: 1_700_000_000.5)
+        let id = try articles.insert2(
+            ArticleInfo(
+                title: "Hello", authorID: Int64(Int32.max) + 1, isPublished: true, publishedAt: published, rating: 4.5,
+                price: .text("12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
+        let stored = try #require(try articles.findById(id))
+        #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished)
+        #expect(stored.publishedAt == published && stored.rating == 4.5 && stored.cover == Data([0, 1, 255]))
+        #expect(stored.body == nil && stored.extra == .integer(7))
+        // DECIMAL has NUMERIC affinity: SQLite turned the text into a number; SQLiteValue shows what is stored.
+        #expect(stored.price == .real(12.3))
+        let draft = try articles.insert2(ArticleInfo(title: "Draft", authorID: 1, isPublished: false))
+        #expect(try articles.find(condition: "is_published = \(false)").map(\.id) == [draft])
+        #expect(try articles.findById(draft)?.price == .null)
+
+        let tags = ArticleTagDAL(database: queue)
+        try tags.insert(ArticleTagInfo(articleID: id, tag: "swift"))
+        #expect(try tags.isExist(fieldName: "tag", value: "swift"))
+        #expect(try tags.findById(CompositeKey(id, "swift"))?.tag == "swift")
+
+        let events = EventLogDAL(database: queue)
+        var event = EventLogInfo(eventID: "e-1", default: "yes", class: 3, c2fa: true, userID2: 9, row: "r", columns: "c")
+        try events.insert(event)
+        #expect(try events.findById("e-1") == event)
+        event.default = "no"
+        #expect(try events.update(event))
+        #expect(try events.findById("e-1")?.default == "no")
+        #expect(try events.getRecordCount() == 1)
+
+        let categories = CategoryDAL(database: queue)
+        try categories.insert(CategoryInfo(code: 10, name: "news"))
+        #expect(try categories.findById(10)?.name == "news")
+        #expect(sqliteError { _ = try categories.insert2(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
+    }
+}
