@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "swiftdal-bench",
             dependencies: ["CRawBench", "SwiftDAL"],
-            exclude: ["results"]
+            exclude: ["results", "schema.sql"]
         ),
         // Reliability (crash consistency under SIGKILL).
         .executableTarget(

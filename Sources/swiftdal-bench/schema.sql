@@ -1,0 +1,12 @@
+-- The benchmark table of BENCHMARKS.md (the C harness creates the same in rawbench.c).
+-- ExplicitUser.swift is generated from it:
+--   swift run swiftdal-gen --schema Sources/swiftdal-bench/schema.sql --internal --stem users=Explicit --entity-suffix User --output Sources/swiftdal-bench/ExplicitUser.swift
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    email TEXT NOT NULL UNIQUE,
+    age INTEGER NOT NULL,
+    score REAL NOT NULL,
+    bio TEXT
+);
+CREATE INDEX users_age ON users (age);
