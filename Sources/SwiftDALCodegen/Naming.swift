@@ -103,6 +103,12 @@ enum Naming {
         reservedWords.contains(name) ? "`\(name)`" : name
     }
 
+    /// `name` as an argument label at a call site: keywords need no backticks there,
+    /// except the three that would read as parameter modifiers.
+    static func argumentLabel(_ name: String) -> String {
+        ["inout", "var", "let"].contains(name) ? "`\(name)`" : name
+    }
+
     /// `text` as a Swift string literal.
     static func stringLiteral(_ text: String) -> String {
         var literal = "\""

@@ -47,9 +47,9 @@ import Testing
         let articles = try codegenDatabase().read { try EntityGenerator().model(of: "articles", in: $0) }
         let declarations = articles.properties.map(\.declaration)
         #expect(declarations == [
-            "var id: Int64?", "var title: String", "var body: String?", "var authorID: Int64", "var isPublished: Bool",
-            "var publishedAt: Date?", "var rating: Double?", "var price: SQLiteValue", "var cover: Data?",
-            "var extra: SQLiteValue",
+            "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
+            "var isPublished: Bool", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
+            "var price: SQLiteValue", "var cover: Optional<Data>", "var extra: SQLiteValue",
         ])
         #expect(articles.properties[0].isAssignedByDatabase)
         // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
