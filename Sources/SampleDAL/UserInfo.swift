@@ -15,15 +15,19 @@ public struct UserInfo: Entity, Hashable {
         "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at",
     ]
 
+    // Optionals are spelled `Optional<T>`, not `T?`, on purpose: a `T?` stored property
+    // starts as `nil` before any initializer runs, so initializers store it twice and the
+    // optimizer keeps a copy of the whole entity on every row read (see README, "Performance").
+
     /// `nil` until inserted: SQLite assigns it.
-    public var id: Int64?
+    public var id: Optional<Int64>
     public var name: String
-    public var fullName: String?
+    public var fullName: Optional<String>
     public var email: String
     public var age: Int
     public var score: Double
-    public var bio: String?
-    public var avatar: Data?
+    public var bio: Optional<String>
+    public var avatar: Optional<Data>
     public var createdAt: Date
 
     public init(
@@ -41,16 +45,12 @@ public struct UserInfo: Entity, Hashable {
         self.createdAt = createdAt
     }
 
+    /// Reads every column first, then builds the entity in one step (assigning properties
+    /// one by one between `try`s would leave a partly built entity that the optimizer copies).
     public init(row: RowView) throws {
-        id = try row[0]
-        name = try row[1]
-        fullName = try row[2]
-        email = try row[3]
-        age = try row[4]
-        score = try row[5]
-        bio = try row[6]
-        avatar = try row[7]
-        createdAt = try row[8]
+        try self.init(
+            id: row[0], name: row[1], fullName: row[2], email: row[3], age: row[4], score: row[5], bio: row[6],
+            avatar: row[7], createdAt: row[8])
     }
 
     /// The table as this version of the code expects it (an explicitly mapped entity

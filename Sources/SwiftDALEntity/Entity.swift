@@ -13,6 +13,12 @@ public import SwiftDALConnection
 ///
 /// Leave the primary key `nil` (an optional property) to let SQLite assign it on insert.
 ///
+/// For the fastest explicit mapping (what `swiftdal-gen` writes), read every column in
+/// ``init(row:)`` and pass them to the memberwise initializer in one call, and spell
+/// optional stored properties `Optional<T>`: a `T?` property starts as `nil` before any
+/// initializer runs, so initializers store it twice, and the optimizer then keeps a copy
+/// of the whole entity (a retain and a release per string) on every row read.
+///
 /// For example, a plain `Codable` entity:
 ///
 /// ```swift
@@ -29,9 +35,9 @@ public import SwiftDALConnection
 /// struct Point: Entity {
 ///     static let tableName = "points"
 ///     static let columnNames: [String]? = ["id", "x", "y"]
-///     var id: Int64?, x: Double, y: Double
+///     var id: Optional<Int64>, x: Double, y: Double   // Optional<T>: see below
 ///     init(id: Int64?, x: Double, y: Double) { self.id = id; self.x = x; self.y = y }
-///     init(row: RowView) throws { id = try row[0]; x = try row[1]; y = try row[2] }
+///     init(row: RowView) throws { try self.init(id: row[0], x: row[1], y: row[2]) }
 ///     func encodeColumns(to columns: inout ColumnValues) throws {
 ///         try columns.encode(id, for: "id")
 ///         try columns.encode(x, for: "x")
