@@ -337,14 +337,22 @@ public final class Statement {
     /// so the value needs no mutex ("protected" and "unprotected" values are the same
     /// thing in that mode); it is read before the next step, as the column accessors
     /// require.
+    /// Inlined into every typed read (it runs once per column of every row); the errors
+    /// are built out of line.
+    @inline(__always)
     private func checkedColumn(_ index: Int) throws -> OpaquePointer {
-        guard index >= 0 && index < resultColumnCount else {
-            throw columnOutOfRange(index, layout)
-        }
-        guard let column = sqlite3_column_value(handle, Int32(index)) else {
-            throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
-        }
+        // `index < resultColumnCount` (an Int32) makes the truncation exact.
+        guard index >= 0 && index < resultColumnCount,
+            let column = sqlite3_column_value(handle, Int32(truncatingIfNeeded: index))
+        else { throw columnFailure(at: index) }
         return column
+    }
+
+    /// Why column `index` could not be read: out of range, or SQLite out of memory.
+    @inline(never)
+    private func columnFailure(at index: Int) -> any Error {
+        guard index >= 0 && index < resultColumnCount else { return columnOutOfRange(index, layout) }
+        return SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
     }
 
     /// Column `index` when it holds an INTEGER (the typed fast path of ``RowView``;
