@@ -83,10 +83,18 @@ public struct EntityGenerator: Sendable {
                 table: table)
         }
         let stem = options.typeStems[table] ?? Naming.typeStem(ofTable: table)
-        guard Self.isIdentifier(stem + options.entitySuffix), Self.isIdentifier(stem + options.dalSuffix) else {
-            throw DALError(
-                .schemaMismatch, "\(stem + options.entitySuffix) is not a Swift type name; choose another stem or suffix",
-                table: table)
+        for typeName in [stem + options.entitySuffix, stem + options.dalSuffix] {
+            guard Self.isIdentifier(typeName) else {
+                throw DALError(
+                    .schemaMismatch, "\(typeName) is not a Swift type name; choose another stem or suffix", table: table)
+            }
+            guard !Self.namesTheCodeUses.contains(typeName) else {
+                throw DALError(
+                    .schemaMismatch,
+                    "\(typeName) would hide the type of that name the generated code uses; give table \(table) "
+                        + "a type stem of its own (--stem)",
+                    table: table)
+            }
         }
         // Only a rowid table's single `INTEGER PRIMARY KEY` is the rowid (SQLite assigns it).
         let withoutRowID = try Self.isWithoutRowID(table, in: db)
@@ -163,6 +171,13 @@ public struct EntityGenerator: Sendable {
     static func isWithoutRowID(_ table: String, in db: Database) throws -> Bool {
         try db.fetchScalar(Bool.self, "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = \(table)") ?? false
     }
+
+    /// The types the generated code names: an entity or DAL of one of these names would
+    /// hide it (a table `bases` would otherwise give `class BaseDAL: BaseDAL<BaseInfo>`).
+    static let namesTheCodeUses: Set<String> = [
+        "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
+        "Bool", "Optional", "Hashable", "Sendable",
+    ]
 
     /// Whether `name` is a plain Swift identifier (ASCII letters, digits, `_`; no leading digit).
     static func isIdentifier(_ name: String) -> Bool {

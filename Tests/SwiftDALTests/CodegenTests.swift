@@ -73,6 +73,10 @@ import Testing
         #expect(missing?.code == .schemaMismatch)
         let badStem = EntityGenerator(options: .init(typeStems: ["articles": "Bad Name"]))
         #expect(dalError { _ = try queue.read { try badStem.model(of: "articles", in: $0) } }?.code == .schemaMismatch)
+        // A table `bases` would give `class BaseDAL: BaseDAL<BaseInfo>`.
+        let hiding = EntityGenerator(options: .init(typeStems: ["articles": "Base"]))
+        let hidingError = dalError { _ = try queue.read { try hiding.model(of: "articles", in: $0) } }
+        #expect(hidingError?.message.contains("BaseDAL would hide the type") == true)
     }
 
     @Test func singularsAndWordsFollowTheCommonRules() throws {
