@@ -61,14 +61,7 @@ struct SourceWriter {
             return "\(Naming.escaped(property.name)): \(property.typeName)\(property.isOptional ? "?" : "")\(defaultValue)"
         }
         lines += ["", "    /// An entity with every column given (nullable ones default to `nil` or `.null`)."]
-        let oneLine = "    \(modifier)init(\(parameters.joined(separator: ", "))) {"
-        if oneLine.count <= 110 {
-            lines.append(oneLine)
-        } else {
-            lines.append("    \(modifier)init(")
-            lines += Self.wrapped(parameters, indent: "        ", lastComma: false)
-            lines.append("    ) {")
-        }
+        lines += Self.parenthesized("    \(modifier)init(", parameters, ") {", indent: "    ")
         lines += properties.map { "        self.\(Naming.escaped($0.name)) = \(Naming.escaped($0.name))" }
         lines += [
             "    }",
@@ -82,14 +75,7 @@ struct SourceWriter {
         let arguments = properties.enumerated().map { index, property in
             "\(Naming.argumentLabel(property.name)): row[\(index)]"
         }
-        let call = "        try self.init(\(arguments.joined(separator: ", ")))"
-        if call.count <= 110 {
-            lines.append(call)
-        } else {
-            lines.append("        try self.init(")
-            lines += Self.wrapped(arguments, indent: "            ", lastComma: false)
-            lines.append("        )")
-        }
+        lines += Self.parenthesized("        try self.init(", arguments, ")", indent: "        ")
         lines += [
             "    }",
             "",
@@ -112,6 +98,15 @@ struct SourceWriter {
             "/// For example, `let count = try \(model.dalName)(database: pool).getRecordCount()`.",
             "\(modifier)final class \(model.dalName): BaseDAL<\(model.entityName)>, @unchecked Sendable {}",
         ]
+    }
+
+    /// `head`, the comma-separated `items` and `tail` on one line when that fits in 110
+    /// characters; otherwise `head`, the items wrapped one level deeper than `indent`,
+    /// and `tail` on a line of its own at `indent`.
+    static func parenthesized(_ head: String, _ items: [String], _ tail: String, indent: String) -> [String] {
+        let line = head + items.joined(separator: ", ") + tail
+        if line.count <= 110 { return [line] }
+        return [head] + wrapped(items, indent: indent + "    ", lastComma: false) + [indent + tail]
     }
 
     /// `items` separated by commas, as lines of at most about 110 characters.
