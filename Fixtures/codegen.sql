@@ -40,5 +40,11 @@ CREATE TABLE "event log" (
     "columns" TEXT
 );
 
+-- Quotes, a backslash and a line break in names: they must stay inside literals and comments.
+CREATE TABLE "odd ""name"" \ x" (
+    "line
+break */ ""q""" TEXT PRIMARY KEY NOT NULL
+);
+
 -- No primary key: BaseDAL needs one, so the generator leaves it out (and says so).
 CREATE TABLE notes (body TEXT);

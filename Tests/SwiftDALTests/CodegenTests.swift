@@ -91,6 +91,24 @@ import Testing
         #expect(stems == ["User", "Category", "Box", "Address", "Status", "Person", "OrderItem", "HTTPLog", "T2024Sale"])
     }
 
+    @Test func hostileNamesStayInsideStringLiteralsAndComments() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let table = "odd \"name\" \\ x"
+        let column = "line\nbreak */ \"q\""
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (\(quoteIdentifier(column)) TEXT PRIMARY KEY NOT NULL)")
+        }
+        let source = try queue.read { try EntityGenerator().source(in: $0) }
+        #expect(source.contains(#"static let tableName = "odd \"name\" \\ x""#))
+        #expect(source.contains(#"["line\nbreak */ \"q\""]"#))
+        #expect(source.contains("/// Column `line break */ \"q\"` (TEXT)."))
+        #expect(source.contains("struct OddNameXInfo") && source.contains("var lineBreakQ: String"))
+        // Every line that is not code is a comment: no name breaks out of a literal or a comment.
+        for line in source.split(separator: "\n") where line.contains("line") && !line.contains("lineBreakQ") {
+            #expect(line.contains("//") || line.contains("\"line\\nbreak"), "\(line)")
+        }
+    }
+
     @Test func generatedDALsRoundTripEveryColumnType() throws {
         let queue = try codegenDatabase()
         let articles = ArticleDAL(database: queue)
@@ -122,6 +140,10 @@ import Testing
         #expect(try events.update(event))
         #expect(try events.findById("e-1")?.default == "no")
         #expect(try events.getRecordCount() == 1)
+
+        let odd = OddNameXDAL(database: queue)
+        try odd.insert(OddNameXInfo(lineBreakQ: "v"))
+        #expect(try odd.findById("v")?.lineBreakQ == "v")
 
         let categories = CategoryDAL(database: queue)
         try categories.insert(CategoryInfo(code: 10, name: "news"))

@@ -249,3 +249,38 @@ struct EventLogInfo: Entity, Hashable {
 ///
 /// For example, `let count = try EventLogDAL(database: pool).getRecordCount()`.
 final class EventLogDAL: BaseDAL<EventLogInfo>, @unchecked Sendable {}
+
+/// A row of `odd "name" \ x`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try OddNameXDAL(database: pool).getAll()`.
+struct OddNameXInfo: Entity, Hashable {
+    static let tableName = "odd \"name\" \\ x"
+    static let primaryKey = ["line\nbreak */ \"q\""]
+    static let columnNames: [String]? = [
+        "line\nbreak */ \"q\"",
+    ]
+
+    /// Column `line break */ "q"` (TEXT).
+    var lineBreakQ: String
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(lineBreakQ: String) {
+        self.lineBreakQ = lineBreakQ
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(lineBreakQ: row[0])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.lineBreakQ, for: "line\nbreak */ \"q\"")
+    }
+}
+
+/// The DAL of `odd "name" \ x`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try OddNameXDAL(database: pool).getRecordCount()`.
+final class OddNameXDAL: BaseDAL<OddNameXInfo>, @unchecked Sendable {}
