@@ -132,9 +132,12 @@ public final class Statement {
     /// The 0-based index of the result column `name` (see ``ColumnLayout/index(of:)``),
     /// trying the column after the previous lookup first.
     func columnIndex(named name: String) -> Int? {
-        let layout = layout
+        // The hint is checked on the cached layout in place: going through `layout` took a
+        // retain and a release of it on every call (one per property of every Codable row).
         let hint = nextNameHint
-        if layout.hasUniqueNames, hint < layout.names.count, layout.names[hint] == name {
+        if let cachedLayout, cachedLayout.hasUniqueNames, hint < cachedLayout.names.count,
+            cachedLayout.names[hint] == name
+        {
             nextNameHint = hint + 1
             return hint
         }
