@@ -153,15 +153,21 @@ struct ConcurrentMeasurement: Codable {
     let checksum: Int64
 }
 
-/// W8 for every implementation at `readers` readers: `options.runs` runs, interleaved;
-/// reports the median reads/s and writes/s, and every BUSY or other error of all runs.
+/// W8 for every implementation at `readers` readers: `options.warmup` unrecorded rounds,
+/// then `options.runs` rounds, the order of the implementations turning every round (as
+/// for W1–W7); reports the median reads/s and writes/s of the recorded rounds, and every
+/// BUSY or other error of all rounds, warm-up included.
 func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentMeasurement] {
     let lookups: Int64 = 25_000
     let writes: Int64 = 10_000
     let batch: Int64 = 100
     var runs = [Implementation: [ConcurrentResult]]()
-    for run in 1...options.runs {
-        for implementation in options.implementations {
+    // Errors count in warm-up rounds too: a BUSY is a BUSY whenever it happens.
+    var errors = [Implementation: (busy: Int64, other: Int64)]()
+    for round in 0..<(options.warmup + options.runs) {
+        let recorded = round >= options.warmup
+        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
+        for implementation in rotated(options.implementations, by: round) {
             let path = options.workDirectory + "/W8-\(implementation).sqlite"
             try prepareDatabase(path, rows: options.rows, populated: true)
             defer { removeDatabase(path) }
@@ -183,9 +189,11 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
                 result = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows)
                     .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
             }
-            runs[implementation, default: []].append(result)
+            errors[implementation, default: (0, 0)].busy += result.busyErrors
+            errors[implementation, default: (0, 0)].other += result.otherErrors
             FileHandle.standardError.write(Data(
-                "run \(run)/\(options.runs) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n".utf8))
+                "\(label) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n".utf8))
+            if recorded { runs[implementation, default: []].append(result) }
         }
     }
     return options.implementations.compactMap { implementation in
@@ -194,7 +202,7 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
             implementation: implementation, readers: readers,
             readsPerSecond: median(results.map { Double(Int64(readers) * lookups) / $0.readSeconds }),
             writesPerSecond: median(results.map { Double(writes) / $0.writeSeconds }),
-            busyErrors: results.reduce(0) { $0 + $1.busyErrors }, otherErrors: results.reduce(0) { $0 + $1.otherErrors },
+            busyErrors: errors[implementation]?.busy ?? 0, otherErrors: errors[implementation]?.other ?? 0,
             checksum: last.checksum)
     }
 }
