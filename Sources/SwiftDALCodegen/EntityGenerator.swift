@@ -68,12 +68,17 @@ public struct EntityGenerator: Sendable {
 
     /// What would be generated for `table`: the names and types, column by column.
     /// Throws ``DALError/Code/schemaMismatch`` for a missing table, a table without a
-    /// primary key (``BaseDAL`` finds, updates and deletes by key) or a stem that is
-    /// not a Swift identifier.
+    /// primary key (``BaseDAL`` finds, updates and deletes by key), a stem that is not a
+    /// Swift identifier, or a type name that would hide one the generated code uses.
     ///
     /// For example, `try generator.model(of: "users", in: db).properties.map(\.name)`.
     public func model(of table: String, in db: Database) throws -> EntityModel {
-        let description = try db.describe(table: table)
+        try model(of: db.describe(table: table), in: db)
+    }
+
+    /// ``model(of:in:)`` for a table already described.
+    private func model(of description: TableDescription, in db: Database) throws -> EntityModel {
+        let table = description.name
         let primaryKey = description.primaryKey
         guard !primaryKey.isEmpty else {
             throw DALError(
@@ -144,10 +149,11 @@ public struct EntityGenerator: Sendable {
             models = try tables.map { try model(of: $0, in: db) }
         } else {
             for table in try db.tableNames() where table != "swiftdal_migrations" {
-                if try db.describe(table: table).primaryKey.isEmpty {
+                let description = try db.describe(table: table)
+                if description.primaryKey.isEmpty {
                     leftOut.append(table)
                 } else {
-                    models.append(try model(of: table, in: db))
+                    models.append(try model(of: description, in: db))
                 }
             }
         }

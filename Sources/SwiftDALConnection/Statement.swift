@@ -340,6 +340,7 @@ public final class Statement {
     /// so the value needs no mutex ("protected" and "unprotected" values are the same
     /// thing in that mode); it is read before the next step, as the column accessors
     /// require.
+    ///
     /// Inlined into every typed read (it runs once per column of every row); the errors
     /// are built out of line.
     @inline(__always)

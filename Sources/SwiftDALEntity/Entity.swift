@@ -35,7 +35,7 @@ public import SwiftDALConnection
 /// struct Point: Entity {
 ///     static let tableName = "points"
 ///     static let columnNames: [String]? = ["id", "x", "y"]
-///     var id: Optional<Int64>, x: Double, y: Double   // Optional<T>: see below
+///     var id: Optional<Int64>, x: Double, y: Double   // Optional<T>: see above
 ///     init(id: Int64?, x: Double, y: Double) { self.id = id; self.x = x; self.y = y }
 ///     init(row: RowView) throws { try self.init(id: row[0], x: row[1], y: row[2]) }
 ///     func encodeColumns(to columns: inout ColumnValues) throws {
