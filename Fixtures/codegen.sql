@@ -37,7 +37,9 @@ CREATE TABLE "event log" (
     "userId" INTEGER,
     "user_id" INTEGER,
     "row" TEXT,
-    "columns" TEXT
+    "columns" TEXT,
+    "self" TEXT,
+    "Type" INTEGER
 );
 
 -- Quotes, a backslash and a line break in names: they must stay inside literals and comments.

@@ -91,10 +91,12 @@ enum Naming {
 
     /// The property name of a column (`created_at` → `createdAt`), before escaping:
     /// `column` plus its position when nothing usable is left, `c` in front of a
-    /// leading digit.
+    /// leading digit, `selfColumn` for `self`.
     static func propertyName(ofColumn column: String, position: Int) -> String {
         let name = camelCase(words(column), lowerFirst: true)
         if name.isEmpty { return "column\(position + 1)" }
+        // A parameter named `self` would hide the instance in the memberwise initializer.
+        if name == "self" { return "selfColumn" }
         return name.first?.isNumber == true ? "c" + name : name
     }
 

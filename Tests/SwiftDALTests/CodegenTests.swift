@@ -33,7 +33,9 @@ import Testing
         let queue = try codegenDatabase()
         let log = try queue.read { try generator.model(of: "event log", in: $0) }
         #expect(log.entityName == "EventLogInfo" && log.dalName == "EventLogDAL")
-        #expect(log.properties.map(\.name) == ["eventID", "default", "class", "c2fa", "userID", "userID2", "row", "columns"])
+        #expect(log.properties.map(\.name) == [
+            "eventID", "default", "class", "c2fa", "userID", "userID2", "row", "columns", "selfColumn", "type",
+        ])
         #expect(log.properties[1].declaration == "var `default`: String")
         let tags = try queue.read { try generator.model(of: "article_tags", in: $0) }
         #expect(tags.entityName == "ArticleTagInfo" && tags.primaryKey == ["article_id", "tag"])
@@ -133,7 +135,9 @@ import Testing
         #expect(try tags.findById(CompositeKey(id, "swift"))?.tag == "swift")
 
         let events = EventLogDAL(database: queue)
-        var event = EventLogInfo(eventID: "e-1", default: "yes", class: 3, c2fa: true, userID2: 9, row: "r", columns: "c")
+        var event = EventLogInfo(
+            eventID: "e-1", default: "yes", class: 3, c2fa: true, userID2: 9, row: "r", columns: "c", selfColumn: "s",
+            type: 1)
         try events.insert(event)
         #expect(try events.findById("e-1") == event)
         event.default = "no"

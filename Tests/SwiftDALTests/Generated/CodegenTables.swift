@@ -181,7 +181,7 @@ struct EventLogInfo: Entity, Hashable {
     static let tableName = "event log"
     static let primaryKey = ["event id"]
     static let columnNames: [String]? = [
-        "event id", "default", "class", "2fa", "userId", "user_id", "row", "columns",
+        "event id", "default", "class", "2fa", "userId", "user_id", "row", "columns", "self", "Type",
     ]
 
     /// Column `event id` (TEXT).
@@ -208,10 +208,17 @@ struct EventLogInfo: Entity, Hashable {
     /// Column `columns` (TEXT).
     var columns: Optional<String>
 
+    /// Column `self` (TEXT).
+    var selfColumn: Optional<String>
+
+    /// Column `Type` (INTEGER).
+    var type: Optional<Int64>
+
     /// An entity with every column given (nullable ones default to `nil` or `.null`).
     init(
         eventID: String, `default`: String, `class`: Int64? = nil, c2fa: Bool? = nil, userID: Int64? = nil,
-        userID2: Int64? = nil, row: String? = nil, columns: String? = nil
+        userID2: Int64? = nil, row: String? = nil, columns: String? = nil, selfColumn: String? = nil,
+        type: Int64? = nil
     ) {
         self.eventID = eventID
         self.`default` = `default`
@@ -221,13 +228,15 @@ struct EventLogInfo: Entity, Hashable {
         self.userID2 = userID2
         self.row = row
         self.columns = columns
+        self.selfColumn = selfColumn
+        self.type = type
     }
 
     /// Reads a row of exactly ``columnNames``, by index.
     init(row: RowView) throws {
         try self.init(
             eventID: row[0], default: row[1], class: row[2], c2fa: row[3], userID: row[4], userID2: row[5],
-            row: row[6], columns: row[7]
+            row: row[6], columns: row[7], selfColumn: row[8], type: row[9]
         )
     }
 
@@ -241,6 +250,8 @@ struct EventLogInfo: Entity, Hashable {
         try columns.encode(self.userID2, for: "user_id")
         try columns.encode(self.row, for: "row")
         try columns.encode(self.columns, for: "columns")
+        try columns.encode(self.selfColumn, for: "self")
+        try columns.encode(self.type, for: "Type")
     }
 }
 
