@@ -111,6 +111,39 @@ import Testing
         }
     }
 
+    @Test func anyColumnNamesGiveDistinctValidPropertyNames() throws {
+        // Pseudo-random names from a fixed seed: letters, digits, keywords, punctuation,
+        // spaces, non-ASCII letters and quotes, each table checked as a whole.
+        var state: UInt64 = 0x5EED
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let pieces = ["id", "user", "ID", "_", " ", "-", "2", "9x", "default", "self", "class", "Type", "é", "名",
+                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", "."]
+        let queue = try DatabaseQueue.inMemory()
+        for table in 0..<40 {
+            var columns = Set<String>()
+            while columns.count < 1 + next(8) {
+                columns.insert((0..<(1 + next(4))).map { _ in pieces[next(pieces.count)] }.joined())
+            }
+            let columnList = columns.sorted().map { quoteIdentifier($0) + " TEXT" }.joined(separator: ", ")
+            let model = try queue.write { db in
+                try db.execute(sql: "CREATE TABLE t\(table) (rowkey INTEGER PRIMARY KEY, \(columnList))")
+                return try EntityGenerator().model(of: "t\(table)", in: db)
+            }
+            let names = model.properties.map(\.name)
+            #expect(Set(names).count == names.count, "\(names)")
+            for name in names {
+                let scalars = Array(name.unicodeScalars)
+                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && scalars.allSatisfy {
+                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                }
+                #expect(isIdentifier && name != "self", "\(name) from \(columns.sorted())")
+            }
+        }
+    }
+
     @Test func generatedDALsRoundTripEveryColumnType() throws {
         let queue = try codegenDatabase()
         let articles = ArticleDAL(database: queue)
