@@ -89,7 +89,7 @@ public struct EntityGenerator: Sendable {
         }
         let stem = options.typeStems[table] ?? Naming.typeStem(ofTable: table)
         for typeName in [stem + options.entitySuffix, stem + options.dalSuffix] {
-            guard Self.isIdentifier(typeName) else {
+            guard Pragma.isIdentifier(typeName) else {
                 throw DALError(
                     .schemaMismatch, "\(typeName) is not a Swift type name; choose another stem or suffix", table: table)
             }
@@ -184,14 +184,6 @@ public struct EntityGenerator: Sendable {
         "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
         "Bool", "Optional", "Hashable", "Sendable",
     ]
-
-    /// Whether `name` is a plain Swift identifier (ASCII letters, digits, `_`; no leading digit).
-    static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
-        return name.unicodeScalars.allSatisfy {
-            ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "_"
-        }
-    }
 }
 
 /// One table as ``EntityGenerator`` will write it.

@@ -92,7 +92,10 @@ public struct Pragma: Sendable, Hashable {
         return "PRAGMA \(name) = \(value)"
     }
 
-    static func isIdentifier(_ text: String) -> Bool {
+    /// Whether `text` is a plain identifier: ASCII letters, digits and `_`, not starting
+    /// with a digit (a name SQL and Swift both take without quoting; the code generator
+    /// checks type names with it too).
+    package static func isIdentifier(_ text: String) -> Bool {
         guard let first = text.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
             return false
         }
