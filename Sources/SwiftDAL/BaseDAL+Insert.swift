@@ -2,22 +2,37 @@ import SwiftDALConnection
 import SwiftDALEntity
 
 extension BaseDAL {
-    /// Inserts `entity`; a `nil` primary key is assigned by SQLite. Throws
-    /// ``SQLiteError`` on a constraint violation (`constraintKind` tells which).
+    /// Inserts `entity`. A `nil` primary key is assigned by SQLite, and a `nil` for a
+    /// column with a `DEFAULT` leaves the column out, so that its default applies (see
+    /// the README, "What nil means"). Throws ``SQLiteError`` on a constraint violation
+    /// (`constraintKind` tells which).
     ///
     /// For example, `try users.insert(UserInfo(name: "Ann", email: "ann@example.com", age: 31))`.
     public func insert(_ entity: T) throws {
-        _ = try insert2(entity)
+        try withMapping(writing: true) { db, mapping in
+            _ = try db.execute(try insertQuery(entity, mapping, upsert: false))
+        }
     }
 
     /// Inserts `entity` exactly like ``insert(_:)``, and also returns the new row's
     /// rowid (the full 64-bit value; the assigned primary key for `INTEGER PRIMARY KEY`).
     ///
+    /// A `WITHOUT ROWID` table or a view has no rowid: `insert2` then throws
+    /// ``DALError/Code/noRowID`` before inserting anything (use ``insert(_:)``: the
+    /// entity's own key identifies the row). It never returns a number that is not the
+    /// new row's rowid.
+    ///
     /// For example, `let id = try users.insert2(newUser)`.
     public func insert2(_ entity: T) throws -> Int64 {
         try withMapping(writing: true) { db, mapping in
-            try db.execute(try insertQuery(entity, mapping, upsert: false))
-            return db.lastInsertedRowID
+            guard mapping.kind == .rowIDTable else {
+                throw DALError(
+                    .noRowID,
+                    "\(mapping.table) is \(mapping.kind == .view ? "a view" : "a WITHOUT ROWID table"): it has no rowid "
+                        + "for insert2 to return; use insert(_:), the entity's own key identifies the row",
+                    table: mapping.table)
+            }
+            return try db.insert(try insertQuery(entity, mapping, upsert: false))
         }
     }
 
@@ -39,42 +54,34 @@ extension BaseDAL {
         }
     }
 
-    /// Inserts `entity`, or updates every non-key column of the row with the same
-    /// primary key, in one atomic statement (`INSERT … ON CONFLICT(key) DO UPDATE`):
-    /// never an update-then-insert race. Conflicts on other unique columns still throw.
+    /// Inserts `entity`, or, when a row has its primary key, writes the columns whose
+    /// value differs from the stored one (exactly like ``update(_:)``), atomically: the
+    /// check and the write run in one `IMMEDIATE` transaction, and the insert carries
+    /// `ON CONFLICT(key) DO UPDATE`. Conflicts on other unique columns still throw.
     ///
     /// For example, `try users.upsert(user)`.
     public func upsert(_ entity: T) throws {
-        _ = try withMapping(writing: true) { db, mapping in
-            try db.execute(try insertQuery(entity, mapping, upsert: true))
+        try withMapping(writing: true) { db, mapping in
+            try atomically(db) {
+                var columns = try encode(entity, mapping)
+                let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
+                if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
+                let plan = try mapping.insertPlan(for: columns.names)
+                try db.execute(plan.query(columns.takeValues(), upsert: true))
+            }
         }
     }
 
-    /// The `INSERT` (or upsert) for `entity`: key columns holding `NULL` are left out so
-    /// that SQLite assigns them.
+    /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).
     func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool) throws -> SQL {
         var columns = try encode(entity, mapping)
-        if mapping.isExplicit, let all = upsert ? mapping.upsertAllSQL : mapping.insertAllSQL,
-            let withoutKey = upsert ? mapping.upsertWithoutKeySQL : mapping.insertWithoutKeySQL
-        {
-            return Self.insertQuery(columns.takeValues(), keyPositions: mapping.keyPositions, all, withoutKey)
-        }
-        // Codable mapping: the SQL follows the encoded properties (validated and built
-        // once per shape of properties, then reused).
-        let plan = try mapping.insertPlan(for: columns.names, upsert: upsert)
-        return Self.insertQuery(columns.takeValues(), keyPositions: plan.keyPositions, plan.sqlWithKey, plan.sqlWithoutKey)
+        let plan = try mapping.insertPlan(for: columns.names)
+        return plan.query(columns.takeValues(), upsert: upsert)
     }
 
-    /// `withKey` with every value, or, when the values at `keyPositions` are all `NULL`,
-    /// `withoutKey` with the rest (SQLite assigns the key).
-    private static func insertQuery(
-        _ values: consuming [SQLiteValue], keyPositions: [Int], _ withKey: String, _ withoutKey: String
-    ) -> SQL {
-        // `consuming`: the caller's values are moved in and edited in place, never copied.
-        guard keyPositions.allSatisfy({ values[$0].isNull }) else {
-            return SQL(sql: withKey, arguments: StatementArguments(values: values))
-        }
-        for position in keyPositions.sorted(by: >) { values.remove(at: position) }
-        return SQL(sql: withoutKey, arguments: StatementArguments(values: values))
+    /// Runs `body` in an `IMMEDIATE` transaction, or in the one already open.
+    func atomically<R>(_ db: Database, _ body: () throws -> R) throws -> R {
+        if db.isInTransaction { return try body() }
+        return try db.inTransaction(.immediate, body)
     }
 }

@@ -2,19 +2,29 @@ import SwiftDALConnection
 import SwiftDALEntity
 
 extension BaseDAL {
-    /// Writes every non-key column of `entity` to the row with primary key `key`;
-    /// returns `false` when no row has that key.
+    /// Writes the non-key columns of `entity` that differ from what the row with primary
+    /// key `key` stores; returns `false` when no row has that key.
+    ///
+    /// Only changed columns are written, compared as the entity reads them: a value read
+    /// and written back unchanged leaves the stored bytes as they were (a date stored as
+    /// `'1948-12-08'`, a number stored as text, JSON with its own spacing), and a
+    /// `NOT NULL` column with a default keeps its value when the entity holds `nil`.
+    /// When nothing changed, nothing is written. Use ``updateFields(_:key:)`` to write
+    /// given values whatever is stored.
     ///
     /// For example, `user.age += 1; try users.update(user, key: user.id!)`.
     @discardableResult
     public func update(_ entity: T, key: some EntityKey) throws -> Bool {
         try withMapping(writing: true) { db, mapping in
-            try update(encode(entity, mapping), key: mapping.keyValues(key), db, mapping)
+            let columns = try encode(entity, mapping)
+            let key = try mapping.keyValues(key)
+            return try atomically(db) { try updateChangedColumns(columns, key: key, db, mapping) }
         }
     }
 
-    /// Writes every non-key column of `entity` to the row with the entity's own primary
-    /// key; returns `false` when no row has it (or the key is `NULL`).
+    /// Writes the non-key columns of `entity` that differ from what the row with the
+    /// entity's own primary key stores (see ``update(_:key:)``); returns `false` when no
+    /// row has it (or the key is `NULL`).
     ///
     /// For example, `try users.update(user)`.
     @discardableResult
@@ -23,32 +33,47 @@ extension BaseDAL {
             let columns = try encode(entity, mapping)
             let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
             guard !key.contains(where: \.isNull) else { return false }
-            return try update(columns, key: key, db, mapping)
+            return try atomically(db) { try updateChangedColumns(columns, key: key, db, mapping) }
         }
     }
 
-    private func update(_ columns: ColumnValues, key: [SQLiteValue], _ db: Database, _ mapping: TableMapping) throws -> Bool {
-        if mapping.isExplicit, let sql = mapping.updateSQL {
-            var values = columns.values
-            for position in mapping.keyPositions.sorted(by: >) { values.remove(at: position) }
-            return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
-        }
-        // Codable mapping: the SQL follows the encoded properties (validated, cached per shape).
+    /// Updates the row with `key` to `columns`, writing only the columns whose value
+    /// differs from the stored one; `false` when there is no such row. Runs inside a
+    /// transaction (the read and the write see the same row).
+    func updateChangedColumns(_ columns: ColumnValues, key: [SQLiteValue], _ db: Database, _ mapping: TableMapping)
+        throws -> Bool
+    {
+        let query = SQL(sql: mapping.findByIdSQL, arguments: StatementArguments(values: key))
+        // The stored row as stored, and as this entity type reads it (then written again):
+        // a value is unchanged when it equals either.
+        guard
+            let stored = try db.fetchFirst(query, { row -> (raw: Row, canonical: ColumnValues?) in
+                let canonical = (try? decode(row, mapping)).flatMap { try? encodeUnvalidated($0, mapping) }
+                return (try row.copy(), canonical)
+            })
+        else { return false }
         let keySet = Set(mapping.primaryKey)
-        let resolved = try columns.names.map { try mapping.column($0) }
+        var names = [String]()
         var values = [SQLiteValue]()
-        for (column, value) in zip(resolved, columns.values) where !keySet.contains(column) {
+        for (index, name) in columns.names.enumerated() {
+            let column = try mapping.column(name)
+            if keySet.contains(column) { continue }
+            let value = columns.values[index]
+            if let position = mapping.selectedPosition(of: column), stored.raw.values[position] == value { continue }
+            if let canonical = stored.canonical?.value(for: name), canonical == value { continue }
+            if value.isNull && mapping.keepsStoredValueForNull(column) { continue }
+            names.append(column)
             values.append(value)
         }
-        guard !values.isEmpty else { return try exists(db, mapping, key) }
-        let sql = try mapping.sql(.update(columns: columns.names)) {
-            TableMapping.updateSQL(mapping.quotedTable, resolved.filter { !keySet.contains($0) }, mapping.keyPredicate, dialect)
+        guard !names.isEmpty else { return true }
+        let sql = try mapping.sql(.update(columns: names)) {
+            TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
         }
         return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
     }
 
     /// Writes the given columns (names checked against the table) of the row with
-    /// primary key `key`; returns `false` when no row has it.
+    /// primary key `key`, whatever they store now; returns `false` when no row has it.
     ///
     /// For example, `try users.updateFields(["age": 32, "bio": nil], key: 42)`.
     @discardableResult
@@ -71,10 +96,5 @@ extension BaseDAL {
             values += try mapping.keyValues(key)
             return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
         }
-    }
-
-    func exists(_ db: Database, _ mapping: TableMapping, _ key: [SQLiteValue]) throws -> Bool {
-        let sql = "SELECT EXISTS(SELECT 1 FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate))"
-        return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(values: key))) ?? false
     }
 }

@@ -21,7 +21,7 @@ enum GeneratedSQLKey: Hashable {
     }
 }
 
-/// What a BaseDAL knows about its table, read from the database once (at first use):
+/// What a DAL knows about its table, read from the database once (at first use):
 /// the real columns, the validated key and sort columns, and the SQL text of the fixed
 /// statements, so that no SQL is rebuilt on hot paths.
 @usableFromInline
@@ -29,16 +29,23 @@ final class TableMapping: Sendable {
     let dialect: any SQLDialect
     @usableFromInline let table: String
     let quotedTable: String
+    /// A table with or without rowid, or a view.
+    let kind: TableKind
     let columns: [ColumnInfo]
     private let canonicalNames: [String: String]
+    /// The columns (as the table spells them) that are `NOT NULL` and have a default: a
+    /// `nil` there means "not given" (the default on insert, the stored value on update).
+    private let notNullWithDefault: Set<String>
     /// `SELECT EXISTS(… WHERE <column> = ?)` for each column, in `columns` order: built
     /// once, so `isExist(fieldName:value:)` needs no lock and no hashing per call.
     private let existsSQL: [String]
-    /// The primary-key columns, as the table spells them.
+    /// The primary-key columns, as the table spells them (empty for a view without one).
     let primaryKey: [String]
     @usableFromInline let primaryKeyWidth: Int
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
     let selectedColumns: [String]
+    /// Positions in `selectedColumns`, by column name as the table spells it.
+    private let selectedPositions: [String: Int]
     /// Whether the entity maps columns explicitly (by index, in `selectedColumns` order).
     let isExplicit: Bool
     let selectSQL: String
@@ -46,32 +53,29 @@ final class TableMapping: Sendable {
     @usableFromInline let findByIdSQL: String
     let defaultOrderClause: String
     let defaultOrder: OrderBy
-    /// For explicit entities: positions of the key columns in `selectedColumns`.
-    let keyPositions: [Int]
-    let insertAllSQL: String?
-    let insertWithoutKeySQL: String?
-    let updateSQL: String?
-    let upsertAllSQL: String?
-    let upsertWithoutKeySQL: String?
-    /// The last insert plans of a Codable entity (one per `upsert` flag).
-    private let insertPlans = Mutex<[Bool: InsertPlan]>([:])
+    /// The insert plan of an explicit entity (its shape is known up front).
+    private let explicitInsertPlan: InsertPlan?
+    /// The last insert plan of a Codable entity (one shape per entity type, usually).
+    private let codableInsertPlan = Mutex<InsertPlan?>(nil)
     /// Generated SQL by shape; bounded so that ad-hoc conditions cannot grow it forever.
     private let generated = Mutex<[GeneratedSQLKey: String]>([:])
     private static let generatedLimit = 512
 
     init<T: Entity>(
-        entity: T.Type, table: String, primaryKey configuredKey: [String], defaultSort: OrderBy, db: Database,
-        dialect: any SQLDialect
+        entity: T.Type, table: String, primaryKey configuredKey: [String], requiresPrimaryKey: Bool,
+        defaultSort: OrderBy?, db: Database, dialect: any SQLDialect
     ) throws {
         self.dialect = dialect
         self.table = table
         let columns = try db.columns(in: table)
+        kind = try db.tableKind(of: table)
         self.columns = columns
         var canonical = [String: String]()
         for column in columns.reversed() {
             canonical[column.name.lowercased()] = column.name
         }
         canonicalNames = canonical
+        notNullWithDefault = Set(columns.filter { $0.isNotNull && $0.defaultValueSQL != nil }.map(\.name))
         let tableColumns = columns.map(\.name).joined(separator: ", ")
 
         func resolveAll(_ names: [String], _ what: String) throws -> [String] {
@@ -86,8 +90,12 @@ final class TableMapping: Sendable {
             return names.compactMap { canonical[$0.lowercased()] }
         }
 
-        guard !configuredKey.isEmpty else {
-            throw DALError(.schemaMismatch, "a DAL needs a primary key for table \(table)", table: table)
+        guard !configuredKey.isEmpty || !requiresPrimaryKey else {
+            throw DALError(
+                .schemaMismatch,
+                "a DAL that writes needs a primary key for \(table): declare it in the entity (static let primaryKey), "
+                    + "or use ReadOnlyDAL",
+                table: table)
         }
         let key = try resolveAll(configuredKey, "the primary key")
         let selected: [String]
@@ -96,14 +104,19 @@ final class TableMapping: Sendable {
         } else {
             selected = columns.map(\.name)
         }
+        var positions = [String: Int]()
+        for (index, name) in selected.enumerated() where positions[name] == nil { positions[name] = index }
+        selectedPositions = positions
         let quotedTable = dialect.quote(table)
         existsSQL = columns.map {
             "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(dialect.quote($0.name)) = \(dialect.placeholder))"
         }
         let select = "SELECT \(selected.map(dialect.quote).joined(separator: ", ")) FROM \(quotedTable)"
         let predicate = key.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: " AND ")
+        // Without a key or a sort field, rows come in the order of the first column.
+        let sort = defaultSort ?? OrderBy(column: selected.first ?? columns[0].name)
         var order = [String]()
-        for term in defaultSort.terms {
+        for term in sort.terms {
             let name = try resolveAll([term.column], "the default sort field")[0]
             order.append("\(dialect.quote(name)) \(term.direction.rawValue)")
         }
@@ -113,30 +126,27 @@ final class TableMapping: Sendable {
         isExplicit = T.columnNames != nil
         selectSQL = select
         keyPredicate = predicate
-        findByIdSQL = "\(select) WHERE \(predicate)"
-        defaultOrder = defaultSort
+        findByIdSQL = key.isEmpty ? "" : "\(select) WHERE \(predicate)"
+        defaultOrder = sort
         defaultOrderClause = "ORDER BY " + order.joined(separator: ", ")
-
-        if isExplicit {
-            let keySet = Set(key)
-            keyPositions = key.compactMap { selected.firstIndex(of: $0) }
-            let nonKey = selected.filter { !keySet.contains($0) }
-            let upsert = dialect.upsertClause(conflictColumns: key, updateColumns: nonKey)
-            insertAllSQL = Self.insertSQL(quotedTable, selected, dialect)
-            insertWithoutKeySQL = Self.insertSQL(quotedTable, nonKey, dialect)
-            updateSQL = nonKey.isEmpty ? nil : Self.updateSQL(quotedTable, nonKey, predicate, dialect)
-            upsertAllSQL = "\(Self.insertSQL(quotedTable, selected, dialect)) \(upsert)"
-            upsertWithoutKeySQL = "\(Self.insertSQL(quotedTable, nonKey, dialect)) \(upsert)"
-        } else {
-            keyPositions = []
-            insertAllSQL = nil
-            insertWithoutKeySQL = nil
-            updateSQL = nil
-            upsertAllSQL = nil
-            upsertWithoutKeySQL = nil
-        }
         self.quotedTable = quotedTable
+        let omittable = Self.omittableColumns(columns, key: key)
+        explicitInsertPlan =
+            T.columnNames == nil
+            ? nil
+            : InsertPlan(
+                encodedNames: selected, resolved: selected, key: key, omittable: omittable, table: quotedTable,
+                dialect: dialect)
+        self.omittable = omittable
     }
+
+    /// The columns an insert leaves out when their value is `NULL`: key columns (SQLite
+    /// assigns a rowid alias; any other key column gets `NULL` either way) and columns
+    /// with a default (a `nil` means "not given": the default applies).
+    private static func omittableColumns(_ columns: [ColumnInfo], key: [String]) -> Set<String> {
+        Set(key).union(columns.filter { $0.defaultValueSQL != nil }.map(\.name))
+    }
+    private let omittable: Set<String>
 
     static func insertSQL(_ table: String, _ columns: [String], _ dialect: any SQLDialect) -> String {
         guard !columns.isEmpty else { return "INSERT INTO \(table) DEFAULT VALUES" }
@@ -161,28 +171,29 @@ final class TableMapping: Sendable {
         return sql
     }
 
-    /// How to insert an entity whose encoding wrote `names`, in that order: the plan of
-    /// the previous insert when the names are the same (the usual case: one entity type,
-    /// one shape), else a new one, validated against the table.
-    func insertPlan(for names: [String], upsert: Bool) throws -> InsertPlan {
-        if let plan = insertPlans.withLock({ $0[upsert] }), plan.encodedNames == names { return plan }
-        let resolved = try names.map { try column($0) }
-        let keySet = Set(primaryKey)
-        let keyPositions = resolved.indices.filter { keySet.contains(resolved[$0]) }
-        func statement(_ columns: [String]) -> String {
-            var sql = Self.insertSQL(quotedTable, columns, dialect)
-            if upsert {
-                let nonKey = columns.filter { !keySet.contains($0) }
-                sql += " " + dialect.upsertClause(conflictColumns: primaryKey, updateColumns: nonKey)
-            }
-            return sql
-        }
-        // A key column the encoding left out counts as NULL (SQLite assigns it).
+    /// How to insert an entity whose encoding wrote `names`, in that order: the explicit
+    /// mapping's plan, or for a Codable entity the plan of the previous insert when the
+    /// names are the same (the usual case: one entity type, one shape), else a new one,
+    /// validated against the table.
+    func insertPlan(for names: [String]) throws -> InsertPlan {
+        if let explicitInsertPlan { return explicitInsertPlan }
+        if let plan = codableInsertPlan.withLock({ $0 }), plan.encodedNames == names { return plan }
         let plan = InsertPlan(
-            encodedNames: names, keyPositions: keyPositions, sqlWithKey: statement(resolved),
-            sqlWithoutKey: statement(resolved.filter { !keySet.contains($0) }))
-        insertPlans.withLock { $0[upsert] = plan }
+            encodedNames: names, resolved: try names.map { try column($0) }, key: primaryKey, omittable: omittable,
+            table: quotedTable, dialect: dialect)
+        codableInsertPlan.withLock { $0 = plan }
         return plan
+    }
+
+    /// Whether a `NULL` for `column` (as the table spells it) means "keep what is stored"
+    /// in an update: the column is `NOT NULL` and has a default.
+    func keepsStoredValueForNull(_ column: String) -> Bool {
+        notNullWithDefault.contains(column)
+    }
+
+    /// The position of `column` (as the table spells it) in `selectedColumns`.
+    func selectedPosition(of column: String) -> Int? {
+        selectedPositions[column]
     }
 
     /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
@@ -232,7 +243,14 @@ final class TableMapping: Sendable {
     /// The error for a key of `count` values on this table.
     @usableFromInline
     func keyWidthMismatch(_ count: Int) -> DALError {
-        DALError(
+        guard primaryKeyWidth > 0 else {
+            return DALError(
+                .unsupportedOperation,
+                "\(table) has no primary key, so rows cannot be looked up by key; declare one in the entity "
+                    + "(static let primaryKey) or use a condition",
+                table: table)
+        }
+        return DALError(
             .invalidValue,
             "table \(table) has a \(primaryKey.count)-column primary key (\(primaryKey.joined(separator: ", "))) "
                 + "but the key has \(count) value(s)",
@@ -248,21 +266,84 @@ final class TableMapping: Sendable {
     }
 }
 
-/// The INSERT statements for one shape of encoded properties.
+/// The INSERT statements for one shape of encoded properties: which columns may be
+/// left out when `NULL` (key columns, columns with a default), the statements for the
+/// two usual cases built up front, and the others built once and cached.
 final class InsertPlan: Sendable {
     /// The property names as the entity encoded them.
     let encodedNames: [String]
+    /// The same columns as the table spells them.
+    private let resolved: [String]
     /// Positions (in `encodedNames`) of the primary-key columns, ascending.
     let keyPositions: [Int]
-    /// The INSERT with every encoded column.
-    let sqlWithKey: String
-    /// The INSERT without the key columns, for a key that is all NULL (SQLite assigns it).
-    let sqlWithoutKey: String
+    /// Positions of the columns left out when `NULL`, ascending (the key's among them).
+    private let omittablePositions: [Int]
+    private let isKeyPosition: [Bool]
+    private let key: [String]
+    private let table: String
+    private let dialect: any SQLDialect
+    /// The statements for nothing left out and for the key left out, `[insert, upsert]`.
+    private let withEveryColumn: [String]
+    private let withoutKey: [String]
+    /// Statements for other sets of left-out positions.
+    private let others = Mutex<[[Int]: [String]]>([:])
 
-    init(encodedNames: [String], keyPositions: [Int], sqlWithKey: String, sqlWithoutKey: String) {
+    init(
+        encodedNames: [String], resolved: [String], key: [String], omittable: Set<String>, table: String,
+        dialect: any SQLDialect
+    ) {
         self.encodedNames = encodedNames
-        self.keyPositions = keyPositions
-        self.sqlWithKey = sqlWithKey
-        self.sqlWithoutKey = sqlWithoutKey
+        self.resolved = resolved
+        self.key = key
+        self.table = table
+        self.dialect = dialect
+        let keySet = Set(key)
+        keyPositions = resolved.indices.filter { keySet.contains(resolved[$0]) }
+        omittablePositions = resolved.indices.filter { omittable.contains(resolved[$0]) }
+        isKeyPosition = resolved.map { keySet.contains($0) }
+        withEveryColumn = Self.statements(resolved, key: key, table: table, dialect: dialect)
+        let keyless = resolved.indices.filter { !keySet.contains(resolved[$0]) }.map { resolved[$0] }
+        withoutKey = Self.statements(keyless, key: key, table: table, dialect: dialect)
+    }
+
+    /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE]` of `columns`.
+    private static func statements(_ columns: [String], key: [String], table: String, dialect: any SQLDialect) -> [String] {
+        let insert = TableMapping.insertSQL(table, columns, dialect)
+        let keySet = Set(key)
+        let upsert = dialect.upsertClause(conflictColumns: key, updateColumns: columns.filter { !keySet.contains($0) })
+        return [insert, "\(insert) \(upsert)"]
+    }
+
+    /// The statement for `values` (in `encodedNames` order) and the values it binds:
+    /// `NULL` key columns and `NULL` columns with a default are left out.
+    func query(_ values: consuming [SQLiteValue], upsert: Bool) -> SQL {
+        let variant = upsert ? 1 : 0
+        // The usual cases without allocating: nothing to leave out, or only the key.
+        var nullKeys = 0
+        var nullOthers = 0
+        for position in omittablePositions where values[position].isNull {
+            if isKeyPosition[position] { nullKeys += 1 } else { nullOthers += 1 }
+        }
+        if nullKeys == 0 && nullOthers == 0 {
+            return SQL(sql: withEveryColumn[variant], arguments: StatementArguments(values: values))
+        }
+        if nullOthers == 0 && nullKeys == keyPositions.count {
+            for position in keyPositions.reversed() { values.remove(at: position) }
+            return SQL(sql: withoutKey[variant], arguments: StatementArguments(values: values))
+        }
+        let omitted = omittablePositions.filter { values[$0].isNull }
+        let statements =
+            others.withLock { $0[omitted] }
+            ?? {
+                let kept = resolved.indices.filter { !omitted.contains($0) }.map { resolved[$0] }
+                let built = Self.statements(kept, key: key, table: table, dialect: dialect)
+                others.withLock { cache in
+                    if cache.count >= 64 { cache.removeAll() }
+                    cache[omitted] = built
+                }
+                return built
+            }()
+        for position in omitted.reversed() { values.remove(at: position) }
+        return SQL(sql: statements[variant], arguments: StatementArguments(values: values))
     }
 }

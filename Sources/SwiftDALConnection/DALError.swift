@@ -46,6 +46,15 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         public static let fileSystem = Code(rawValue: "fileSystem")
         /// A database schema that does not match what the code expects.
         public static let schemaMismatch = Code(rawValue: "schemaMismatch")
+        /// A connection, statement, cursor or row view used outside the `read`/`write`
+        /// closure (or DAL call) it was lent to, or a pooled connection closed directly.
+        public static let accessEnded = Code(rawValue: "accessEnded")
+        /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert
+        /// that inserted nothing or several rows) where a rowid was asked for.
+        public static let noRowID = Code(rawValue: "noRowID")
+        /// An operation that this table or DAL cannot perform (a key lookup on a view
+        /// without a primary key).
+        public static let unsupportedOperation = Code(rawValue: "unsupportedOperation")
 
         /// Lets a code be a `catch` pattern: `catch DALError.Code.notFound`.
         public static func ~= (pattern: Code, error: any Error) -> Bool {

@@ -27,7 +27,7 @@ extension Database {
         guard finish == SQLITE_OK else {
             throw SQLiteError(connection: target, code: finish, sql: nil)
         }
-        destination.clearStatementCache()
+        destination.clearStatementCacheUnchecked()
     }
 
     /// Copies this whole database into a file at `path` (created or replaced), using the

@@ -1,6 +1,10 @@
 internal import CSwiftDALSQLite
 import Foundation
 
+/// What `sqlite3_last_insert_rowid` is set to before an insert: still there afterwards
+/// means that the insert produced no rowid (a rowid of `Int64.min` is never assigned).
+let noRowIDSentinel = Int64.min
+
 extension Database {
     /// Runs `query` on its cached statement: binds, calls `body`, resets on every path.
     @usableFromInline
@@ -28,13 +32,30 @@ extension Database {
         try execute(SQL(sql: sql, arguments: arguments))
     }
 
-    /// Executes an `INSERT` and returns the rowid of the new row.
+    /// Executes an `INSERT` of one row and returns the new row's rowid.
+    ///
+    /// Throws ``DALError/Code/noRowID`` when the statement produced no rowid: an insert
+    /// into a `WITHOUT ROWID` table or a view, one that inserted nothing (`OR IGNORE`),
+    /// or one that inserted several rows. (`sqlite3_last_insert_rowid` would then still
+    /// hold an earlier insert's rowid, maybe of another table.) The statement has run
+    /// when this error is thrown: inside a transaction, roll it back if that matters.
     ///
     /// For example, `let id = try db.insert("INSERT INTO users(name) VALUES (\(name))")`.
     @discardableResult
     public func insert(_ query: SQL) throws -> Int64 {
-        try execute(query)
-        return lastInsertedRowID
+        let handle = try openHandle()
+        sqlite3_set_last_insert_rowid(handle, noRowIDSentinel)
+        let changed = try execute(query)
+        let rowID = sqlite3_last_insert_rowid(handle)
+        guard changed == 1, rowID != noRowIDSentinel else {
+            throw DALError(
+                .noRowID,
+                changed == 1
+                    ? "the INSERT produced no rowid (a WITHOUT ROWID table, or a view)"
+                    : "the INSERT inserted \(changed) rows; insert(_:) returns the rowid of exactly one",
+                sql: query.sql)
+        }
+        return rowID
     }
 
     /// Runs a script of several statements separated by `;` (a schema file), in order,
@@ -126,9 +147,8 @@ extension Database {
         try withStatement(query) { statement in
             var results = [T]()
             results.reserveCapacity(min(expectedCount, 1024))
-            let row = RowView(statement: statement)
             while try statement.step(arguments: query.arguments) {
-                results.append(try transform(row))
+                results.append(try transform(RowView(statement: statement)))
             }
             return results
         }
@@ -194,9 +214,8 @@ extension Database {
     @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
         try withStatement(query) { statement in
-            let row = RowView(statement: statement)
             while try statement.step(arguments: query.arguments) {
-                try body(row)
+                try body(RowView(statement: statement))
             }
         }
     }
@@ -205,29 +224,32 @@ extension Database {
     ///
     /// For example, `let cursor = try db.makeCursor("SELECT * FROM events")`.
     public func makeCursor(_ query: SQL) throws -> RowCursor {
-        try RowCursor(statement: cachedStatement(query.sql), arguments: query.arguments)
+        try RowCursor(database: self, statement: cachedStatement(query.sql), arguments: query.arguments)
     }
 
     /// The rowid of the last row inserted on this connection (`sqlite3_last_insert_rowid`),
-    /// as a full 64-bit value.
+    /// as a full 64-bit value. It is not reset by statements that insert nothing, and a
+    /// `WITHOUT ROWID` table has no rowid: prefer ``insert(_:)``'s result, or `RETURNING`.
     ///
-    /// For example, `try db.execute("INSERT …"); let id = db.lastInsertedRowID`.
+    /// For example, `try db.execute("INSERT …"); let id = try db.lastInsertedRowID`.
     public var lastInsertedRowID: Int64 {
-        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+        get throws { sqlite3_last_insert_rowid(try openHandle()) }
     }
 
     /// The number of rows changed by the last statement (`sqlite3_changes64`).
     ///
-    /// For example, `try db.execute("DELETE FROM t"); print(db.changesCount)`.
+    /// For example, `try db.execute("DELETE FROM t"); print(try db.changesCount)`.
     public var changesCount: Int {
-        handle.map { Int(sqlite3_changes64($0)) } ?? 0
+        get throws { Int(sqlite3_changes64(try openHandle())) }
     }
 
-    /// Whether a transaction is open on this connection.
+    /// Whether a transaction is open on this connection (`false` for a closed
+    /// connection, and for a thread that does not hold it).
     ///
     /// For example, inside `write { db in … }` it is `true`.
     public var isInTransaction: Bool {
-        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+        guard access.isUsable, let handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
     }
 }
 
@@ -237,7 +259,8 @@ extension Statement {
     /// For example, `try insert.execute(arguments: ["Ann", 31])`.
     @discardableResult
     public func execute(arguments: StatementArguments = StatementArguments()) throws -> Int {
-        try withBindings(arguments) { statement in
+        try checkAccess()
+        return try withBindings(arguments) { statement in
             while try statement.step(arguments: arguments) {}
             return Int(sqlite3_changes64(sqlite3_db_handle(handle)))
         }
@@ -247,7 +270,8 @@ extension Statement {
     ///
     /// For example, `let rows = try select.fetchAll(arguments: [18])`.
     public func fetchAll(arguments: StatementArguments = StatementArguments()) throws -> [Row] {
-        try withBindings(arguments) { statement in
+        try checkAccess()
+        return try withBindings(arguments) { statement in
             var rows = [Row]()
             while try statement.step(arguments: arguments) { rows.append(try statement.copyRow()) }
             return rows
@@ -258,9 +282,9 @@ extension Statement {
     ///
     /// For example, `try select.forEachRow(arguments: [18]) { row in … }`.
     public func forEachRow(arguments: StatementArguments = StatementArguments(), _ body: (RowView) throws -> Void) throws {
+        try checkAccess()
         try withBindings(arguments) { statement in
-            let row = RowView(statement: statement)
-            while try statement.step(arguments: arguments) { try body(row) }
+            while try statement.step(arguments: arguments) { try body(RowView(statement: statement)) }
         }
     }
 }

@@ -55,3 +55,47 @@ extension Database {
         ) ?? false
     }
 }
+
+/// What kind of schema object a name denotes, as far as writes and rowids go.
+///
+/// For example, `try db.tableKind(of: "pairs") == .withoutRowIDTable`.
+public enum TableKind: Sendable, Hashable {
+    /// An ordinary table: every row has a rowid (an `INTEGER PRIMARY KEY` is its alias).
+    case rowIDTable
+    /// A `WITHOUT ROWID` table: rows are identified by their primary key only.
+    case withoutRowIDTable
+    /// A view: read-only unless `INSTEAD OF` triggers say otherwise; no rowid.
+    case view
+    /// A virtual table (FTS, R-Tree…).
+    case virtualTable
+}
+
+extension Database {
+    /// Whether `name` is a table (with or without rowid), a view or a virtual table;
+    /// throws ``DALError/Code/schemaMismatch`` when there is no such object.
+    ///
+    /// For example, `if try db.tableKind(of: "orders") == .rowIDTable { … }`.
+    public func tableKind(of name: String) throws -> TableKind {
+        // pragma_table_list (SQLite 3.37+) reports WITHOUT ROWID; older libraries fall
+        // back to the schema table, where every table is taken for a rowid table.
+        let listed = try? fetchFirst(
+            "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = \(name) COLLATE NOCASE"
+        ) { row in (try row.decode(String.self, at: 0), try row.decode(Bool.self, at: 1)) }
+        let found: (type: String, withoutRowID: Bool)?
+        if let listed {
+            found = listed
+        } else {
+            found = try fetchFirst(
+                "SELECT type, sql LIKE '%WITHOUT%ROWID%' FROM sqlite_schema WHERE name = \(name) COLLATE NOCASE"
+            ) { row in (try row.decode(String.self, at: 0), try row.decode(Bool?.self, at: 1) ?? false) }
+        }
+        guard let found else {
+            throw DALError(.schemaMismatch, "the database has no table or view named \(name)", table: name)
+        }
+        switch found.type {
+        case "view": return .view
+        case "virtual": return .virtualTable
+        default: return found.withoutRowID ? .withoutRowIDTable : .rowIDTable
+        }
+    }
+}

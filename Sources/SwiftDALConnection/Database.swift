@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+import Synchronization
 
 /// One SQLite connection.
 ///
@@ -31,6 +32,11 @@ public final class Database {
     /// Whether this connection was opened read-only.
     public let isReadOnly: Bool
     let configuration: Configuration
+    /// Who may use the connection now (see ``ConnectionAccess``).
+    @usableFromInline let access: ConnectionAccess
+    /// The statements of cursors still open in the current access: reset when the
+    /// access ends, so that an escaped cursor never pins a snapshot or a lock.
+    private var cursorStatements: [Statement] = []
     private var statementCache: [String: Statement] = [:]
     /// The most recently used cached statement: hot loops run one SQL text again and
     /// again, and comparing a string with itself is O(1), unlike hashing it.
@@ -65,10 +71,13 @@ public final class Database {
         return copy
     }
 
-    init(path: String, isMemory: Bool, mode: Mode, configuration: Configuration) throws {
+    init(path: String, isMemory: Bool, mode: Mode, configuration: Configuration, owned: Bool = false) throws {
         self.path = path
         self.isReadOnly = mode == .readOnly
         self.configuration = configuration
+        access = ConnectionAccess(path: path)
+        try checkNoNUL(path, "database path")
+        if let vfsName = configuration.vfsName { try checkNoNUL(vfsName, "VFS name") }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
         flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         if isMemory { flags |= SQLITE_OPEN_MEMORY }
@@ -85,12 +94,10 @@ public final class Database {
         do {
             try setUp(isMemory: isMemory)
         } catch {
-            lastStatement = nil
-            statementCache.removeAll()
-            sqlite3_close_v2(connection)
-            handle = nil
+            releaseConnection()
             throw error
         }
+        if owned { access.becomeOwned() }
     }
 
     private func setUp(isMemory: Bool) throws {
@@ -107,7 +114,12 @@ public final class Database {
         _ = try fetchScalar(Int.self, "PRAGMA schema_version")
         try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")")
         if !isMemory && !isReadOnly {
-            let mode = try fetchScalar(String.self, SQL(sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)"))
+            // Changing the journal mode takes locks without calling the busy handler: when
+            // several processes open a new file at once, it is retried until the busy
+            // timeout, like any other statement.
+            let mode = try retryingWhileBusy {
+                try fetchScalar(String.self, SQL(sql: "PRAGMA journal_mode = \(configuration.journalMode.rawValue)"))
+            }
             guard mode?.uppercased() == configuration.journalMode.rawValue else {
                 throw DALError(
                     .invalidValue,
@@ -122,15 +134,30 @@ public final class Database {
     }
 
     deinit {
+        releaseConnection()
+    }
+
+    /// Closes the connection whatever is still open: statements that outlive it keep
+    /// it as a zombie (`sqlite3_close_v2`) until they are released, and any use of them
+    /// throws. No callback into this object can run afterwards.
+    private func releaseConnection() {
+        guard let handle else { return }
+        sqlite3_trace_v2(handle, 0, nil, nil)
+        access.markClosed()
         lastStatement = nil
         statementCache.removeAll()
-        if let handle { sqlite3_close_v2(handle) }
+        cursorStatements.removeAll()
+        sqlite3_close_v2(handle)
+        self.handle = nil
+        traceBox = nil
     }
 
     /// Whether ``close()`` has succeeded.
     public var isClosed: Bool { handle == nil }
 
-    /// Closes the connection.
+    /// Closes a connection you opened yourself (`Database(path:)`, `inMemory()`); a
+    /// connection of a queue or pool is closed by closing the queue or pool, and
+    /// closing it here throws ``DALError/Code/accessEnded``.
     ///
     /// Throws ``DALError/Code/statementsStillOpen`` (with the SQL of each) when
     /// statements or cursors made from this connection are still alive: they are
@@ -138,10 +165,27 @@ public final class Database {
     ///
     /// For example, `try db.close()`.
     public func close() throws {
+        guard access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted else {
+            if isClosed { return }
+            throw DALError(
+                .accessEnded,
+                "this connection to \(path) belongs to a DatabaseQueue or DatabasePool: close that instead")
+        }
+        try closeConnection()
+    }
+
+    /// Closes the connection (the queue or pool that owns it calls this, with no access
+    /// in progress).
+    func closeConnection() throws {
         guard let handle else { return }
-        clearStatementCache()
+        let owned = access.holder.load(ordering: .relaxed) != ConnectionAccess.unrestricted
+        if owned { access.begin() }  // the statements released below are finalized by this thread
+        clearStatementCacheUnchecked()
+        sqlite3_trace_v2(handle, 0, nil, nil)
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
+            if let traceBox { registerTrace(traceBox, on: handle) }
+            if owned { access.end() }
             var open = [String]()
             var statement = sqlite3_next_stmt(handle, nil)
             while let current = statement {
@@ -154,13 +198,49 @@ public final class Database {
         }
         self.handle = nil
         traceBox = nil
+        access.markClosed()
     }
 
+    /// The connection's handle, for the thread that may use it now; throws
+    /// ``DALError/Code/accessEnded`` on any other thread and once the access is over.
     func openHandle() throws -> OpaquePointer {
+        try access.check()
         guard let handle else {
             throw DALError(.connectionClosed, "the connection to \(path) is closed")
         }
         return handle
+    }
+
+    // MARK: Accesses (a queue or pool lends the connection to one thread at a time)
+
+    /// Lends the connection to the calling thread.
+    func beginAccess() {
+        access.begin()
+    }
+
+    /// Ends the calling thread's access: cursors still open are reset (so they release
+    /// their snapshot and locks, and any later use throws), then no thread holds it.
+    func endAccess() {
+        if !cursorStatements.isEmpty {
+            for statement in cursorStatements {
+                statement.resetAfterFailure()
+                statement.isInUse = false
+            }
+            cursorStatements.removeAll()
+        }
+        access.end()
+    }
+
+    /// Records the statement of a cursor opened in the current access.
+    func cursorOpened(_ statement: Statement) {
+        cursorStatements.append(statement)
+    }
+
+    /// Forgets the statement of a cursor that finished.
+    func cursorFinished(_ statement: Statement) {
+        if let index = cursorStatements.lastIndex(where: { $0 === statement }) {
+            cursorStatements.remove(at: index)
+        }
     }
 
     // MARK: Statements
@@ -168,16 +248,17 @@ public final class Database {
     /// The cached statement for `sql`, prepared on first use. A statement in use by a
     /// live cursor is never handed out twice: a fresh one is prepared instead.
     func cachedStatement(_ sql: String) throws -> Statement {
+        try access.check()
         if let last = lastStatement, !last.isInUse, last.sql == sql { return last }
         if let statement = statementCache[sql], !statement.isInUse {
             lastStatement = statement
             return statement
         }
         let handle = try openHandle()
-        let statement = try Statement(database: handle, sql: sql, persistent: true)
+        let statement = try Statement(database: handle, sql: sql, persistent: true, access: access)
         if statementCache.count >= Self.statementCacheCapacity {
             // Many different SQL texts (ad-hoc conditions, IN lists): start over rather than grow.
-            clearStatementCache()
+            clearStatementCacheUnchecked()
         }
         if statementCache[sql] == nil {
             statementCache[sql] = statement
@@ -190,7 +271,8 @@ public final class Database {
     ///
     /// For example, `let statement = try db.makeStatement(sql: "SELECT * FROM t WHERE id = ?")`.
     public func makeStatement(sql: String) throws -> Statement {
-        try Statement(database: openHandle(), sql: sql, persistent: false)
+        let handle = try openHandle()
+        return try Statement(database: handle, sql: sql, persistent: false, access: access, epoch: access.epoch)
     }
 
     /// How many prepared statements a connection keeps; past that the idle ones are
@@ -198,12 +280,24 @@ public final class Database {
     static let statementCacheCapacity = 512
 
     /// The number of statements in this connection's cache.
-    public var cachedStatementCount: Int { statementCache.count }
+    ///
+    /// For example, `try db.cachedStatementCount`.
+    public var cachedStatementCount: Int {
+        get throws {
+            try access.check()
+            return statementCache.count
+        }
+    }
 
     /// Finalizes every cached statement not in use (they are prepared again on demand).
     ///
-    /// For example, call it after a schema change in a long-lived connection.
-    public func clearStatementCache() {
+    /// For example, call `try db.clearStatementCache()` after a schema change in a long-lived connection.
+    public func clearStatementCache() throws {
+        try access.check()
+        clearStatementCacheUnchecked()
+    }
+
+    func clearStatementCacheUnchecked() {
         statementCache = statementCache.filter { $0.value.isInUse }
         lastStatement = nil
     }
@@ -219,6 +313,12 @@ public final class Database {
         guard let handle else { return }
         let box = TraceBox(callback)
         traceBox = box
+        registerTrace(box, on: handle)
+    }
+
+    /// Points SQLite's profile callback at `box` (owned by this connection, which turns
+    /// the callback off before releasing it).
+    private func registerTrace(_ box: TraceBox, on handle: OpaquePointer) {
         sqlite3_trace_v2(
             handle, UInt32(SQLITE_TRACE_PROFILE),
             { _, context, statement, nanoseconds in
@@ -234,3 +334,33 @@ public final class Database {
 
 @available(*, unavailable)
 extension Database: Sendable {}
+
+/// Throws when `text`, a path or a name handed to C, holds a NUL character: C would
+/// read only the part before it, and open or create another file than the one meant.
+func checkNoNUL(_ text: String, _ what: String) throws {
+    guard !text.utf8.contains(0) else {
+        throw DALError(
+            .fileSystem,
+            "the \(what) \(text.debugDescription) contains a NUL character, which would cut it short; refused")
+    }
+}
+
+extension Database {
+    /// Runs `body` again while it fails with `SQLITE_BUSY` or `SQLITE_LOCKED`, until the
+    /// busy timeout has passed: for the few statements SQLite runs without its busy
+    /// handler (changing the journal mode).
+    func retryingWhileBusy<T>(_ body: () throws -> T) throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: configuration.busyTimeout)
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.primaryCode == .busy || error.primaryCode == .locked {
+                guard clock.now < deadline else { throw error }
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
+    }
+}

@@ -18,7 +18,7 @@ final class ReaderSlot: @unchecked Sendable {
 
     /// Closes the slot's connection, if it has one; a failed close keeps it.
     func closeConnection() throws {
-        try database?.close()
+        try database?.closeConnection()
         database = nil
     }
 
@@ -69,7 +69,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         configuration.journalMode = .wal
         configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
         self.configuration = configuration
-        writer = try Database(path: path, mode: .readWrite, configuration: configuration)
+        writer = try Database(path: path, isMemory: false, mode: .readWrite, configuration: configuration, owned: true)
         self.path = path
         // Readers open when a read first needs one: a pool costs one connection until it
         // is read from concurrently.
@@ -88,7 +88,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             guard !isClosed.load(ordering: .acquiring) else {
                 throw DALError(.connectionClosed, "the pool on \(path) is closed")
             }
-            return try Database(path: path, mode: .readOnly, configuration: configuration)
+            return try Database(path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
         }
         return try ThreadAccess.holding(database, of: self, isWriter: false) {
             // A read transaction a failed rollback left open would pin an old snapshot.
@@ -209,7 +209,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         for reader in readers {
             do { try reader.closeConnection() } catch { firstError = firstError ?? error }
         }
-        do { try writerMutex.withLock { try writer.close() } } catch { firstError = firstError ?? error }
+        do { try writerMutex.withLock { try writer.closeConnection() } } catch { firstError = firstError ?? error }
         if let firstError {
             // Nothing is lost: what could not close stays usable, and readers reopen.
             isClosed.store(false, ordering: .releasing)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// One serialized connection, safe to share between threads and tasks: every access
 /// takes the connection in turn. Simple, and right for tools, tests, in-memory
@@ -31,16 +32,23 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         configuration: Configuration = Configuration()
     ) throws {
         if let template { try Database.copyTemplateIfMissing(template, to: path) }
-        database = try Database(path: path, mode: mode, configuration: configuration)
+        database = try Database(path: path, isMemory: false, mode: mode, configuration: configuration, owned: true)
         self.configuration = configuration
         queue = makeQueue("SwiftDAL.DatabaseQueue")
     }
 
     /// Wraps a connection you opened (an in-memory database, an in-memory copy of a
-    /// fixture). The queue owns it from now on: do not use it directly any more.
+    /// fixture). The queue owns it from now on: using it directly afterwards throws
+    /// ``DALError/Code/accessEnded``, and so do its statements and cursors. Throws the
+    /// same error for a connection that already belongs to a queue or pool.
     ///
-    /// For example, `let queue = DatabaseQueue(try Database.inMemory())`.
-    public init(_ database: Database) {
+    /// For example, `let queue = try DatabaseQueue(Database.inMemory())`.
+    public init(_ database: Database) throws {
+        guard database.access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted else {
+            throw DALError(
+                .accessEnded, "this connection to \(database.path) is closed or already belongs to a queue or pool")
+        }
+        database.access.becomeOwned()
         self.database = database
         configuration = database.configuration
         queue = makeQueue("SwiftDAL.DatabaseQueue")
@@ -50,7 +58,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `let queue = try DatabaseQueue.inMemory()`.
     public static func inMemory(configuration: Configuration = Configuration()) throws -> DatabaseQueue {
-        DatabaseQueue(try Database.inMemory(configuration: configuration))
+        try DatabaseQueue(Database.inMemory(configuration: configuration))
     }
 
     /// Runs `body` in a deferred transaction with `PRAGMA query_only` on: any write
@@ -152,7 +160,8 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `try queue.close()`.
     public func close() throws {
-        try mutex.withLock { try database.close() }
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("close") }
+        try mutex.withLock { try database.closeConnection() }
     }
 }
 

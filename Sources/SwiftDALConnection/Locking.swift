@@ -76,11 +76,16 @@ enum ThreadAccess {
         }
     }
 
-    /// Runs `body` recording that this thread holds `database` of `owner`.
+    /// Runs `body` recording that this thread holds `database` of `owner`, with the
+    /// connection lent to this thread for the time of `body` (see ``ConnectionAccess``).
     static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) rethrows -> T {
         let holdings = holdings
         holdings.entries.append(Entry(owner: ObjectIdentifier(owner), database: database, isWriter: isWriter))
-        defer { holdings.entries.removeLast() }
+        database.beginAccess()
+        defer {
+            database.endAccess()
+            holdings.entries.removeLast()
+        }
         return try body()
     }
 }

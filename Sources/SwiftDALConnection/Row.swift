@@ -193,34 +193,85 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 /// ```
 public struct RowView: ColumnDecoding {
     @usableFromInline let statement: Statement
+    /// The statement's row token when this view was made: every read checks that the
+    /// statement is still on that row, so a view kept past its closure throws
+    /// ``DALError/Code/accessEnded`` instead of reading another row (or another
+    /// thread's statement).
+    @usableFromInline let token: UInt64
 
-    @usableFromInline
+    /// A view of the statement's current row.
+    @inlinable
     init(statement: Statement) {
         self.statement = statement
+        token = statement.currentRowToken
     }
 
     @inlinable
     var layout: ColumnLayout { statement.layout }
 
     @inlinable
-    func rawValue(at index: Int) throws -> SQLiteValue { try statement.value(at: Int32(index)) }
+    func rawValue(at index: Int) throws -> SQLiteValue {
+        try statement.checkRow(token)
+        return try statement.value(at: Int32(index))
+    }
+
+    /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions).
+    @inlinable
+    func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
+        try statement.checkRow(token)
+        return try statement.integerColumn(at: index)
+    }
+
+    /// Column `index` when it holds a REAL.
+    @inlinable
+    func realColumn(at index: Int) throws -> TypedColumn<Double> {
+        try statement.checkRow(token)
+        return try statement.realColumn(at: index)
+    }
+
+    /// Column `index` when it holds valid UTF-8 TEXT.
+    @inlinable
+    func textColumn(at index: Int) throws -> TypedColumn<String> {
+        try statement.checkRow(token)
+        return try statement.textColumn(at: index)
+    }
 
     /// Column names, in order.
-    public var columnNames: [String] { layout.names }
+    ///
+    /// For example, `let names = try row.columnNames`.
+    public var columnNames: [String] {
+        get throws {
+            try statement.checkRow(token)
+            return layout.names
+        }
+    }
 
     /// The 0-based index of the column `name` (exact match first, then ASCII
-    /// case-insensitive), or `nil`.
+    /// case-insensitive), or `nil` when the row has no such column.
     ///
-    /// For example, `if let index = row.columnIndex(named: "email") { … }`.
-    public func columnIndex(named name: String) -> Int? { statement.columnIndex(named: name) }
+    /// For example, `if let index = try row.columnIndex(named: "email") { … }`.
+    public func columnIndex(named name: String) throws -> Int? {
+        try statement.checkRow(token)
+        return statement.columnIndex(named: name)
+    }
 
     /// The number of columns.
-    public var count: Int { statement.columnCount }
+    ///
+    /// For example, `let width = try row.count`.
+    public var count: Int {
+        get throws {
+            try statement.checkRow(token)
+            return statement.resultWidth
+        }
+    }
 
     /// A copy of the row that outlives the statement.
     ///
     /// For example, `rows.append(try row.copy())`.
-    public func copy() throws -> Row { try statement.copyRow() }
+    public func copy() throws -> Row {
+        try statement.checkRow(token)
+        return try statement.copyRow()
+    }
 
     /// The raw value of column `index` (0-based).
     @inlinable
@@ -241,7 +292,8 @@ public struct RowView: ColumnDecoding {
     /// For example, `let bio: String? = try row.decode(named: "bio")`.
     @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
-        try decodeColumn(type, named: name)
+        try statement.checkRow(token)
+        return try decodeColumn(type, named: name)
     }
 
     /// Column `index` (0-based) converted to the type the context expects.
@@ -257,7 +309,10 @@ public struct RowView: ColumnDecoding {
     /// For example, `let name: String = try row["name"]`.
     @inlinable
     public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
-        get throws { try decodeColumn(T.self, named: name) }
+        get throws {
+            try statement.checkRow(token)
+            return try decodeColumn(T.self, named: name)
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 ///
 /// The cursor owns its statement: it resets it when the rows run out, when a step
 /// fails, and when the cursor is released, so an abandoned cursor never keeps a lock.
-/// A cursor belongs to the connection that made it and must not outlive the
-/// `read`/`write` closure it was made in.
+/// A cursor belongs to the access it was made in (the `read`/`write` closure of a queue
+/// or pool): when that access ends, its statement is reset (so it never pins a snapshot
+/// or a lock) and any later use throws ``DALError/Code/accessEnded``.
 ///
 /// For example:
 ///
@@ -17,14 +18,20 @@
 /// }
 /// ```
 public final class RowCursor {
+    private let database: Database
     private let statement: Statement
     private let arguments: StatementArguments
+    /// The access the cursor was made in (unused for a connection you opened yourself).
+    private let epoch: UInt64
     private var isFinished = false
 
-    init(statement: Statement, arguments: StatementArguments) throws {
+    init(database: Database, statement: Statement, arguments: StatementArguments) throws {
+        self.database = database
         self.statement = statement
         self.arguments = arguments
+        epoch = database.access.epoch
         statement.isInUse = true
+        database.cursorOpened(statement)
         do {
             try statement.bind(arguments)
         } catch {
@@ -34,11 +41,25 @@ public final class RowCursor {
     }
 
     deinit {
-        if !isFinished { finish(failed: true) }
+        // A cursor released after its access ended must not touch the connection: the
+        // access's end already reset its statement, and another thread may hold it now.
+        if !isFinished && isCurrent { finish(failed: true) }
+    }
+
+    /// Whether the calling thread may step this cursor now.
+    private var isCurrent: Bool {
+        (try? database.access.check(epoch: epoch)) != nil
     }
 
     /// The result column names.
-    public var columnNames: [String] { statement.columnNames }
+    ///
+    /// For example, `let names = try cursor.columnNames`.
+    public var columnNames: [String] {
+        get throws {
+            try database.access.check(epoch: epoch)
+            return try statement.columnNames
+        }
+    }
 
     /// The next row, copied; `nil` when there are no more.
     ///
@@ -55,6 +76,7 @@ public final class RowCursor {
     }
 
     private func advance<T>(_ body: (RowView) throws -> T) throws -> T? {
+        try database.access.check(epoch: epoch)
         guard !isFinished else { return nil }
         do {
             guard try statement.step(arguments: arguments) else {
@@ -71,6 +93,7 @@ public final class RowCursor {
     private func finish(failed: Bool) {
         isFinished = true
         statement.isInUse = false
+        database.cursorFinished(statement)
         if failed {
             statement.resetAfterFailure()
         } else {

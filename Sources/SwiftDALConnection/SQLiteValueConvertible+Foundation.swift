@@ -227,8 +227,11 @@ extension UUID: SQLiteValueConvertible {
 
 /// Decimals are stored as text (`"12.345"`), so no digit is lost to binary floating
 /// point. Text compares as text: order by such a column with care, or store minor
-/// units as an integer. Reading also accepts `INTEGER`; `REAL` is refused (it already
-/// lost precision).
+/// units as an integer. In a column of `NUMERIC` affinity (`NUMERIC`, `DECIMAL(10,2)`)
+/// SQLite itself turns number-like text into `INTEGER` or `REAL`, keeping 15
+/// significant digits: use a `TEXT` column for more. Reading accepts `INTEGER`, and
+/// `REAL` as the shortest decimal that reads back as the same double (`0.99` stored as
+/// a `REAL` reads as `0.99`, not `0.98999999999999999112`).
 ///
 /// For example, `try Decimal(string: "0.1")!.sqliteValue() == .text("0.1")`.
 extension Decimal: SQLiteValueConvertible {
@@ -249,6 +252,12 @@ extension Decimal: SQLiteValueConvertible {
             self = decimal
         case .integer(let value):
             self = Decimal(value)
+        case .real(let value):
+            // Double's description is the shortest text that reads back as the same value.
+            guard value.isFinite, let decimal = Decimal(string: "\(value)", locale: Locale(identifier: "en_US_POSIX")),
+                !decimal.isNaN
+            else { return nil }
+            self = decimal
         default:
             return nil
         }

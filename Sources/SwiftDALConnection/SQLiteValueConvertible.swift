@@ -113,12 +113,12 @@ func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
 extension Int: SQLiteValueConvertible {
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int {
-        try fastColumn(row.statement.integerColumn(at: index).exactly(Int.self), of: row, at: index)
+        try fastColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
     }
 
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int? {
-        try fastOptionalColumn(row.statement.integerColumn(at: index).exactly(Int.self), of: row, at: index)
+        try fastOptionalColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
     }
 }
 extension Int8: SQLiteValueConvertible {}
@@ -129,12 +129,12 @@ extension Int64: SQLiteValueConvertible {
 
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int64 {
-        try fastColumn(row.statement.integerColumn(at: index), of: row, at: index)
+        try fastColumn(row.integerColumn(at: index), of: row, at: index)
     }
 
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int64? {
-        try fastOptionalColumn(row.statement.integerColumn(at: index), of: row, at: index)
+        try fastOptionalColumn(row.integerColumn(at: index), of: row, at: index)
     }
 
     @inlinable
@@ -164,12 +164,12 @@ func nanError() -> DALError {
 extension Double: SQLiteValueConvertible {
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Double {
-        try fastColumn(row.statement.realColumn(at: index), of: row, at: index)
+        try fastColumn(row.realColumn(at: index), of: row, at: index)
     }
 
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Double? {
-        try fastOptionalColumn(row.statement.realColumn(at: index), of: row, at: index)
+        try fastOptionalColumn(row.realColumn(at: index), of: row, at: index)
     }
 
     /// Throws for NaN, which SQLite would silently store as `NULL`.
@@ -222,12 +222,12 @@ extension String: SQLiteValueConvertible {
 
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> String {
-        try fastColumn(row.statement.textColumn(at: index), of: row, at: index)
+        try fastColumn(row.textColumn(at: index), of: row, at: index)
     }
 
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> String? {
-        try fastOptionalColumn(row.statement.textColumn(at: index), of: row, at: index)
+        try fastOptionalColumn(row.textColumn(at: index), of: row, at: index)
     }
 
     @inlinable

@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+public import Synchronization
 
 /// A prepared SQLite statement.
 ///
@@ -26,6 +27,15 @@ public final class Statement {
     let handle: OpaquePointer
     /// The SQL text this statement was prepared from.
     public let sql: String
+    /// Who may use the connection (shared with the ``Database``).
+    @usableFromInline let access: ConnectionAccess
+    /// For a statement made by ``Database/makeStatement(sql:)`` on a pooled connection:
+    /// the access it belongs to (`nil` for cached statements, which every use reaches
+    /// through the checked ``Database``).
+    private let epoch: UInt64?
+    /// Counts steps and resets: a ``RowView`` remembers the value of its row and reads
+    /// only while it is unchanged. Written only by the thread holding the connection.
+    @usableFromInline let rowCounter = Atomic<UInt64>(0)
     /// Set while the statement is stepping, so that a cached statement is never reused
     /// under a live cursor.
     var isInUse = false
@@ -50,7 +60,7 @@ public final class Statement {
     private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
 
-    init(database: OpaquePointer, sql: String, persistent: Bool) throws {
+    init(database: OpaquePointer, sql: String, persistent: Bool, access: ConnectionAccess, epoch: UInt64? = nil) throws {
         var statement: OpaquePointer?
         var tailOffset = 0
         var utf8 = sql
@@ -73,24 +83,78 @@ public final class Statement {
         }
         handle = statement
         self.sql = sql
+        self.access = access
+        // A statement made for the holder of a pooled connection belongs to that access;
+        // on a connection you opened yourself it lives as long as you keep it.
+        self.epoch = access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted ? nil : epoch
         resultColumnCount = Int(sqlite3_column_count(statement))
         parameters = sqlite3_bind_parameter_count(statement)
         let rest = sql.utf8.dropFirst(tailOffset)
         if rest.contains(where: { !Statement.isSpaceOrSemicolon($0) }) {
-            // Only comments may follow; a second statement is refused, never silently ignored.
-            let second = try? Statement(database: database, sql: String(decoding: rest, as: UTF8.self), persistent: false)
-            if second != nil {
-                // Every property is set, so `deinit` finalizes `handle` when this throws.
-                throw DALError(
-                    .invalidSQL,
-                    "the SQL text holds more than one statement; use executeScript(_:) for scripts",
-                    sql: sql)
-            }
+            // Only comments may follow. Anything else is refused, never silently ignored:
+            // a second statement, and text that is not SQL at all.
+            // (Every property is set, so `deinit` finalizes `handle` when this throws.)
+            try Statement.checkOnlyComments(rest, database: database, sql: sql)
         }
     }
 
+    /// Throws unless `rest`, the text after the first statement, holds nothing but
+    /// comments, white space and semicolons (it then prepares to no statement).
+    private static func checkOnlyComments(_ rest: Substring.UTF8View, database: OpaquePointer, sql: String) throws {
+        var text = String(decoding: rest, as: UTF8.self)
+        var second: OpaquePointer?
+        let code = text.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                sqlite3_prepare_v2(database, chars.baseAddress ?? Statement.emptyCString, Int32(chars.count), &second, nil)
+            }
+        }
+        sqlite3_finalize(second)
+        if code == SQLITE_OK && second == nil { return }
+        let problem =
+            code == SQLITE_OK
+            ? "more than one statement"
+            : "a second statement that does not compile (\(SQLiteError(connection: database, code: code, sql: nil).message))"
+        throw DALError(
+            .invalidSQL, "the SQL text holds \(problem); run one statement at a time, or use executeScript(_:) for scripts",
+            sql: sql)
+    }
+
     deinit {
-        sqlite3_finalize(handle)
+        access.finalize(handle)
+    }
+
+    /// Throws unless the calling thread may use this statement now.
+    @inline(__always)
+    func checkAccess() throws {
+        if let epoch {
+            try access.check(epoch: epoch)
+        } else {
+            try access.check()
+        }
+    }
+
+    /// Throws unless the row a ``RowView`` was made for is still the current row.
+    @inlinable @inline(__always)
+    func checkRow(_ token: UInt64) throws {
+        guard rowCounter.load(ordering: .relaxed) == token else { throw staleRow() }
+    }
+
+    @usableFromInline @inline(never)
+    func staleRow() -> DALError {
+        DALError(
+            .accessEnded,
+            "a row view was read after its row was left (it escaped the closure that received it); "
+                + "copy the row (row.copy()) or decode it inside the closure", sql: sql)
+    }
+
+    /// The value `rowCounter` has now: a ``RowView`` made now reads the current row.
+    @inlinable @inline(__always)
+    var currentRowToken: UInt64 { rowCounter.load(ordering: .relaxed) }
+
+    /// Moves to the next row token (the holder is the only writer: no read-modify-write).
+    @inline(__always)
+    private func advanceRowToken() {
+        rowCounter.store(rowCounter.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     private static func isSpaceOrSemicolon(_ byte: UInt8) -> Bool {
@@ -107,10 +171,27 @@ public final class Statement {
     // MARK: Shape
 
     /// The number of result columns (0 for statements that return no rows).
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    ///
+    /// For example, `try statement.columnCount`.
+    public var columnCount: Int {
+        get throws {
+            try checkAccess()
+            return Int(sqlite3_column_count(handle))
+        }
+    }
 
     /// The result column names, in order (0-based, as SQLite numbers columns).
-    public var columnNames: [String] { layout.names }
+    ///
+    /// For example, `try statement.columnNames`.
+    public var columnNames: [String] {
+        get throws {
+            try checkAccess()
+            return layout.names
+        }
+    }
+
+    /// The number of result columns, for the holder.
+    var resultWidth: Int { Int(sqlite3_column_count(handle)) }
 
     /// The number of parameters (the largest parameter index; parameters are 1-based).
     public var parameterCount: Int { Int(parameters) }
@@ -242,6 +323,7 @@ public final class Statement {
     /// Steps once: `true` when a row is available, `false` when done.
     @usableFromInline
     func step(arguments: StatementArguments?) throws -> Bool {
+        advanceRowToken()
         let code = sqlite3_step(handle)
         if isFirstStep {
             isFirstStep = false
@@ -263,6 +345,7 @@ public final class Statement {
     /// Resets after a successful use (clearing large bindings), checking the reset's code.
     func reset() throws {
         isFirstStep = true
+        advanceRowToken()
         let code = sqlite3_reset(handle)
         if holdsLargeValue {
             holdsLargeValue = false
@@ -277,6 +360,7 @@ public final class Statement {
     /// (which repeats it) is not.
     func resetAfterFailure() {
         isFirstStep = true
+        advanceRowToken()
         holdsLargeValue = false
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)

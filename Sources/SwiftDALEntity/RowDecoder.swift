@@ -51,7 +51,7 @@ struct RowDecoder: Decoder {
 
     /// Column `name` as `T?`: a missing column or `NULL` is `nil`.
     func optionalColumn<T: SQLiteValueConvertible>(_ name: String, as type: T.Type) throws -> T? {
-        guard let index = row.columnIndex(named: name) else { return nil }
+        guard let index = try row.columnIndex(named: name) else { return nil }
         do {
             return try row.decode(T?.self, at: index)
         } catch let error as DALError {
@@ -61,11 +61,11 @@ struct RowDecoder: Decoder {
 
     /// The index of column `name`, or an error naming the property and the row's columns.
     func index(of name: String) throws -> Int {
-        if let index = row.columnIndex(named: name) { return index }
+        if let index = try row.columnIndex(named: name) { return index }
         throw DALError(
             .invalidColumn,
             "\(entity) has a property \(name) but the row has no such column "
-                + "(columns: \(row.columnNames.joined(separator: ", ")))",
+                + "(columns: \(try row.columnNames.joined(separator: ", ")))",
             table: entity.tableName, column: name)
     }
 
@@ -81,10 +81,12 @@ struct RowDecoder: Decoder {
         let decoder: RowDecoder
         var codingPath: [any CodingKey] { decoder.codingPath }
 
-        var allKeys: [Key] { decoder.row.columnNames.compactMap { Key(stringValue: $0) } }
+        // (These two cannot throw: a row view used after its row was left answers as if it
+        // had no columns, and the next read from it throws.)
+        var allKeys: [Key] { ((try? decoder.row.columnNames) ?? []).compactMap { Key(stringValue: $0) } }
 
         func contains(_ key: Key) -> Bool {
-            decoder.row.columnIndex(named: key.stringValue) != nil
+            ((try? decoder.row.columnIndex(named: key.stringValue)) ?? nil) != nil
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {

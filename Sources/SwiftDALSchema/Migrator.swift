@@ -158,7 +158,7 @@ public struct Migrator: Sendable {
         } catch {
             throw DALError(.schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
         }
-        db.clearStatementCache()
+        try db.clearStatementCache()
     }
 }
 

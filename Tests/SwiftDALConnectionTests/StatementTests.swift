@@ -97,11 +97,11 @@ import Testing
     @Test func statementsArePreparedOnceAndCached() throws {
         let db = try Database.inMemory()
         try makeUsersTable(db)
-        let before = db.cachedStatementCount
+        let before = try db.cachedStatementCount
         for index in 0..<100 {
             try db.execute("INSERT INTO users(name, age) VALUES (\("user\(index)"), \(index))")
         }
-        #expect(db.cachedStatementCount == before + 1)
+        #expect(try db.cachedStatementCount == before + 1)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 100)
     }
 

@@ -144,14 +144,14 @@ import Testing
         let before = try db.fetchAll(sql: "SELECT * FROM t")
         #expect(before.first?.columnNames == ["a"])
         var counts = [Int]()
-        try db.forEachRow(SQL(sql: "SELECT * FROM t")) { row in counts.append(row.count) }
+        try db.forEachRow(SQL(sql: "SELECT * FROM t")) { row in counts.append(try row.count) }
         try db.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'new'")
         // The same SQL text: SQLite re-prepares the cached statement, and the columns follow.
         let after = try db.fetchAll(sql: "SELECT * FROM t")
         #expect(after.first?.columnNames == ["a", "b"])
         var values = [String]()
         try db.forEachRow(SQL(sql: "SELECT * FROM t")) { row in
-            counts.append(row.count)
+            counts.append(try row.count)
             values.append(try row[1])
             values.append(try row["b"])
         }

@@ -46,7 +46,7 @@ import Testing
         try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
         let big: Int64 = 1 << 33 + 5
         try db.execute("INSERT INTO t(id, name) VALUES (\(big), 'a')")
-        #expect(db.lastInsertedRowID == big)
+        #expect(try db.lastInsertedRowID == big)
         let next = try db.insert("INSERT INTO t(name) VALUES ('b')")
         #expect(next == big + 1)
         try db.execute("INSERT INTO t(id, name) VALUES (\(Int64.max), 'max')")
@@ -154,7 +154,17 @@ import Testing
         let decimal = try #require(Decimal(string: "12345678901234567890.123456789"))
         #expect(try roundTrip(decimal, "TEXT") == decimal)
         #expect(try roundTrip(Decimal(string: "0.1")!) == Decimal(string: "0.1"))
-        #expect(Decimal(sqliteValue: .real(0.1)) == nil)
+        // A REAL (what SQLite's NUMERIC affinity makes of "0.99") reads as its shortest decimal.
+        #expect(Decimal(sqliteValue: .real(0.1)) == Decimal(string: "0.1"))
+        #expect(Decimal(sqliteValue: .real(0.99)) == Decimal(string: "0.99"))
+        #expect(Decimal(sqliteValue: .real(-1e-7)) == Decimal(string: "-0.0000001"))
+        #expect(Decimal(sqliteValue: .real(.infinity)) == nil)
+        #expect(Decimal(sqliteValue: .real(1e300)) == nil)  // beyond Decimal's range: refused, never wrong
+        let db = try Database.inMemory()
+        try db.execute(sql: "CREATE TABLE prices(amount NUMERIC(10,2))")
+        try db.execute("INSERT INTO prices VALUES (\(Decimal(string: "0.99")!))")
+        #expect(try db.fetchScalar(SQLiteValue.self, "SELECT amount FROM prices") == .real(0.99))
+        #expect(try db.fetchScalar(Decimal.self, "SELECT amount FROM prices") == Decimal(string: "0.99"))
         // Foundation parses a prefix ("12abc" is 12); SwiftDAL refuses the whole value instead.
         for junk in ["12abc", "1.5.5", " 1", "1,5", "", ".", "e5", "1e", "NaN"] {
             #expect(Decimal(sqliteValue: .text(junk)) == nil, "\(junk.debugDescription)")

@@ -185,6 +185,9 @@ import Testing
         let categories = CategoryDAL(database: queue)
         try categories.insert(CategoryInfo(code: 10, name: "news"))
         #expect(try categories.findById(10)?.name == "news")
-        #expect(sqliteError { _ = try categories.insert2(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
+        #expect(sqliteError { try categories.insert(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
+        // A WITHOUT ROWID table has no rowid: insert2 refuses before inserting anything.
+        #expect(dalError { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code == .noRowID)
+        #expect(try categories.findById(11) == nil)
     }
 }

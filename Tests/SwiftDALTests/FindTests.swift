@@ -12,10 +12,10 @@ import Testing
         #expect(alice.createdAt == Date(timeIntervalSince1970: 1_704_445_200))
         #expect(sample.recorder.last?.hasSuffix(#"FROM "users" WHERE "id" = ?"#) == true)
         _ = try sample.users.findById(2)
-        _ = try sample.queue.read { $0.cachedStatementCount }  // caches the read's own BEGIN/COMMIT
-        let cached = try sample.queue.read { $0.cachedStatementCount }
+        _ = try sample.queue.read { try $0.cachedStatementCount }  // caches the read's own BEGIN/COMMIT
+        let cached = try sample.queue.read { try $0.cachedStatementCount }
         _ = try sample.users.findById(3)
-        #expect(try sample.queue.read { $0.cachedStatementCount } == cached)
+        #expect(try sample.queue.read { try $0.cachedStatementCount } == cached)
     }
 
     @Test func findByIdReturnsNilForMissingKey() throws {

@@ -73,7 +73,7 @@ let likePatternLimit = 50_000
                 ("getFieldList", { _ = try sample.users.getFieldList(text) }),
                 ("getFieldValue", { _ = try sample.users.getFieldValue(1, fieldName: text) }),
                 ("updateFields", { _ = try sample.users.updateFields([text: 1], key: 1) }),
-                ("orderBy", { _ = try sample.users.getAll(orderBy: OrderBy(text)) }),
+                ("orderBy", { _ = try sample.users.getAll(orderBy: OrderBy(column: text)) }),
                 ("orderBy DESC", { _ = try sample.users.find(condition: "", orderBy: OrderBy(text, .descending)) }),
             ]
             for (operation, check) in checks {
@@ -81,6 +81,8 @@ let likePatternLimit = 50_000
                 #expect(error?.code == .invalidColumn, "\(operation) with hostile name #\(index)")
                 #expect(error?.column == text, "\(operation) with hostile name #\(index)")
             }
+            // The text form reads SQL's own quoting: "\"name\"" is the real column name.
+            guard text != "\"name\"" else { continue }
             let parsed = dalError { _ = try sample.users.getAll(orderBy: OrderBy(parsing: text)) }
             #expect(parsed?.code == .invalidColumn, "parsed order #\(index)")
         }

@@ -36,7 +36,7 @@ struct Sample {
     let recorder = SQLRecorder()
 
     init() throws {
-        queue = DatabaseQueue(try Database.inMemoryCopy(of: sampleDatabase, configuration: recorder.configuration))
+        queue = try DatabaseQueue(Database.inMemoryCopy(of: sampleDatabase, configuration: recorder.configuration))
         users = UserDAL(database: queue)
         orders = OrderDAL(database: queue)
         tags = UserTagDAL(database: queue)

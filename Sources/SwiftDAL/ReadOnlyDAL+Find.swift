@@ -2,7 +2,7 @@ import SwiftDALConnection
 import SwiftDALEntity
 import SwiftDALIDAL
 
-extension BaseDAL {
+extension ReadOnlyDAL {
     /// The entity with primary key `id`, or `nil` when there is none.
     ///
     /// For example, `let user = try users.findById(42)`.

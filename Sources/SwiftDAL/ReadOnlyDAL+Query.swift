@@ -4,7 +4,7 @@ import SwiftDALIDAL
 
 /// The SELECTs behind the find operations: text cached per shape (condition text,
 /// order, paging), arguments combined per call.
-extension BaseDAL {
+extension ReadOnlyDAL {
     /// `SELECT … [WHERE (condition)] ORDER BY … [LIMIT [OFFSET]]` with its arguments.
     /// Limit and offset are bound, by name when the condition's arguments are named.
     @usableFromInline

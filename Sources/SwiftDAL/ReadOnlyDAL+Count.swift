@@ -1,7 +1,7 @@
 import SwiftDALConnection
 import SwiftDALEntity
 
-extension BaseDAL {
+extension ReadOnlyDAL {
     /// `COUNT(*)` of the rows matching `condition` (every row when `nil`).
     ///
     /// For example, `let adults = try users.getRecordCount(condition: "age >= \(18)")`.

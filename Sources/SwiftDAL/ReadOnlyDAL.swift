@@ -1,0 +1,153 @@
+import Synchronization
+import SwiftDALSchema
+
+/// The read half of ``BaseDAL``: finds, lookups, counts, existence checks, field values
+/// and paging for any ``Entity``, with no way to write. Use it for views, and for
+/// tables a service only reads; ``BaseDAL`` extends it with the writes.
+///
+/// A view has no primary key: declare one in the entity (`static let primaryKey`) to
+/// use the key lookups (``findById(_:)``, ``findByIds(_:)``, ``getFieldValue(_:fieldName:as:)``),
+/// which otherwise throw ``DALError/Code/unsupportedOperation``. Without a key, rows are
+/// listed in the order of the first column unless told otherwise.
+///
+/// Subclasses may override these hooks: ``tableName``, ``primaryKey``,
+/// ``defaultSortField`` and ``defaultSortDirection``. A DAL is shared between threads:
+/// subclasses add only immutable (`let`), `Sendable` stored properties, and restate the
+/// base class's `@unchecked Sendable`.
+///
+/// For example:
+///
+/// ```swift
+/// struct ProductSale: Entity, Codable {          // a row of the view product_sales
+///     static let tableName = "product_sales"
+///     static let primaryKey: [String] = []        // a view has none
+///     var product: String
+///     var total: Double
+/// }
+///
+/// final class ProductSaleDAL: ReadOnlyDAL<ProductSale>, @unchecked Sendable {
+///     override var defaultSortField: String { "total" }
+///     override var defaultSortDirection: SortDirection { .descending }
+/// }
+///
+/// let best = try ProductSaleDAL(database: pool).findTop(10)
+/// ```
+open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
+    public typealias EntityType = T
+
+    /// The database this DAL works on (a ``DatabasePool`` or ``DatabaseQueue``).
+    public let database: any DatabaseWriter
+    /// The current mapping, read lock-free on every call. Every mapping ever made is
+    /// owned by `mappings` until the DAL is released, so a reference loaded here stays
+    /// valid even if `invalidateSchemaCache()` runs concurrently.
+    private let currentMapping = Atomic<Unmanaged<TableMapping>?>(nil)
+    private let mappings = Mutex<[TableMapping]>([])
+    let dialect: any SQLDialect = SQLiteDialect()
+
+    /// A DAL for `T`'s table (or view) in `database`.
+    ///
+    /// For example, `let sales = ProductSaleDAL(database: pool)`.
+    public init(database: any DatabaseWriter) {
+        self.database = database
+    }
+
+    // MARK: Hooks a subclass may override (read once, at first use)
+
+    /// The table (or view) name. Default: `T.tableName`.
+    open var tableName: String { T.tableName }
+
+    /// The primary-key columns. Default: `T.primaryKey`.
+    open var primaryKey: [String] { T.primaryKey }
+
+    /// The column used when a query gives no order. Default: the first primary-key
+    /// column (the first column of the table when there is no key).
+    open var defaultSortField: String { primaryKey.first ?? "" }
+
+    /// The direction used with ``defaultSortField``. Default: ascending.
+    open var defaultSortDirection: SortDirection { .ascending }
+
+    /// Whether the DAL needs a primary key (a DAL that writes does: it updates and
+    /// deletes by key).
+    var requiresPrimaryKey: Bool { false }
+
+    /// Forgets what was read of the table's schema (call after a migration that changes
+    /// the table); it is read again at the next use.
+    ///
+    /// For example, `users.invalidateSchemaCache()`.
+    public final func invalidateSchemaCache() {
+        currentMapping.store(nil, ordering: .releasing)
+    }
+
+    /// Checks `T.tableDefinition()` against the real table and throws
+    /// ``DALError/Code/schemaMismatch`` naming every difference that would make reads
+    /// or writes fail (missing columns, incompatible types, nullability, primary key).
+    /// Call it at startup to fail fast on a wrong database.
+    ///
+    /// For example, `try users.verifySchema()`.
+    public final func verifySchema() throws {
+        var definition = try T.tableDefinition()
+        definition.name = tableName  // a subclass may override the table name
+        try read { db in try db.checkSchema(definition, for: "\(T.self)") }
+    }
+
+    // MARK: Building blocks for subclasses
+
+    /// Runs `body` on a reading connection: the one this thread already holds from the
+    /// database (inside `read`/`write`), or a free one. Use it for custom queries.
+    ///
+    /// For example, `try read { db in try db.fetchScalar(Int.self, "SELECT MAX(age) FROM users") }`.
+    public final func read<R>(_ body: (Database) throws -> R) throws -> R {
+        try database.reentrantRead(body)
+    }
+
+    /// Entities from any query that returns the entity's columns (by name, in any order,
+    /// extra columns ignored): the query runs as a subquery of
+    /// `SELECT <the entity's columns> FROM (…)`, so an explicit mapping still reads its
+    /// columns in its own order. The query's row order is kept.
+    ///
+    /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.
+    public final func fetchEntities(_ sql: SQL) throws -> [T] {
+        try withMapping(writing: false) { db, mapping in
+            let columns = mapping.selectedColumns.map(quoteIdentifier).joined(separator: ", ")
+            let query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql))", arguments: sql.arguments)
+            return try db.fetchAll(query) { try self.decode($0, mapping) }
+        }
+    }
+
+    // MARK: Internals shared by the operations
+
+    /// Runs `body` with a connection (the writer when `writing`) and the table mapping.
+    @usableFromInline
+    final func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
+        // Inside a `read`/`write` of the same database: its connection, without a closure.
+        if let held = try heldConnection(of: database, writing: writing) {
+            return try mapping(held)._withUnsafeGuaranteedRef { try body(held, $0) }
+        }
+        if writing {
+            return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
+        }
+        return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
+    }
+
+    final func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {
+        if let mapping = currentMapping.load(ordering: .acquiring) { return mapping }
+        let mapping = try TableMapping(
+            entity: T.self, table: tableName, primaryKey: primaryKey, requiresPrimaryKey: requiresPrimaryKey,
+            defaultSort: defaultSortField.isEmpty ? nil : OrderBy(column: defaultSortField, defaultSortDirection),
+            db: db, dialect: dialect)
+        mappings.withLock { $0.append(mapping) }
+        let reference = Unmanaged.passUnretained(mapping)
+        currentMapping.store(reference, ordering: .releasing)
+        return reference
+    }
+
+    @inlinable
+    final func decode(_ row: RowView, _ mapping: TableMapping) throws -> T {
+        do {
+            return try T(row: row)
+        } catch var error as DALError where error.table == nil {
+            error.table = mapping.table
+            throw error
+        }
+    }
+}

@@ -1,0 +1,161 @@
+internal import CSwiftDALSQLite
+public import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An identifier of the calling thread, never 0 or `UInt.max` for a live thread.
+@usableFromInline
+func currentThreadID() -> UInt {
+    #if canImport(Glibc)
+    UInt(pthread_self())
+    #else
+    UInt(bitPattern: pthread_self())
+    #endif
+}
+
+/// Who may use a connection right now, shared by the ``Database`` and every statement
+/// made from it.
+///
+/// A connection of a ``DatabaseQueue`` or ``DatabasePool`` is lent to one thread for one
+/// access (a `read`/`write` closure, or one DAL call): every use of the connection, of
+/// its statements, cursors and row views checks that the calling thread is the holder
+/// of the current access, and throws ``DALError/Code/accessEnded`` otherwise. So a
+/// `Database`, `Statement`, `RowCursor` or `RowView` that escaped its closure fails with
+/// a typed error instead of touching a connection that another thread may be using
+/// (which crashed inside SQLite), or reading a snapshot that has moved on.
+///
+/// A connection opened directly (`Database(path:)`, `Database.inMemory()`) belongs to
+/// whoever opened it and is not checked: it is not `Sendable`, so the compiler keeps it
+/// on one thread.
+///
+/// Why the checks are sound with relaxed loads: `holder` equals the calling thread's
+/// identifier only if that thread stored it (at the start of its access) and has not
+/// cleared it since (a thread always sees its own latest store, or a later one);
+/// `epoch` is written only by the holder, and read only after the holder check passed.
+@usableFromInline
+final class ConnectionAccess: @unchecked Sendable {
+    /// `holder` of a connection owned by whoever opened it: every use is allowed.
+    @usableFromInline static let unrestricted = UInt.max
+    /// `holder` of a pooled connection that no thread holds.
+    static let idle: UInt = 0
+    /// `holder` of a closed connection: nothing may use it.
+    @usableFromInline static let closed = UInt.max - 1
+
+    @usableFromInline let holder: Atomic<UInt>
+    /// Counts accesses; a statement or cursor made by `makeStatement`/`makeCursor`
+    /// belongs to the access it was made in. Written and read by the holder only.
+    @usableFromInline var epoch: UInt64 = 0
+    /// Statements released by a thread that did not hold the connection: finalized by
+    /// the next holder (finalizing meanwhile could race with the thread using it).
+    private let orphans = Mutex<[OrphanStatement]>([])
+    private let orphanCount = Atomic<Int>(0)
+    /// What the connection is called in errors.
+    let path: String
+
+    init(path: String) {
+        self.path = path
+        holder = Atomic(Self.unrestricted)
+    }
+
+    /// Whether the calling thread may use the connection now.
+    @inlinable @inline(__always)
+    var isUsable: Bool {
+        let current = holder.load(ordering: .relaxed)
+        return current == Self.unrestricted || current == currentThreadID()
+    }
+
+    /// Throws unless the calling thread may use the connection now.
+    @inlinable @inline(__always)
+    func check() throws {
+        guard isUsable else { throw notHeld() }
+    }
+
+    /// Throws unless the calling thread may use the connection now, within the access
+    /// `epoch` (for statements and cursors bound to the access that made them).
+    @inlinable @inline(__always)
+    func check(epoch expected: UInt64) throws {
+        let current = holder.load(ordering: .relaxed)
+        if current == Self.unrestricted { return }
+        guard current == currentThreadID(), epoch == expected else { throw notHeld() }
+    }
+
+    /// The error for a use outside the access.
+    @usableFromInline @inline(never)
+    func notHeld() -> DALError {
+        if holder.load(ordering: .relaxed) == Self.closed {
+            return DALError(.connectionClosed, "the connection to \(path) is closed")
+        }
+        return DALError(
+            .accessEnded,
+            "a connection to \(path) (or a statement, cursor or row made from it) was used outside the read/write "
+                + "closure or DAL call that it was lent to; keep it inside the closure and return copied values "
+                + "(rows, entities) instead")
+    }
+
+    /// Whether a thread that is not the holder may still finalize statements directly.
+    var allowsDirectFinalization: Bool {
+        isUsable || holder.load(ordering: .acquiring) == Self.closed
+    }
+
+    /// Marks the connection as owned by a queue or pool: no thread holds it until lent.
+    func becomeOwned() {
+        holder.store(Self.idle, ordering: .releasing)
+    }
+
+    /// Lends the connection to the calling thread for one access.
+    func begin() {
+        holder.store(currentThreadID(), ordering: .relaxed)
+        epoch &+= 1
+        if orphanCount.load(ordering: .relaxed) > 0 { finalizeOrphans() }
+    }
+
+    /// Ends the calling thread's access.
+    func end() {
+        holder.store(Self.idle, ordering: .releasing)
+    }
+
+    /// Finalizes `statement` now if that is safe, or leaves it to the next holder.
+    func finalize(_ statement: OpaquePointer) {
+        if allowsDirectFinalization {
+            sqlite3_finalize(statement)
+            return
+        }
+        orphans.withLock { list in
+            list.append(OrphanStatement(handle: statement))
+            orphanCount.store(list.count, ordering: .relaxed)
+        }
+        // The connection may have closed meanwhile (the close drained the list first).
+        if holder.load(ordering: .acquiring) == Self.closed { finalizeOrphans() }
+    }
+
+    /// Finalizes the statements left by other threads. Called by the holder, or when
+    /// the connection closes.
+    func finalizeOrphans() {
+        let statements = orphans.withLock { list -> [OrphanStatement] in
+            defer {
+                list.removeAll()
+                orphanCount.store(0, ordering: .relaxed)
+            }
+            return list
+        }
+        for statement in statements { sqlite3_finalize(statement.handle) }
+    }
+
+    /// Records that the connection is closed: every later use throws, and statements
+    /// that outlive it are finalized by whichever thread releases them.
+    func markClosed() {
+        holder.store(Self.closed, ordering: .releasing)
+        finalizeOrphans()
+    }
+}
+
+/// A statement handle waiting to be finalized by a thread that may touch its connection.
+struct OrphanStatement: @unchecked Sendable {
+    let handle: OpaquePointer
+}
