@@ -148,47 +148,15 @@ extension ReadOnlyDAL {
 /// The keys as a JSON array (of values, or of arrays for composite keys) for
 /// `json_each`, or `nil` when a key cannot travel through JSON exactly.
 private func jsonArray(_ keys: [[SQLiteValue]], single: Bool) -> String? {
-    func json(_ value: SQLiteValue) -> String? {
-        switch value {
-        case .null: return "null"
-        case .integer(let integer): return String(integer)
-        case .real(let double): return double.isFinite ? String(double) : nil
-        case .text(let text): return text.utf8.contains(0) ? nil : jsonString(text)  // JSON functions stop at NUL
-        case .blob: return nil
+    if single { return SwiftDALConnection.jsonArray(of: keys.map { $0[0] }) }
+    var json = "["
+    for (index, key) in keys.enumerated() {
+        json += index == 0 ? "[" : ",["
+        for (position, value) in key.enumerated() {
+            if position > 0 { json += "," }
+            guard appendJSON(value, to: &json) else { return nil }
         }
+        json += "]"
     }
-    var items = [String]()
-    items.reserveCapacity(keys.count)
-    for key in keys {
-        if single {
-            guard let item = json(key[0]) else { return nil }
-            items.append(item)
-        } else {
-            var parts = [String]()
-            for value in key {
-                guard let part = json(value) else { return nil }
-                parts.append(part)
-            }
-            items.append("[" + parts.joined(separator: ",") + "]")
-        }
-    }
-    return "[" + items.joined(separator: ",") + "]"
-}
-
-private func jsonString(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": result += "\\\""
-        case "\\": result += "\\\\"
-        case "\n": result += "\\n"
-        case "\r": result += "\\r"
-        case "\t": result += "\\t"
-        case _ where scalar.value < 0x20:
-            result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                + String(scalar.value, radix: 16)
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result + "\""
+    return json + "]"
 }

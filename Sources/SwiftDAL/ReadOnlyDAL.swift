@@ -117,16 +117,23 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     // MARK: Internals shared by the operations
 
     /// Runs `body` with a connection (the writer when `writing`) and the table mapping.
+    /// A ``DALError`` that names no table gets this DAL's (a conversion failure in
+    /// `getFieldValue`, an argument mismatch in a condition…).
     @usableFromInline
     final func withMapping<R>(writing: Bool, _ body: (Database, TableMapping) throws -> R) throws -> R {
-        // Inside a `read`/`write` of the same database: its connection, without a closure.
-        if let held = try heldConnection(of: database, writing: writing) {
-            return try mapping(held)._withUnsafeGuaranteedRef { try body(held, $0) }
+        do {
+            // Inside a `read`/`write` of the same database: its connection, without a closure.
+            if let held = try heldConnection(of: database, writing: writing) {
+                return try mapping(held)._withUnsafeGuaranteedRef { try body(held, $0) }
+            }
+            if writing {
+                return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
+            }
+            return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
+        } catch var error as DALError where error.table == nil {
+            error.table = tableName
+            throw error
         }
-        if writing {
-            return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
-        }
-        return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
     }
 
     final func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {

@@ -24,6 +24,11 @@ public struct Configuration: Sendable {
     public var journalMode: JournalMode = .wal
     /// `PRAGMA synchronous`.
     public var synchronous: Synchronous = .full
+    /// The size, in bytes, that the write-ahead log (or a persistent journal) is cut back
+    /// to once a checkpoint has emptied it (`PRAGMA journal_size_limit`); `nil` keeps
+    /// SQLite's default, which never shrinks the file. The default, 32 MiB, bounds the
+    /// file left after a burst of writes or a long read (see ``DatabasePool/checkpoint(_:)``).
+    public var journalSizeLimit: Int? = 32 * 1024 * 1024
     /// More pragmas, run in order on every connection after the defaults.
     public var pragmas: [Pragma] = []
     /// The largest string or blob, in bytes, a connection accepts or produces

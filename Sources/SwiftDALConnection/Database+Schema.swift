@@ -99,3 +99,45 @@ extension Database {
         }
     }
 }
+
+/// A column's type affinity, by SQLite's rules for a declared type
+/// (<https://sqlite.org/datatype3.html>, section 3.1): what SQLite converts stored values to.
+///
+/// For example, `ColumnAffinity(declaredType: "VARCHAR(20)") == .text` and
+/// `ColumnAffinity(declaredType: "DATETIME") == .numeric`.
+public enum ColumnAffinity: String, Sendable, Hashable {
+    /// `INT` anywhere in the type: number-like text becomes an integer.
+    case integer = "INTEGER"
+    /// `CHAR`, `CLOB` or `TEXT`: numbers become text.
+    case text = "TEXT"
+    /// `BLOB`, or no type: values are stored as given.
+    case blob = "BLOB"
+    /// `REAL`, `FLOA` or `DOUB`: integers and number-like text become reals.
+    case real = "REAL"
+    /// Anything else (`NUMERIC`, `DECIMAL(10,2)`, `BOOLEAN`, `DATE`, `DATETIME`):
+    /// number-like text becomes an integer or a real; other text stays text.
+    case numeric = "NUMERIC"
+
+    /// The affinity of a column declared as `declaredType`.
+    public init(declaredType: String) {
+        let type = declaredType.uppercased()
+        if type.contains("INT") {
+            self = .integer
+        } else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") {
+            self = .text
+        } else if type.contains("BLOB") || type.isEmpty {
+            self = .blob
+        } else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") {
+            self = .real
+        } else {
+            self = .numeric
+        }
+    }
+}
+
+extension ColumnInfo {
+    /// The column's affinity (from ``declaredType``).
+    ///
+    /// For example, `try db.columns(in: "orders").first { $0.name == "placed_at" }?.affinity == .numeric`.
+    public var affinity: ColumnAffinity { ColumnAffinity(declaredType: declaredType) }
+}

@@ -127,6 +127,9 @@ public final class Database {
             }
         }
         try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        if let limit = configuration.journalSizeLimit, !isReadOnly {
+            _ = try fetchScalar(Int.self, SQL(sql: "PRAGMA journal_size_limit = \(max(-1, limit))"))
+        }
         for pragma in configuration.pragmas {
             try forEachRow(SQL(sql: pragma.sql())) { _ in }
         }
@@ -171,21 +174,30 @@ public final class Database {
                 .accessEnded,
                 "this connection to \(path) belongs to a DatabaseQueue or DatabasePool: close that instead")
         }
-        try closeConnection()
+        try closeOwnConnection()
     }
 
     /// Closes the connection (the queue or pool that owns it calls this, with no access
-    /// in progress).
+    /// in progress). A pooled connection always closes: statements or cursors that
+    /// escaped their access keep it as a zombie until they are released, and throw.
     func closeConnection() throws {
+        guard handle != nil else { return }
+        guard access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted else {
+            access.begin()  // the statements released below are finalized by this thread
+            releaseConnection()
+            return
+        }
+        try closeOwnConnection()
+    }
+
+    /// Closes a connection opened directly, refusing while statements are still open.
+    private func closeOwnConnection() throws {
         guard let handle else { return }
-        let owned = access.holder.load(ordering: .relaxed) != ConnectionAccess.unrestricted
-        if owned { access.begin() }  // the statements released below are finalized by this thread
         clearStatementCacheUnchecked()
         sqlite3_trace_v2(handle, 0, nil, nil)
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
             if let traceBox { registerTrace(traceBox, on: handle) }
-            if owned { access.end() }
             var open = [String]()
             var statement = sqlite3_next_stmt(handle, nil)
             while let current = statement {

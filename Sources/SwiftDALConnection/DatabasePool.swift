@@ -189,6 +189,24 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: true) { try self.write(body) }
     }
 
+    /// Runs a checkpoint of the write-ahead log on the writer (waiting for a write in
+    /// progress to finish first).
+    ///
+    /// The log grows while any reader holds an old snapshot: every write made during a
+    /// long read stays in it, because the checkpoint cannot copy past what that reader
+    /// sees. Once the reader ends, the automatic checkpoints that follow writes empty it,
+    /// and the next write cuts the file back to ``Configuration/journalSizeLimit``. Call
+    /// `checkpoint(.truncate)` (from a maintenance job, after a long export) to empty
+    /// the file to zero bytes at once; it waits up to the busy timeout for readers and
+    /// throws `SQLITE_BUSY` when they are still reading.
+    ///
+    /// For example, `let result = try pool.checkpoint(.truncate)`.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode = .passive) throws -> CheckpointResult {
+        guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("checkpoint") }
+        return try withWriter { try $0.checkpoint(mode) }
+    }
+
     /// Copies the database to a file at `path` through the online backup API, from a
     /// reader, while the pool keeps working.
     ///

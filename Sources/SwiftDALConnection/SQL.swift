@@ -52,6 +52,10 @@ public struct SQL: Sendable, CustomStringConvertible {
     }
 
     public var description: String { sql }
+
+    /// The longest `\(values:)` list bound one parameter per value; longer lists of
+    /// integers and text are bound as one JSON array.
+    public static let largeListThreshold = 100
 }
 
 extension SQL: ExpressibleByStringInterpolation {
@@ -105,17 +109,37 @@ extension SQL: ExpressibleByStringInterpolation {
             sql += quoteIdentifier(name)
         }
 
-        /// `\(values: list)`: a comma-separated list of bound parameters, for `IN (…)`.
-        /// An empty list gives `NULL`, so that `x IN (NULL)` matches nothing.
+        /// `\(values: list)`: the values of an `IN (…)` list, every one bound. An empty
+        /// list gives `NULL`, so that `x IN (NULL)` matches nothing.
+        ///
+        /// Up to ``SQL/largeListThreshold`` values become one `?` each. A longer list of
+        /// integers and text (without NUL) is bound as one JSON array and read back by
+        /// `SELECT value FROM json_each(?)`, which is valid inside the same parentheses:
+        /// any length, one cached statement, and no limit on bound parameters. A longer
+        /// list of other values (reals, blobs) keeps one `?` each and fails with
+        /// ``DALError/Code/argumentMismatch`` past SQLite's limit on parameters (32,766
+        /// by default). Building either form takes time linear in the list's length.
+        ///
+        /// For example, `"id IN (\(values: ids))"`.
         public mutating func appendInterpolation(values list: [some SQLiteValueConvertible]) {
             if list.isEmpty {
                 sql += "NULL"
                 return
             }
-            for (index, value) in list.enumerated() {
-                sql += index == 0 ? "?" : ",?"
-                arguments.append(value)
+            var converted = [SQLiteValue]()
+            converted.reserveCapacity(list.count)
+            var failure: DALError?
+            for value in list { converted.append(StatementArguments.convert(value, &failure)) }
+            if let failure, error == nil { error = failure }
+            if converted.count > SQL.largeListThreshold, let json = jsonArray(of: converted) {
+                sql += "SELECT value FROM json_each(?)"
+                arguments.append(converted: .text(json))
+                return
             }
+            sql.reserveCapacity(sql.utf8.count + 2 * converted.count)
+            sql += "?"
+            for _ in 1..<converted.count { sql += ",?" }
+            arguments.append(converted: converted)
         }
     }
 }
@@ -125,4 +149,44 @@ extension SQL: ExpressibleByStringInterpolation {
 /// For example, `quoteIdentifier(#"my "table""#) == #""my ""table""""#`.
 public func quoteIdentifier(_ name: String) -> String {
     "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// `values` as a JSON array, or `nil` when one of them cannot travel through JSON
+/// exactly: only `NULL`, integers and text without NUL do (a real would be re-parsed, a
+/// blob has no JSON form, and SQLite's JSON functions stop at a NUL).
+package func jsonArray(of values: [SQLiteValue]) -> String? {
+    var json = "["
+    json.reserveCapacity(values.count * 8)
+    for (index, value) in values.enumerated() {
+        if index > 0 { json += "," }
+        guard appendJSON(value, to: &json) else { return nil }
+    }
+    return json + "]"
+}
+
+/// Appends `value` as JSON; `false` when it has no exact JSON form (see ``jsonArray(of:)``).
+package func appendJSON(_ value: SQLiteValue, to json: inout String) -> Bool {
+    switch value {
+    case .null: json += "null"
+    case .integer(let integer): json += String(integer)
+    case .text(let text):
+        guard !text.utf8.contains(0) else { return false }
+        json += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": json += "\\\""
+            case "\\": json += "\\\\"
+            case "\n": json += "\\n"
+            case "\r": json += "\\r"
+            case "\t": json += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                json += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: json.unicodeScalars.append(scalar)
+            }
+        }
+        json += "\""
+    case .real, .blob: return false
+    }
+    return true
 }

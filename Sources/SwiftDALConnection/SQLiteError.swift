@@ -1,7 +1,9 @@
 /// An error reported by SQLite: the extended result code, SQLite's message, and the SQL.
 ///
-/// The bound arguments are kept in ``arguments`` but left out of ``description``
-/// (they may be personal data); ``debugDescription`` includes them.
+/// The bound arguments are kept in ``arguments`` but left out of every default
+/// rendering (``description``, ``debugDescription``, which Swift prints for an uncaught
+/// error and `String(reflecting:)` uses, and `dump`/`Mirror`), since they may be
+/// personal data; ask for them with ``descriptionIncludingArguments``.
 ///
 /// For example:
 ///
@@ -12,7 +14,7 @@
 ///     print("taken: \(error.message)")   // "UNIQUE constraint failed: users.email"
 /// }
 /// ```
-public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The extended result code (`sqlite3_extended_errcode`).
     public let code: ResultCode
     /// SQLite's message (`sqlite3_errmsg`), or the code's description when there is none.
@@ -54,9 +56,21 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
         return text
     }
 
-    public var debugDescription: String {
+    /// The same as ``description``: the bound values stay out of it.
+    public var debugDescription: String { description }
+
+    /// ``description`` followed by the bound values, for a debugging session that may
+    /// show them (never a default rendering).
+    ///
+    /// For example, `logger.debug("\(error.descriptionIncludingArguments)")` in development.
+    public var descriptionIncludingArguments: String {
         guard let arguments, !arguments.isEmpty else { return description }
         return description + " with arguments \(arguments)"
+    }
+
+    /// What `dump` and debuggers show: everything but the bound values.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code, "message": message, "sql": sql as Any], displayStyle: .struct)
     }
 
     // Catch patterns, so that `catch SQLiteError.constraintUnique` reads naturally.

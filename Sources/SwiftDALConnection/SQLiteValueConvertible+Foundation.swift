@@ -20,9 +20,9 @@ public import Foundation
 extension Date: SQLiteValueConvertible {
     public func sqliteValue() throws -> SQLiteValue {
         guard let text = DateCoding.format(self) else {
-            // Not `\(self)`: Date.description traps on a NaN date (found by fuzzing).
-            throw DALError(
-                .invalidValue, "a date \(timeIntervalSince1970) s from 1970 is not a finite time in the years 0000-9999")
+            // Not `\(self)`: Date.description traps on a NaN date (found by fuzzing); and the
+            // value stays out of the message (it may be personal data).
+            throw DALError(.invalidValue, "a date that is not a finite time in the years 0000-9999 cannot be stored")
         }
         return .text(text)
     }

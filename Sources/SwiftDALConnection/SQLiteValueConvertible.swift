@@ -107,7 +107,8 @@ extension SQLiteValueConvertible where Self: FixedWidthInteger {
 
 @usableFromInline
 func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
-    DALError(.invalidValue, "\(type(of: value)) value \(value) does not fit SQLite's 64-bit signed INTEGER")
+    // The value itself stays out of the message (it may be personal data).
+    DALError(.invalidValue, "a \(type(of: value)) value above Int64.max does not fit SQLite's 64-bit signed INTEGER")
 }
 
 extension Int: SQLiteValueConvertible {

@@ -76,7 +76,18 @@ public final class Statement {
             }
         }
         guard code == SQLITE_OK else {
-            throw SQLiteError(connection: database, code: code, sql: sql)
+            let error = SQLiteError(connection: database, code: code, sql: sql)
+            if error.message.hasPrefix("too many SQL variables") {
+                let limit = sqlite3_limit(database, SQLITE_LIMIT_VARIABLE_NUMBER, -1)
+                let shortSQL = sql.count > 200 ? String(sql.prefix(200)) + "…" : sql
+                throw DALError(
+                    .argumentMismatch,
+                    "the statement has more parameters than SQLite's limit of \(limit) on this connection; "
+                        + "bind a long list of integers or text with \\(values:) (one JSON array), "
+                        + "or insert it into a temporary table",
+                    sql: shortSQL, underlying: SQLiteError(code: error.code, message: error.message, sql: shortSQL))
+            }
+            throw error
         }
         guard let statement else {
             throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql)

@@ -118,9 +118,16 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
     /// Appends a positional value (used by ``SQL`` interpolation).
     mutating func append(_ value: (any SQLiteValueConvertible)?) {
-        let converted = Self.convert(value, &conversionError)
+        append(converted: Self.convert(value, &conversionError))
+    }
+
+    /// Appends a positional value that is already converted, in amortized constant time.
+    mutating func append(converted: SQLiteValue) {
         switch storage {
         case .positional(var values):
+            // Release the storage's reference first, so that `values` is unique and grows
+            // in place (appending to a copy made every append linear: quadratic lists).
+            storage = .positional([])
             if values.isEmpty {
                 storage = .single(converted)
             } else {
@@ -134,12 +141,26 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Appends positional values that are already converted, in time linear in their number.
+    mutating func append(converted more: [SQLiteValue]) {
+        guard !more.isEmpty else { return }
+        switch storage {
+        case .positional(var values):
+            storage = .positional([])
+            values.append(contentsOf: more)
+            storage = Self.positional(values)
+        case .single(let first):
+            storage = .positional([first] + more)
+        case .named:
+            break
+        }
+    }
+
     /// Appends positional values; throws when either side is named.
     package mutating func append(contentsOf other: StatementArguments) throws {
         switch (positionalValues, other.positionalValues) {
-        case (var values?, let more?):
-            values.append(contentsOf: more)
-            storage = Self.positional(values)
+        case (.some, let more?):
+            append(converted: more)
             if conversionError == nil { conversionError = other.conversionError }
         case (let values?, nil) where values.isEmpty:
             self = other
@@ -167,7 +188,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         return String(name.dropFirst())
     }
 
-    private static func convert(_ value: (any SQLiteValueConvertible)?, _ firstError: inout DALError?) -> SQLiteValue {
+    static func convert(_ value: (any SQLiteValueConvertible)?, _ firstError: inout DALError?) -> SQLiteValue {
         guard let value else { return .null }
         do {
             return try value.sqliteValue()

@@ -84,11 +84,21 @@ struct ColumnEncoder: Encoder {
                 json.outputFormatting = .sortedKeys
                 data = try json.encode(value)
             } catch {
+                // EncodingError's own description holds the value: only its context is kept.
+                let reason = (error as? EncodingError).map(Self.reason) ?? "\(type(of: error))"
                 throw DALError(
-                    .invalidValue, "property \(key.stringValue) cannot be encoded as JSON: \(error)",
+                    .invalidValue, "property \(key.stringValue) cannot be encoded as JSON: \(reason)",
                     table: encoder.entity.tableName, column: key.stringValue, underlying: error)
             }
             encoder.storage.append(Self.columnValue(ofJSON: data), for: key.stringValue)
+        }
+
+        /// Why an encoding failed, without the value that failed.
+        static func reason(_ error: EncodingError) -> String {
+            switch error {
+            case .invalidValue(_, let context): context.debugDescription
+            @unknown default: "an encoding error"
+            }
         }
 
         /// A single JSON string or number (an enum's raw value, a URL, a wrapper type) is

@@ -48,13 +48,15 @@ private struct UnusableLikePattern: SQLiteValueConvertible {
 
 /// Escapes `%`, `_` and `\` with `\`, for a `LIKE … ESCAPE '\'` pattern.
 ///
+/// The text is read by Unicode scalars, as SQLite reads it: a wildcard followed by a
+/// combining mark (`"%\u{301}"`, one `Character` in Swift) is still escaped.
+///
 /// For example, `escapeLikeWildcards("50%_off") == #"50\%\_off"#`.
 public func escapeLikeWildcards(_ text: String) -> String {
-    var escaped = ""
-    escaped.reserveCapacity(text.utf8.count)
-    for character in text {
-        if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
-        escaped.append(character)
+    var escaped = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == "%" || scalar == "_" || scalar == "\\" { escaped.append("\\") }
+        escaped.append(scalar)
     }
-    return escaped
+    return String(escaped)
 }

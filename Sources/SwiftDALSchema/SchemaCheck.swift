@@ -2,9 +2,21 @@ public import SwiftDALConnection
 public import SwiftDALEntity
 
 extension Database {
-    /// Every difference between `definition` and the real table: missing or extra
-    /// columns, type and nullability differences, a different primary key. Empty when
-    /// they match.
+    /// Every difference between `definition` and the real table that would make reads or
+    /// writes fail: missing columns, types whose values SQLite would store in a form the
+    /// entity cannot read back, nullability that would fail, a different primary key,
+    /// and `NOT NULL` columns without a default that the entity does not write. Empty
+    /// when they match.
+    ///
+    /// Types follow SQLite's affinity rules (``ColumnAffinity``), not the spelling of
+    /// the declared type: a `REAL` property on a `NUMERIC` or `DOUBLE` column is fine, and
+    /// so is a text property (a date, a decimal) on a `DATETIME` or `DECIMAL` column; an
+    /// integer or real property on a `TEXT` column is not (SQLite would store the number
+    /// as text), nor a text property on an `INTEGER` or `REAL` column (number-like text
+    /// would become a number). Nullability: an optional property on a `NOT NULL` column is
+    /// fine when the column has a default (`nil` means the default) or is the rowid; a
+    /// non-optional property on a nullable primary-key column is fine (SQLite allows a
+    /// `NULL` key only through a legacy quirk).
     ///
     /// For example, `let problems = try db.schemaMismatches(for: UserInfo.tableDefinition())`.
     public func schemaMismatches(for definition: TableDefinition) throws -> [String] {
@@ -13,19 +25,23 @@ extension Database {
         var problems = [String]()
         var realByName = [String: ColumnInfo]()
         for column in real.columns { realByName[column.name.lowercased()] = column }
+        let realKey = Set(real.primaryKey.map { $0.lowercased() })
         for column in definition.columns {
             guard let actual = realByName.removeValue(forKey: column.name.lowercased()) else {
                 problems.append("column \(column.name) is missing")
                 continue
             }
-            let declared = actual.declaredType.uppercased()
-            if !declared.contains(column.type.rawValue) {
-                problems.append("column \(column.name) is \(declared.isEmpty ? "untyped" : declared), expected \(column.type.rawValue)")
+            if let problem = Self.typeProblem(writing: column.type, into: actual) {
+                problems.append("column \(column.name): \(problem)")
             }
-            let rowidAlias = definition.primaryKey.count == 1 && definition.primaryKey[0].lowercased() == column.name.lowercased()
-                && column.type == .integer
-            if column.isNotNull != actual.isNotNull && !rowidAlias {
-                problems.append("column \(column.name) is \(actual.isNotNull ? "NOT NULL" : "nullable"), expected \(column.isNotNull ? "NOT NULL" : "nullable")")
+            let isKey = realKey.contains(column.name.lowercased())
+            if column.isNotNull && !actual.isNotNull && !isKey {
+                problems.append("column \(column.name) is nullable, but the entity cannot hold NULL")
+            }
+            let rowidAlias = isKey && realKey.count == 1 && actual.affinity == .integer
+                && actual.declaredType.uppercased() == "INTEGER"
+            if !column.isNotNull && actual.isNotNull && actual.defaultValueSQL == nil && !rowidAlias {
+                problems.append("column \(column.name) is NOT NULL without a default, but the entity may hold nil")
             }
         }
         for extra in realByName.values.sorted(by: { $0.name < $1.name }) where extra.isNotNull && extra.defaultValueSQL == nil {
@@ -35,6 +51,20 @@ extension Database {
             problems.append("primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(definition.primaryKey.joined(separator: ", ")))")
         }
         return problems
+    }
+
+    /// Why values of `type` written into `column` would not read back, or `nil`.
+    private static func typeProblem(writing type: ColumnType, into column: ColumnInfo) -> String? {
+        let affinity = column.affinity
+        let declared = column.declaredType.isEmpty ? "untyped" : column.declaredType.uppercased()
+        switch (type, affinity) {
+        case (.integer, .text), (.real, .text):
+            return "\(declared) has TEXT affinity: SQLite would store the entity's \(type.rawValue) values as text"
+        case (.text, .integer), (.text, .real):
+            return "\(declared) has \(affinity.rawValue) affinity: SQLite would store number-like text as a number"
+        default:
+            return nil
+        }
     }
 
     /// Throws ``DALError/Code/schemaMismatch`` naming every difference between the

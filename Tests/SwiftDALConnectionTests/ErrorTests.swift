@@ -75,9 +75,29 @@ import Testing
         let secret = "secret-personal-data"
         let error = try #require(sqliteError { try db.execute("INSERT INTO child(code, n) VALUES (\(secret), 0)") })
         #expect(error.sql == "INSERT INTO child(code, n) VALUES (?, 0)")
+        // No default rendering shows a bound value: print, String(reflecting:) (what an
+        // uncaught error prints), string interpolation, dump. Only the explicit opt-in does.
         #expect(!error.description.contains(secret))
-        #expect(error.debugDescription.contains(secret))
+        #expect(!error.debugDescription.contains(secret))
+        #expect(!String(reflecting: error).contains(secret))
+        #expect(!"\(error)".contains(secret))
+        var dumped = ""
+        dump(error, to: &dumped)
+        #expect(!dumped.contains(secret))
+        #expect(dumped.contains("CHECK constraint failed"))
+        #expect(error.descriptionIncludingArguments.contains(secret))
         #expect(error.arguments?.positionalValues == [.text(secret)])
+    }
+
+    @Test func dalErrorsLeaveValuesOutOfTheirMessages() throws {
+        let overflow = try #require(dalError { _ = try UInt64.max.sqliteValue() })
+        #expect(!overflow.description.contains(String(UInt64.max)))
+        let db = try Database.inMemory()
+        try db.execute(sql: "CREATE TABLE t(d TEXT)")
+        let farDate = Date(timeIntervalSince1970: 1e15)
+        let dateError = try #require(dalError { try db.execute("INSERT INTO t VALUES (\(farDate))") })
+        #expect(dateError.code == .invalidValue)
+        #expect(!dateError.description.contains("1000000000000000"))
     }
 
     @Test func errorsAreThrownAndTheConnectionKeepsWorking() throws {

@@ -107,8 +107,8 @@ import Testing
         struct Drifted: Entity, Codable {
             static let tableName = "users"
             var id: Int64?
-            var name: String?          // nullable here, NOT NULL in the table
-            var email: Data            // BLOB here, TEXT in the table
+            var name: String?          // nullable here, NOT NULL without a default in the table
+            var email: Int             // an integer stored into a TEXT column comes back as text
             var nickname: String       // missing from the table
         }
         let sample = try Sample()
@@ -116,13 +116,60 @@ import Testing
         let error = dalError { try BaseDAL<Drifted>(database: sample.queue).verifySchema() }
         #expect(error?.code == .schemaMismatch)
         let message = error?.message ?? ""
-        #expect(message.contains("column name is NOT NULL, expected nullable"))
-        #expect(message.contains("column email is TEXT, expected BLOB"))
+        #expect(message.contains("column name is NOT NULL without a default, but the entity may hold nil"))
+        #expect(message.contains("column email: TEXT has TEXT affinity"))
         #expect(message.contains("column nickname is missing"))
         #expect(message.contains("column age") == false)  // has a default: not a problem
         let missing = try sample.queue.read { try $0.schemaMismatches(for: TableDefinition("ghosts") { $0.column("a", .text) }) }
         #expect(missing == ["table ghosts does not exist"])
         #expect(throws: DALError.self) { try sample.queue.read { try $0.checkSchema(of: Drifted.self) } }
+    }
+
+    @Test func schemaChecksFollowSQLiteAffinityAndReportOnlyWhatWouldFail() throws {
+        // What a real schema holds (Northwind/Chinook style): every mapping below works.
+        struct Product: Entity, Codable {
+            static let tableName = "products"
+            static let primaryKey = ["sku"]
+            var sku: String            // TEXT PRIMARY KEY: nullable for SQLite, never NULL here
+            var price: Double          // NUMERIC column
+            var exact: Decimal         // DECIMAL(10,2) column
+            var weight: Int?           // REAL column: integers come back exactly
+            var addedAt: Date          // DATETIME column (NUMERIC affinity; dates never look like numbers)
+            var stock: Int?            // NOT NULL DEFAULT 0: nil means the default
+            var photo: Data?           // untyped column
+        }
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE products(sku TEXT PRIMARY KEY, price NUMERIC NOT NULL, exact DECIMAL(10,2) NOT NULL, weight REAL,
+                    addedAt DATETIME NOT NULL, stock INTEGER NOT NULL DEFAULT 0, photo)
+                """)
+        }
+        let products = BaseDAL<Product>(database: queue)
+        try products.verifySchema()
+        let product = Product(
+            sku: "K-1", price: 9.5, exact: Decimal(string: "4.99")!, weight: 3, addedAt: Date(timeIntervalSince1970: 0),
+            stock: nil, photo: nil)
+        try products.insert(product)
+        let stored = try #require(try products.findById("K-1"))
+        #expect(stored.stock == 0)
+        #expect(stored.exact == Decimal(string: "4.99"))
+        #expect(stored.weight == 3)
+        // What would fail is still reported: a number into a TEXT column, text into INTEGER or REAL.
+        struct Wrong: Entity, Codable {
+            static let tableName = "products"
+            static let primaryKey = ["sku"]
+            var sku: Int
+            var price: Double
+            var exact: Decimal
+            var weight: String
+            var addedAt: Date
+        }
+        let error = dalError { try BaseDAL<Wrong>(database: queue).verifySchema() }
+        #expect(error?.message.contains("column sku: TEXT has TEXT affinity") == true)
+        #expect(error?.message.contains("column weight: REAL has REAL affinity") == true)
+        #expect(error?.message.contains("price") == false)
+        #expect(error?.message.contains("addedAt") == false)
     }
 
     @Test func explicitEntitiesWithoutADefinitionSayWhatIsMissing() throws {
