@@ -18,6 +18,8 @@ struct BenchOptions {
     var probe: String?
     var probeImplementation: String?
     var probePath: String?
+    /// `--wal-growth N`: only measure the write-ahead log under a long reader, with N writes.
+    var walGrowthWrites: Int?
 
     static let usage = """
         usage: swift run -c release swiftdal-bench [options]
@@ -41,6 +43,9 @@ struct BenchOptions {
           --pragma NAME=VALUE  set a pragma on every connection, raw C's and SwiftDAL's alike
                              (repeatable), e.g. --pragma cache_size=-20000; the report
                              names them. The committed figures use none
+          --wal-growth N     only measure the write-ahead log's size while one read is held
+                             and N writes run, then after the reader ends (SQLite's default
+                             against SwiftDAL's journal size limit)
         """
 
     /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
@@ -94,6 +99,7 @@ struct BenchOptions {
                     }
                 }
             case "--no-memory": options.memory = false
+            case "--wal-growth": options.walGrowthWrites = Int(try number(argument))
             case "--json": options.jsonPath = try value(argument)
             case "--csv": options.csvPath = try value(argument)
             case "--svg": options.svgPath = try value(argument)

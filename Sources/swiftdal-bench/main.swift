@@ -13,6 +13,10 @@ do {
         exit(0)
     }
     try FileManager.default.createDirectory(atPath: options.workDirectory, withIntermediateDirectories: true)
+    if let writes = options.walGrowthWrites {
+        try runWALGrowth(writes: writes, directory: options.workDirectory)
+        exit(0)
+    }
     let sqliteVersion = try DatabaseQueue.inMemory().read { try $0.fetchScalar(String.self, "SELECT sqlite_version()") } ?? "?"
     let measurements = try runWorkloads(options)
     var concurrent = [ConcurrentMeasurement]()
