@@ -17,7 +17,11 @@ extension Database {
     /// For example, `let changed = try db.execute("UPDATE users SET age = \(age) WHERE id = \(id)")`.
     @discardableResult
     public func execute(_ query: SQL) throws -> Int {
-        try withStatement(query) { statement in
+        if let engine = try checkedEngine() {
+            engineChanges = try engine.run(query) { _ in }
+            return engineChanges
+        }
+        return try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {}
             return Int(sqlite3_changes64(try openHandle()))
         }
@@ -43,6 +47,11 @@ extension Database {
     /// For example, `let id = try db.insert("INSERT INTO users(name) VALUES (\(name))")`.
     @discardableResult
     public func insert(_ query: SQL) throws -> Int64 {
+        if let engine = try checkedEngine() {
+            throw DALError(
+                .unsupportedOperation,
+                "\(engine.engine) has no rowid: add RETURNING to the INSERT and read it with fetchScalar", sql: query.sql)
+        }
         let handle = try openHandle()
         sqlite3_set_last_insert_rowid(handle, noRowIDSentinel)
         let changed = try execute(query)
@@ -64,6 +73,7 @@ extension Database {
     ///
     /// For example, `try db.executeScript(String(contentsOfFile: "schema.sql", encoding: .utf8))`.
     public func executeScript(_ script: String) throws {
+        if let engine = try checkedEngine() { return try engine.executeScript(script) }
         let handle = try openHandle()
         var utf8 = script
         try utf8.withUTF8 { buffer in
@@ -98,7 +108,8 @@ extension Database {
     ///
     /// For example, `let rows = try db.fetchAll("SELECT * FROM users WHERE age > \(18)")`.
     public func fetchAll(_ query: SQL) throws -> [Row] {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchAll(query) { try $0.copy() } }
+        return try withStatement(query) { statement in
             var rows = [Row]()
             while try statement.step(arguments: query.arguments) {
                 rows.append(try statement.copyRow())
@@ -118,7 +129,8 @@ extension Database {
     ///
     /// For example, `let row = try db.fetchOne("SELECT * FROM users WHERE id = \(id)")`.
     public func fetchOne(_ query: SQL) throws -> Row? {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchAll(query) { try $0.copy() }.first }
+        return try withStatement(query) { statement in
             try statement.step(arguments: query.arguments) ? try statement.copyRow() : nil
         }
     }
@@ -128,7 +140,8 @@ extension Database {
     /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
     @inlinable
     public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchFirst(query, transform) }
+        return try withStatement(query) { statement in
             try statement.step(arguments: query.arguments) ? try transform(RowView(statement: statement)) : nil
         }
     }
@@ -144,7 +157,8 @@ extension Database {
     /// ``fetchAll(_:_:)`` with room reserved for `expectedCount` results (a `LIMIT`).
     @inlinable
     package func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchAll(query, transform) }
+        return try withStatement(query) { statement in
             var results = [T]()
             results.reserveCapacity(min(expectedCount, 1024))
             while try statement.step(arguments: query.arguments) {
@@ -181,7 +195,8 @@ extension Database {
     /// The first column of the first row, or `nil` when there is no row.
     @usableFromInline
     func firstValue(_ query: SQL) throws -> SQLiteValue? {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchFirst(query) { try $0.value(at: 0) } }
+        return try withStatement(query) { statement in
             try statement.step(arguments: query.arguments) ? try statement.value(at: 0) : nil
         }
     }
@@ -189,7 +204,8 @@ extension Database {
     /// The first column of every row.
     @usableFromInline
     func firstColumn(_ query: SQL) throws -> [SQLiteValue] {
-        try withStatement(query) { statement in
+        if engineConnection != nil { return try engineFetchAll(query) { try $0.value(at: 0) } }
+        return try withStatement(query) { statement in
             var values = [SQLiteValue]()
             while try statement.step(arguments: query.arguments) {
                 values.append(try statement.value(at: 0))
@@ -201,7 +217,9 @@ extension Database {
     /// The error for a first-column value that does not convert to `type`.
     @usableFromInline
     func scalarConversionFailure(_ value: SQLiteValue, _ query: SQL, type: Any.Type) throws -> DALError {
-        let name = try cachedStatement(query.sql).columnNames.first ?? "column 0"
+        let name =
+            engineConnection == nil
+            ? try cachedStatement(query.sql).columnNames.first ?? "column 0" : "column 0"
         return DALError(
             .conversionFailed, "column 0 (\(name)) holds \(value.storageClass), which does not convert to \(type)",
             column: name, sql: query.sql)
@@ -213,6 +231,7 @@ extension Database {
     /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
     @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
+        if engineConnection != nil { return try engineForEach(query, body) }
         try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {
                 try body(RowView(statement: statement))
@@ -224,7 +243,10 @@ extension Database {
     ///
     /// For example, `let cursor = try db.makeCursor("SELECT * FROM events")`.
     public func makeCursor(_ query: SQL) throws -> RowCursor {
-        try RowCursor(database: self, statement: cachedStatement(query.sql), arguments: query.arguments)
+        if let engine = try checkedEngine() {
+            throw DALError(.unsupportedOperation, "cursors are not available on \(engine.engine) yet; use forEachRow", sql: query.sql)
+        }
+        return try RowCursor(database: self, statement: cachedStatement(query.sql), arguments: query.arguments)
     }
 
     /// The rowid of the last row inserted on this connection (`sqlite3_last_insert_rowid`),
@@ -233,14 +255,22 @@ extension Database {
     ///
     /// For example, `try db.execute("INSERT …"); let id = try db.lastInsertedRowID`.
     public var lastInsertedRowID: Int64 {
-        get throws { sqlite3_last_insert_rowid(try openHandle()) }
+        get throws {
+            if let engine = try checkedEngine() {
+                throw DALError(.unsupportedOperation, "\(engine.engine) has no rowid: use INSERT … RETURNING")
+            }
+            return sqlite3_last_insert_rowid(try openHandle())
+        }
     }
 
     /// The number of rows changed by the last statement (`sqlite3_changes64`).
     ///
     /// For example, `try db.execute("DELETE FROM t"); print(try db.changesCount)`.
     public var changesCount: Int {
-        get throws { Int(sqlite3_changes64(try openHandle())) }
+        get throws {
+            if try checkedEngine() != nil { return engineChanges }
+            return Int(sqlite3_changes64(try openHandle()))
+        }
     }
 
     /// Whether a transaction is open on this connection (`false` for a closed
@@ -248,8 +278,47 @@ extension Database {
     ///
     /// For example, inside `write { db in … }` it is `true`.
     public var isInTransaction: Bool {
-        guard access.isUsable, let handle else { return false }
+        guard access.isUsable else { return false }
+        if let engineConnection { return engineConnection.isInTransaction }
+        guard let handle else { return false }
         return sqlite3_get_autocommit(handle) == 0
+    }
+
+    // MARK: Another engine's connection
+
+    /// The engine connection, after the access check; `nil` for SQLite.
+    @inline(__always)
+    func checkedEngine() throws -> (any EngineConnection)? {
+        guard let engineConnection else { return nil }
+        try access.check()
+        return engineConnection
+    }
+
+    /// Calls `body` with each row of `query` on the engine connection.
+    @usableFromInline
+    func engineForEach(_ query: SQL, _ body: (RowView) throws -> Void) throws {
+        guard let engine = try checkedEngine() else { return }
+        engineChanges = try engine.run(query, body)
+    }
+
+    /// Every row of `query` on the engine connection, mapped by `transform`.
+    @usableFromInline
+    func engineFetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
+        guard let engine = try checkedEngine() else { return [] }
+        var results = [T]()
+        engineChanges = try engine.run(query) { results.append(try transform($0)) }
+        return results
+    }
+
+    /// The first row of `query` on the engine connection, mapped by `transform`.
+    @usableFromInline
+    func engineFetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
+        guard let engine = try checkedEngine() else { return nil }
+        var first: T?
+        engineChanges = try engine.run(query) { row in
+            if first == nil { first = try transform(row) }
+        }
+        return first
     }
 }
 

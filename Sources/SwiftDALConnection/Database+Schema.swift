@@ -31,6 +31,7 @@ extension Database {
     ///
     /// For example, `let columns = try db.columns(in: "users")`.
     public func columns(in table: String) throws -> [ColumnInfo] {
+        if let engine = try checkedEngine() { return try engine.columns(in: table) }
         let columns = try fetchAll(
             "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(\(table)) ORDER BY cid"
         ) { row in
@@ -49,7 +50,8 @@ extension Database {
     ///
     /// For example, `if try !db.tableExists("users") { … }`.
     public func tableExists(_ name: String) throws -> Bool {
-        try fetchScalar(
+        if let engine = try checkedEngine() { return try engine.tableExists(name) }
+        return try fetchScalar(
             Bool.self,
             "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name = \(name) COLLATE NOCASE)"
         ) ?? false
@@ -76,6 +78,7 @@ extension Database {
     ///
     /// For example, `if try db.tableKind(of: "orders") == .rowIDTable { … }`.
     public func tableKind(of name: String) throws -> TableKind {
+        if let engine = try checkedEngine() { return try engine.tableKind(of: name) }
         // pragma_table_list (SQLite 3.37+) reports WITHOUT ROWID; older libraries fall
         // back to the schema table, where every table is taken for a rowid table.
         let listed = try? fetchFirst(

@@ -28,12 +28,29 @@ extension Database {
     ///     try db.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
     /// }
     /// ```
+    ///
+    /// On PostgreSQL, `isolation` sets the isolation level (`nil`: the server's default,
+    /// read committed); SQLite transactions are always serializable and ignore it.
     @discardableResult
-    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+    public func inTransaction<T>(
+        _ kind: TransactionKind = .deferred, isolation: IsolationLevel? = nil, _ body: () throws -> T
+    ) throws -> T {
+        try inTransaction(kind, isolation: isolation, readOnly: false, body)
+    }
+
+    /// `inTransaction`, read-only on engines that have read-only transactions (a pool's
+    /// `read` on PostgreSQL).
+    package func inTransaction<T>(
+        _ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool, _ body: () throws -> T
+    ) throws -> T {
         if isInTransaction {
             return try inSavepoint(body)
         }
-        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        if let engine = try checkedEngine() {
+            try execute(sql: engine.beginStatement(kind, isolation: isolation, readOnly: readOnly))
+        } else {
+            try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        }
         let result: T
         do {
             result = try body()

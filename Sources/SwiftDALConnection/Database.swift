@@ -34,6 +34,11 @@ public final class Database {
     let configuration: Configuration
     /// Who may use the connection now (see ``ConnectionAccess``).
     @usableFromInline let access: ConnectionAccess
+    /// The connection of another engine (PostgreSQL) this `Database` runs on; `nil` for
+    /// SQLite, whose connection is `handle`.
+    @usableFromInline let engineConnection: (any EngineConnection)?
+    /// The rows changed by the engine connection's last statement.
+    var engineChanges = 0
     /// The statements of cursors still open in the current access: reset when the
     /// access ends, so that an escaped cursor never pins a snapshot or a lock.
     private var cursorStatements: [Statement] = []
@@ -76,6 +81,7 @@ public final class Database {
         self.isReadOnly = mode == .readOnly
         self.configuration = configuration
         access = ConnectionAccess(path: path)
+        engineConnection = nil
         try checkNoNUL(path, "database path")
         if let vfsName = configuration.vfsName { try checkNoNUL(vfsName, "VFS name") }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
@@ -99,6 +105,27 @@ public final class Database {
         }
         if owned { access.becomeOwned() }
     }
+
+    /// A `Database` over another engine's connection, owned by that engine's pool (it is
+    /// lent to one thread per access, like a pooled SQLite connection). `name` describes
+    /// the connection in errors (never with a password).
+    package init(engine: any EngineConnection, name: String, configuration: Configuration) {
+        path = name
+        isReadOnly = false
+        self.configuration = configuration
+        access = ConnectionAccess(path: name)
+        engineConnection = engine
+        access.becomeOwned()
+    }
+
+    /// The engine this connection runs on.
+    ///
+    /// For example, `if db.engine == .postgres { … }`.
+    public var engine: DatabaseEngine { engineConnection?.engine ?? .sqlite }
+
+    /// The engine connection, for the engine's own module (its pool lends it with the
+    /// `Database`).
+    package var underlyingEngineConnection: (any EngineConnection)? { engineConnection }
 
     private func setUp(isMemory: Bool) throws {
         guard let handle else { return }
@@ -144,6 +171,11 @@ public final class Database {
     /// it as a zombie (`sqlite3_close_v2`) until they are released, and any use of them
     /// throws. No callback into this object can run afterwards.
     private func releaseConnection() {
+        if let engineConnection {
+            access.markClosed()
+            engineConnection.close()
+            return
+        }
         guard let handle else { return }
         sqlite3_trace_v2(handle, 0, nil, nil)
         access.markClosed()
@@ -156,7 +188,10 @@ public final class Database {
     }
 
     /// Whether ``close()`` has succeeded.
-    public var isClosed: Bool { handle == nil }
+    public var isClosed: Bool {
+        if engineConnection != nil { return access.holder.load(ordering: .relaxed) == ConnectionAccess.closed }
+        return handle == nil
+    }
 
     /// Closes a connection you opened yourself (`Database(path:)`, `inMemory()`); a
     /// connection of a queue or pool is closed by closing the queue or pool, and
@@ -181,7 +216,7 @@ public final class Database {
     /// in progress). A pooled connection always closes: statements or cursors that
     /// escaped their access keep it as a zombie until they are released, and throw.
     func closeConnection() throws {
-        guard handle != nil else { return }
+        guard handle != nil || engineConnection != nil else { return }
         guard access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted else {
             access.begin()  // the statements released below are finalized by this thread
             releaseConnection()
@@ -218,6 +253,9 @@ public final class Database {
     func openHandle() throws -> OpaquePointer {
         try access.check()
         guard let handle else {
+            if let engineConnection {
+                throw DALError(.unsupportedOperation, "this operation is SQLite's; the connection is \(engineConnection.engine)")
+            }
             throw DALError(.connectionClosed, "the connection to \(path) is closed")
         }
         return handle
@@ -297,7 +335,7 @@ public final class Database {
     public var cachedStatementCount: Int {
         get throws {
             try access.check()
-            return statementCache.count
+            return engineConnection?.cachedStatementCount ?? statementCache.count
         }
     }
 
@@ -306,6 +344,7 @@ public final class Database {
     /// For example, call `try db.clearStatementCache()` after a schema change in a long-lived connection.
     public func clearStatementCache() throws {
         try access.check()
+        if let engineConnection { return try engineConnection.clearStatementCache() }
         clearStatementCacheUnchecked()
     }
 

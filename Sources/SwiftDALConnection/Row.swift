@@ -1,11 +1,11 @@
 /// The column names of a result, shared by all its rows, with a name-to-index map.
 @usableFromInline
-final class ColumnLayout: Sendable {
+package final class ColumnLayout: Sendable {
     @usableFromInline let names: [String]
     private let indexByName: [String: Int]
     private let indexByFoldedName: [String: Int]
 
-    init(names: [String]) {
+    package init(names: [String]) {
         self.names = names
         var exact = [String: Int](minimumCapacity: names.count)
         var folded = [String: Int](minimumCapacity: names.count)
@@ -192,32 +192,68 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 /// }
 /// ```
 public struct RowView: ColumnDecoding {
-    @usableFromInline let statement: Statement
-    /// The statement's row token when this view was made: every read checks that the
-    /// statement is still on that row, so a view kept past its closure throws
+    /// The SQLite statement whose current row this is (`nil` for another engine's row).
+    @usableFromInline let statement: Statement?
+    /// Another engine's result (`nil` for SQLite).
+    @usableFromInline let engineRows: (any EngineRows)?
+    /// For SQLite, the statement's row token when this view was made: every read checks
+    /// that the statement is still on that row, so a view kept past its closure throws
     /// ``DALError/Code/accessEnded`` instead of reading another row (or another
-    /// thread's statement).
+    /// thread's statement). For another engine, the row's index in its result (results
+    /// are immutable, so a kept view still reads its own row).
     @usableFromInline let token: UInt64
 
     /// A view of the statement's current row.
     @inlinable
     init(statement: Statement) {
         self.statement = statement
+        engineRows = nil
         token = statement.currentRowToken
     }
 
+    /// A view of row `row` of an engine's result.
+    package init(rows: any EngineRows, row: Int) {
+        statement = nil
+        engineRows = rows
+        token = UInt64(truncatingIfNeeded: row)
+    }
+
     @inlinable
-    var layout: ColumnLayout { statement.layout }
+    var layout: ColumnLayout {
+        if let statement { return statement.layout }
+        return engineLayout
+    }
+
+    @usableFromInline
+    var engineLayout: ColumnLayout {
+        engineRows?.layout ?? ColumnLayout(names: [])
+    }
+
+    /// Throws when this view's row is no longer the statement's current row.
+    @inlinable @inline(__always)
+    func checkRow() throws {
+        if let statement { try statement.checkRow(token) }
+    }
 
     @inlinable
     func rawValue(at index: Int) throws -> SQLiteValue {
+        guard let statement else { return try engineValue(at: index) }
         try statement.checkRow(token)
         return try statement.value(at: Int32(index))
     }
 
-    /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions).
+    /// Column `index` of an engine's row, or an out-of-range error.
+    @usableFromInline
+    func engineValue(at index: Int) throws -> SQLiteValue {
+        guard let engineRows else { throw columnOutOfRange(index, engineLayout) }
+        return try engineRows.value(row: Int(truncatingIfNeeded: token), column: index)
+    }
+
+    /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions;
+    /// another engine's rows take the general path).
     @inlinable
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
+        guard let statement else { return .other }
         try statement.checkRow(token)
         return try statement.integerColumn(at: index)
     }
@@ -225,6 +261,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` when it holds a REAL.
     @inlinable
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
+        guard let statement else { return .other }
         try statement.checkRow(token)
         return try statement.realColumn(at: index)
     }
@@ -232,6 +269,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` when it holds valid UTF-8 TEXT.
     @inlinable
     func textColumn(at index: Int) throws -> TypedColumn<String> {
+        guard let statement else { return .other }
         try statement.checkRow(token)
         return try statement.textColumn(at: index)
     }
@@ -241,7 +279,7 @@ public struct RowView: ColumnDecoding {
     /// For example, `let names = try row.columnNames`.
     public var columnNames: [String] {
         get throws {
-            try statement.checkRow(token)
+            try checkRow()
             return layout.names
         }
     }
@@ -251,6 +289,7 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `if let index = try row.columnIndex(named: "email") { … }`.
     public func columnIndex(named name: String) throws -> Int? {
+        guard let statement else { return engineLayout.index(of: name) }
         try statement.checkRow(token)
         return statement.columnIndex(named: name)
     }
@@ -260,6 +299,7 @@ public struct RowView: ColumnDecoding {
     /// For example, `let width = try row.count`.
     public var count: Int {
         get throws {
+            guard let statement else { return engineLayout.names.count }
             try statement.checkRow(token)
             return statement.resultWidth
         }
@@ -269,6 +309,10 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `rows.append(try row.copy())`.
     public func copy() throws -> Row {
+        guard let statement else {
+            let layout = engineLayout
+            return Row(layout: layout, values: try layout.names.indices.map { try engineValue(at: $0) })
+        }
         try statement.checkRow(token)
         return try statement.copyRow()
     }
@@ -292,7 +336,7 @@ public struct RowView: ColumnDecoding {
     /// For example, `let bio: String? = try row.decode(named: "bio")`.
     @inlinable
     public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
-        try statement.checkRow(token)
+        try checkRow()
         return try decodeColumn(type, named: name)
     }
 
@@ -310,7 +354,7 @@ public struct RowView: ColumnDecoding {
     @inlinable
     public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
         get throws {
-            try statement.checkRow(token)
+            try checkRow()
             return try decodeColumn(T.self, named: name)
         }
     }
@@ -339,3 +383,4 @@ enum TypedColumn<Value> {
         }
     }
 }
+

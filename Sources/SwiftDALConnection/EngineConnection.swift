@@ -1,0 +1,67 @@
+/// The database engine behind a connection.
+///
+/// For example, `if db.engine == .postgres { … }`.
+public enum DatabaseEngine: String, Sendable, Hashable, CustomStringConvertible {
+    /// SQLite, the embedded default (this module).
+    case sqlite
+    /// PostgreSQL, through libpq (the `SwiftDALPostgres` module).
+    case postgres
+
+    public var description: String { rawValue }
+}
+
+/// How isolated a transaction is from concurrent ones, on engines that offer a choice
+/// (PostgreSQL). SQLite transactions are always serializable, and ignore it.
+///
+/// For example, `try db.inTransaction(.immediate, isolation: .serializable) { … }`.
+public enum IsolationLevel: String, Sendable, Hashable {
+    /// Each statement sees what was committed before it started (PostgreSQL's default).
+    case readCommitted = "READ COMMITTED"
+    /// Every statement sees the snapshot taken at the transaction's first statement.
+    case repeatableRead = "REPEATABLE READ"
+    /// As if transactions ran one after another; a conflict fails with a serialization
+    /// failure that the caller retries (`error.isRetryable`).
+    case serializable = "SERIALIZABLE"
+}
+
+/// A connection to an engine other than SQLite, as the ``Database`` wrapping it sees it.
+/// The engine's module (`SwiftDALPostgres`) implements it; everything above the
+/// connection layer (``Database``, `BaseDAL`) stays the same for every engine.
+@usableFromInline
+package protocol EngineConnection: AnyObject {
+    /// Which engine this is.
+    var engine: DatabaseEngine { get }
+    /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
+    /// with each row it returns; returns the number of rows it changed.
+    func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
+    /// Runs a script of several statements, without arguments.
+    func executeScript(_ script: String) throws
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { get }
+    /// Whether the connection failed in a way that makes it unusable (dropped by pools).
+    var isBroken: Bool { get }
+    /// The statement that opens a transaction of `kind` at `isolation` (`nil`: the
+    /// engine's choice for that kind), read-only when `readOnly`.
+    func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool) -> String
+    /// The columns of a table or view, in order; throws `schemaMismatch` when missing.
+    func columns(in table: String) throws -> [ColumnInfo]
+    /// The kind of a table or view; throws `schemaMismatch` when missing.
+    func tableKind(of table: String) throws -> TableKind
+    /// Whether a table or view named `name` exists.
+    func tableExists(_ name: String) throws -> Bool
+    /// The number of prepared statements the connection keeps.
+    var cachedStatementCount: Int { get }
+    /// Forgets the prepared statements (after a schema change).
+    func clearStatementCache() throws
+    /// Closes the connection.
+    func close()
+}
+
+/// The rows of one result of an engine connection, read by ``RowView``.
+@usableFromInline
+package protocol EngineRows: AnyObject {
+    /// The result's columns (built once per result).
+    var layout: ColumnLayout { get }
+    /// The value of `column` (0-based) in row `row` (0-based), as SQLite's storage classes.
+    func value(row: Int, column: Int) throws -> SQLiteValue
+}
