@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SwiftDAL", targets: ["SwiftDAL"]),
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
+        .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
         .executable(name: "swiftdal-bench", targets: ["swiftdal-bench"]),
         .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"]),
@@ -26,6 +27,17 @@ let package = Package(
         .target(
             name: "SwiftDALConnection",
             dependencies: ["CSwiftDALSQLite"]
+        ),
+        // The PostgreSQL engine: libpq, imported by SwiftDALPostgres only. A service that
+        // uses SQLite alone never builds (or needs) either.
+        .systemLibrary(
+            name: "CSwiftDALPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "SwiftDALPostgres",
+            dependencies: ["CSwiftDALPostgres", "SwiftDALConnection"]
         ),
         .target(
             name: "SwiftDALEntity",
@@ -100,6 +112,10 @@ let package = Package(
         .testTarget(
             name: "SwiftDALConnectionTests",
             dependencies: ["SwiftDALConnection", "SwiftDALTestSupport"]
+        ),
+        .testTarget(
+            name: "SwiftDALPostgresTests",
+            dependencies: ["SwiftDALPostgres", "SampleDAL", "SwiftDAL", "SwiftDALTestSupport"]
         ),
         .testTarget(
             name: "SwiftDALTests",

@@ -121,4 +121,10 @@ public struct TraceEvent: Sendable {
     public let sql: String
     /// How long the statement ran.
     public let duration: Duration
+
+    /// An event, for the engines' connection layers.
+    package init(sql: String, duration: Duration) {
+        self.sql = sql
+        self.duration = duration
+    }
 }

@@ -40,6 +40,8 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         public static let writeInReadOnlyAccess = Code(rawValue: "writeInReadOnlyAccess")
         /// The connection is closed.
         public static let connectionClosed = Code(rawValue: "connectionClosed")
+        /// No pooled connection became free within the pool's wait (all are in use).
+        public static let connectionUnavailable = Code(rawValue: "connectionUnavailable")
         /// The connection could not close: statements are still open.
         public static let statementsStillOpen = Code(rawValue: "statementsStillOpen")
         /// A file-system problem around the database (template copy, missing directory).

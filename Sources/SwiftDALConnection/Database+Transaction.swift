@@ -97,7 +97,7 @@ extension Database {
     /// a rollback can fail, for instance out of memory). Called whenever a queue or pool
     /// hands this connection out, so that new work never joins a failed transaction.
     /// Throws when the transaction still cannot be rolled back.
-    func discardLeftoverTransaction() throws {
+    package func discardLeftoverTransaction() throws {
         guard isInTransaction else { return }
         try execute(sql: "ROLLBACK TRANSACTION")
     }

@@ -123,9 +123,14 @@ public final class Database {
     /// For example, `if db.engine == .postgres { … }`.
     public var engine: DatabaseEngine { engineConnection?.engine ?? .sqlite }
 
-    /// The engine connection, for the engine's own module (its pool lends it with the
-    /// `Database`).
-    package var underlyingEngineConnection: (any EngineConnection)? { engineConnection }
+    /// Whether the engine connection failed in a way that makes it unusable (its pool
+    /// then replaces it).
+    package var isBrokenEngineConnection: Bool { engineConnection?.isBroken ?? false }
+
+    /// Closes a connection owned by an engine's pool.
+    package func closeOwnedConnection() throws {
+        try closeConnection()
+    }
 
     private func setUp(isMemory: Bool) throws {
         guard let handle else { return }

@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// Read access to a database from any thread: a ``DatabaseQueue`` or a ``DatabasePool``.
 ///
@@ -15,9 +15,6 @@ import Dispatch
 /// }
 /// ```
 public protocol DatabaseReader: AnyObject, Sendable {
-    /// The configuration the connections were opened with.
-    var configuration: Configuration { get }
-
     /// Runs `body` in a read-only transaction on the calling thread: every statement in
     /// it sees one consistent snapshot; any write throws.
     @discardableResult
@@ -78,7 +75,7 @@ public protocol DatabaseWriter: DatabaseReader {
 /// Marks SwiftDAL's own dispatch queues, so that code (and tests) can tell where it runs.
 let swiftDALQueueKey = DispatchSpecificKey<String>()
 
-func makeQueue(_ label: String, concurrent: Bool = false) -> DispatchQueue {
+package func makeQueue(_ label: String, concurrent: Bool = false) -> DispatchQueue {
     let queue = DispatchQueue(label: label, attributes: concurrent ? .concurrent : [])
     queue.setSpecific(key: swiftDALQueueKey, value: label)
     return queue
@@ -89,7 +86,7 @@ func currentSwiftDALQueueLabel() -> String? {
     DispatchQueue.getSpecific(key: swiftDALQueueKey)
 }
 
-func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
     try Task.checkCancellation()
     return try await withCheckedThrowingContinuation { continuation in
         queue.async {
@@ -98,7 +95,7 @@ func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Send
     }
 }
 
-func reentrancyError(_ what: String) -> DALError {
+package func reentrancyError(_ what: String) -> DALError {
     DALError(
         .reentrantAccess,
         "\(what) re-entered on a thread that already holds a connection of the same database; "

@@ -98,3 +98,17 @@ package func heldConnection(of owner: AnyObject, writing: Bool) throws -> Databa
     if writing && !held.isWriter { throw writeInReadError() }
     return held.database
 }
+
+/// Whether this thread holds a connection of `owner` (inside one of its closures).
+package func isHoldingConnection(of owner: AnyObject) -> Bool {
+    ThreadAccess.held(by: owner) != nil
+}
+
+/// Runs `body` with `database` of `owner` lent to this thread: DAL calls inside it find
+/// it (``heldConnection(of:writing:)``), and its statements, cursors and row views
+/// belong to this access (see ``ConnectionAccess``). For the engines' pools.
+package func withLentConnection<T>(
+    _ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T
+) rethrows -> T {
+    try ThreadAccess.holding(database, of: owner, isWriter: isWriter, body)
+}

@@ -90,8 +90,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintDataType = ResultCode(rawValue: 19 | 12 << 8)
 
     /// Lets a code be a `catch` pattern: `catch ResultCode.busy` or `catch SQLiteError.busy`.
+    /// Engines other than SQLite match through their ``DatabaseError/resultCode``.
     public static func ~= (pattern: ResultCode, error: any Error) -> Bool {
-        guard let error = error as? SQLiteError else { return false }
-        return pattern.matches(error.code)
+        guard let error = error as? any DatabaseError else { return false }
+        return pattern.matches(error.resultCode)
     }
 }

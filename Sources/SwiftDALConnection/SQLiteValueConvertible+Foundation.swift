@@ -8,7 +8,7 @@ public import Foundation
 /// read, and extends the format SQLite's `CURRENT_TIMESTAMP` writes
 /// (`YYYY-MM-DD HH:MM:SS`). Reading accepts: that format with or without the
 /// fraction (any number of fraction digits), a `T` instead of the space, an optional
-/// `Z` or `±HH:MM` offset, a bare date `YYYY-MM-DD`, and `INTEGER` or `REAL` seconds
+/// `Z`, `±HH:MM`, `±HHMM` or `±HH` offset (PostgreSQL's `timestamptz` text), a bare date `YYYY-MM-DD`, and `INTEGER` or `REAL` seconds
 /// since 1970 (SQLite's `unixepoch()`). Years 0000–9999 only.
 ///
 /// For example:
@@ -112,9 +112,17 @@ enum DateCoding {
             if scanner.skip("Z") {
                 // UTC
             } else if let sign = scanner.sign() {
-                guard let hours = scanner.number(digits: 2), scanner.skip(":"),
-                    let minutes = scanner.number(digits: 2), hours < 24, minutes < 60
-                else { return nil }
+                // ±HH:MM, ±HHMM, or ±HH (PostgreSQL writes "+00").
+                guard let hours = scanner.number(digits: 2), hours < 24 else { return nil }
+                var minutes: Int64 = 0
+                if scanner.skip(":") {
+                    guard let value = scanner.number(digits: 2) else { return nil }
+                    minutes = value
+                } else if !scanner.atEnd {
+                    guard let value = scanner.number(digits: 2) else { return nil }
+                    minutes = value
+                }
+                guard minutes < 60 else { return nil }
                 seconds -= sign * Double(hours * 3600 + minutes * 60)
             }
         }

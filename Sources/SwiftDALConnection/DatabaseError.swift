@@ -1,0 +1,44 @@
+/// An error reported by a database engine: an ``SQLiteError``, or a `PostgresError` from
+/// the `SwiftDALPostgres` module. The same `catch` patterns work for every engine:
+/// `catch SQLiteError.constraintUnique` (any ``ResultCode`` pattern) matches the engine
+/// error whose ``resultCode`` is that code, so a duplicate key on PostgreSQL (SQLSTATE
+/// 23505) is caught where the SQLite one is.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     try users.insert(user)
+/// } catch let error as any DatabaseError where error.constraintKind == .unique {
+///     return .conflict(error.message)
+/// } catch let error as any DatabaseError where error.isRetryable {
+///     return .retryLater
+/// }
+/// ```
+public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
+    /// The engine that reported the error.
+    var engine: DatabaseEngine { get }
+    /// SQLite's result code for the error, or the nearest one for another engine (a
+    /// unique violation is ``ResultCode/constraintUnique`` everywhere).
+    var resultCode: ResultCode { get }
+    /// Which constraint failed, for constraint violations; `nil` otherwise.
+    var constraintKind: ConstraintKind? { get }
+    /// The engine's message.
+    var message: String { get }
+    /// The SQL that failed, when there is one (placeholders only, never values).
+    var sql: String? { get }
+    /// Whether running the same work again may succeed: the database was busy or locked,
+    /// a serialization failure or a deadlock.
+    var isRetryable: Bool { get }
+}
+
+extension SQLiteError: DatabaseError {
+    /// Always ``DatabaseEngine/sqlite``.
+    public var engine: DatabaseEngine { .sqlite }
+
+    /// The same as ``code``.
+    public var resultCode: ResultCode { code }
+
+    /// `SQLITE_BUSY` and `SQLITE_LOCKED` (and their extended codes).
+    public var isRetryable: Bool { primaryCode == .busy || primaryCode == .locked }
+}

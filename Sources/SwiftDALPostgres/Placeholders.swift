@@ -1,0 +1,254 @@
+import SwiftDALConnection
+
+/// SQL written for SwiftDAL (parameters `?`, `?NNN`, `:name`, `@name`, `$name`), turned
+/// into PostgreSQL's numbered parameters (`$1`, `$2`…), so that the same conditions and
+/// the SQL BaseDAL builds run on both engines.
+///
+/// The text is read the way PostgreSQL reads it: nothing inside a string literal
+/// (`'…'`, `E'…'` with backslash escapes, `$tag$…$tag$`), a quoted identifier (`"…"`) or
+/// a comment (`--`, nested `/* */`) is touched, and `::type` casts stay casts.
+/// PostgreSQL's own `$1` parameters are accepted too. (PostgreSQL's `jsonb` operators
+/// `?`, `?|` and `?&` read as parameters: use `jsonb_exists`, `jsonb_exists_any` and
+/// `jsonb_exists_all` instead.)
+struct PostgresStatementText: Sendable {
+    /// How the arguments map onto the numbered parameters.
+    enum Parameters: Sendable, Equatable {
+        /// `count` positional parameters, `$1`…`$count` bound to arguments 1…count.
+        case positional(count: Int)
+        /// Named parameters: `$k` is bound to the argument named `names[k - 1]`.
+        case named([String])
+    }
+
+    /// The text for PostgreSQL.
+    let sql: String
+    let parameters: Parameters
+
+    /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
+    /// positional parameters or leaves a literal, identifier or comment open.
+    init(_ text: String) throws {
+        var scanner = Scanner(Array(text.utf8))
+        (sql, parameters) = try scanner.rewrite(original: text)
+    }
+
+    /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
+    /// when the arguments do not match the parameters.
+    func values(for arguments: StatementArguments) throws -> [SQLiteValue] {
+        switch parameters {
+        case .positional(let count):
+            guard let values = arguments.positionalValues else {
+                if count == 0, arguments.isEmpty { return [] }
+                throw DALError(.argumentMismatch, "the statement has positional parameters but the arguments are named", sql: sql)
+            }
+            guard values.count == count else {
+                throw DALError(
+                    .argumentMismatch, "the statement has \(count) parameter(s) but \(values.count) argument(s) were given",
+                    sql: sql)
+            }
+            return values
+        case .named(let names):
+            guard let values = arguments.namedValues else {
+                throw DALError(.argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
+            }
+            let bound = try names.map { name -> SQLiteValue in
+                guard let value = values[name] else {
+                    throw DALError(.argumentMismatch, "no argument for parameter \(name)", sql: sql)
+                }
+                return value
+            }
+            if values.count != names.count {
+                let unknown = Set(values.keys).subtracting(names).sorted()
+                throw DALError(.argumentMismatch, "argument(s) \(unknown.joined(separator: ", ")) match no parameter", sql: sql)
+            }
+            return bound
+        }
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+        var output: [UInt8] = []
+        var positionalCount = 0
+        var highestNumbered = 0
+        var names: [String] = []
+
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            output.reserveCapacity(bytes.count + 16)
+        }
+
+        mutating func rewrite(original: String) throws -> (String, Parameters) {
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "'"):
+                    let escapes = index > 0 && (bytes[index - 1] == UInt8(ascii: "E") || bytes[index - 1] == UInt8(ascii: "e"))
+                        && (index < 2 || !isWordByte(bytes[index - 2]))
+                    try copyQuoted(UInt8(ascii: "'"), backslashEscapes: escapes, original)
+                case UInt8(ascii: "\""):
+                    try copyQuoted(UInt8(ascii: "\""), backslashEscapes: false, original)
+                case UInt8(ascii: "-") where peek(1) == UInt8(ascii: "-"):
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { copy() }
+                case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "*"):
+                    try copyBlockComment(original)
+                case UInt8(ascii: "?"):
+                    index += 1
+                    let digits = readDigits()
+                    if digits.isEmpty {
+                        positionalCount += 1
+                        append("$\(positionalCount)")
+                    } else {
+                        try numbered(digits, original)
+                    }
+                case UInt8(ascii: ":") where peek(1) == UInt8(ascii: ":"):
+                    copy()
+                    copy()
+                case UInt8(ascii: ":"), UInt8(ascii: "@"):
+                    if let name = nameAfter(index) {
+                        index += 1 + name.utf8.count
+                        appendNamed(name)
+                    } else {
+                        copy()
+                    }
+                case UInt8(ascii: "$"):
+                    try dollar(original)
+                default:
+                    copy()
+                }
+            }
+            if !names.isEmpty && (positionalCount > 0 || highestNumbered > 0) {
+                throw DALError(.invalidSQL, "the SQL text mixes named and positional parameters", sql: original)
+            }
+            let parameters: Parameters = names.isEmpty ? .positional(count: max(positionalCount, highestNumbered)) : .named(names)
+            return (String(decoding: output, as: UTF8.self), parameters)
+        }
+
+        private func peek(_ offset: Int) -> UInt8? {
+            index + offset < bytes.count ? bytes[index + offset] : nil
+        }
+
+        private mutating func copy() {
+            output.append(bytes[index])
+            index += 1
+        }
+
+        private mutating func append(_ text: String) {
+            output.append(contentsOf: text.utf8)
+        }
+
+        private mutating func readDigits() -> [UInt8] {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return Array(bytes[start..<index])
+        }
+
+        /// `?NNN` or `$NNN`: parameter NNN (1-based).
+        private mutating func numbered(_ digits: [UInt8], _ original: String) throws {
+            guard let number = Int(String(decoding: digits, as: UTF8.self)), number >= 1, number <= 65_535 else {
+                throw DALError(.invalidSQL, "parameter number \(String(decoding: digits, as: UTF8.self)) is out of range", sql: original)
+            }
+            highestNumbered = max(highestNumbered, number)
+            append("$\(number)")
+        }
+
+        private mutating func appendNamed(_ name: String) {
+            if let position = names.firstIndex(of: name) {
+                append("$\(position + 1)")
+            } else {
+                names.append(name)
+                append("$\(names.count)")
+            }
+        }
+
+        /// The identifier right after the prefix at `position`, if there is one.
+        private func nameAfter(_ position: Int) -> String? {
+            var end = position + 1
+            guard end < bytes.count, isWordStart(bytes[end]) else { return nil }
+            while end < bytes.count, isWordByte(bytes[end]) { end += 1 }
+            return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
+        }
+
+        /// `$NNN` (a PostgreSQL parameter), `$tag$…$tag$` (a dollar-quoted string) or
+        /// `$name` (a named parameter).
+        private mutating func dollar(_ original: String) throws {
+            if let next = peek(1), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) {
+                index += 1
+                try numbered(readDigits(), original)
+                return
+            }
+            // A dollar quote's tag: `$$` or `$identifier$`.
+            var end = index + 1
+            while end < bytes.count, isWordByte(bytes[end]) { end += 1 }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "$"), end == index + 1 || isWordStart(bytes[index + 1]) {
+                let tag = Array(bytes[index...end])
+                output.append(contentsOf: tag)
+                index = end + 1
+                while index < bytes.count {
+                    if bytes[index] == UInt8(ascii: "$"), index + tag.count <= bytes.count,
+                        Array(bytes[index..<(index + tag.count)]) == tag
+                    {
+                        output.append(contentsOf: tag)
+                        index += tag.count
+                        return
+                    }
+                    copy()
+                }
+                throw DALError(.invalidSQL, "a dollar-quoted string is not closed", sql: original)
+            }
+            if let name = nameAfter(index) {
+                index += 1 + name.utf8.count
+                appendNamed(name)
+            } else {
+                copy()
+            }
+        }
+
+        private mutating func copyQuoted(_ quote: UInt8, backslashEscapes: Bool, _ original: String) throws {
+            copy()
+            while index < bytes.count {
+                let byte = bytes[index]
+                if backslashEscapes && byte == UInt8(ascii: "\\") && index + 1 < bytes.count {
+                    copy()
+                    copy()
+                    continue
+                }
+                copy()
+                if byte == quote {
+                    if index < bytes.count, bytes[index] == quote {
+                        copy()
+                        continue
+                    }
+                    return
+                }
+            }
+            throw DALError(.invalidSQL, quote == UInt8(ascii: "'") ? "a string literal is not closed" : "a quoted identifier is not closed", sql: original)
+        }
+
+        private mutating func copyBlockComment(_ original: String) throws {
+            var depth = 0
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
+                    depth += 1
+                    copy()
+                    copy()
+                } else if bytes[index] == UInt8(ascii: "*"), peek(1) == UInt8(ascii: "/") {
+                    depth -= 1
+                    copy()
+                    copy()
+                    if depth == 0 { return }
+                } else {
+                    copy()
+                }
+            }
+            throw DALError(.invalidSQL, "a block comment is not closed", sql: original)
+        }
+
+        private func isWordStart(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || byte == UInt8(ascii: "_") || byte >= 0x80
+        }
+
+        private func isWordByte(_ byte: UInt8) -> Bool {
+            isWordStart(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+public import SwiftDALConnection
+
+/// How a ``PostgresPool`` connects and lends its connections.
+///
+/// For example:
+///
+/// ```swift
+/// var configuration = PostgresConfiguration()
+/// configuration.maximumConnections = 20
+/// configuration.statementTimeout = .seconds(30)
+/// let pool = try PostgresPool(url: "postgresql://app@db.internal/shop", configuration: configuration)
+/// ```
+public struct PostgresConfiguration: Sendable {
+    /// The most connections the pool opens (each on first need).
+    public var maximumConnections = 10
+    /// How long a `read`, `write` or DAL call waits for a free connection before it
+    /// throws ``DALError/Code/connectionUnavailable``.
+    public var acquireTimeout: Duration = .seconds(10)
+    /// The server's `statement_timeout` for every statement (`nil`: the server's own);
+    /// a statement running longer fails with SQLSTATE 57014.
+    public var statementTimeout: Duration?
+    /// Whether statements are prepared once per connection and reused (the fast way), or
+    /// sent unnamed every time (what PgBouncer's transaction pooling needs).
+    public var usesPreparedStatements = true
+    /// The isolation level of `write` transactions (`nil`: the server's default, read
+    /// committed). `read` transactions are always repeatable read and read-only: one
+    /// snapshot for the whole closure, as on SQLite.
+    public var writeIsolation: IsolationLevel?
+    /// Called after each statement runs, with its SQL (numbered parameters, never values)
+    /// and its duration.
+    public var trace: (@Sendable (TraceEvent) -> Void)?
+
+    /// The defaults above.
+    ///
+    /// For example, `let pool = try PostgresPool(url: url, configuration: PostgresConfiguration())`.
+    public init() {}
+}

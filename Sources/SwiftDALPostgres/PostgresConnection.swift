@@ -1,0 +1,341 @@
+internal import CSwiftDALPostgres
+import Foundation
+import SwiftDALConnection
+
+/// One libpq connection (`PGconn`), used by one thread at a time (a ``PostgresPool`` lends
+/// it inside a ``Database``). Statements are prepared once per connection and cached by
+/// their text (or, for PgBouncer's transaction pooling, sent unnamed every time); values
+/// are always bound, text as text, `Data` as binary `bytea`.
+final class PostgresConnection: EngineConnection {
+    private var connection: OpaquePointer?
+    private let configuration: PostgresConfiguration
+    /// What the connection is called in errors (host, port, database; no password).
+    let name: String
+    private var statements: [String: PreparedStatement] = [:]
+    private var lastStatement: (text: String, statement: PreparedStatement)?
+    private var statementNumber = 0
+    private var failed = false
+
+    private struct PreparedStatement {
+        let text: PostgresStatementText
+        /// The server-side name, or `nil` when the statement is sent unnamed each time.
+        let name: String?
+    }
+
+    static let statementCacheCapacity = 256
+
+    /// Connects with `connectionString` (a libpq keyword string or a `postgresql://` URI)
+    /// and sets the session up: UTC time zone, UTF-8, ISO dates, the statement timeout.
+    init(connectionString: String, configuration: PostgresConfiguration, name: String) throws {
+        self.configuration = configuration
+        self.name = name
+        guard !connectionString.utf8.contains(0) else {
+            throw DALError(.invalidValue, "the connection string contains a NUL character")
+        }
+        let connection = PQconnectdb(connectionString)
+        self.connection = connection
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "out of memory"
+            PQfinish(connection)
+            self.connection = nil
+            throw PostgresError(
+                sqlState: "08001",
+                message: "cannot connect to PostgreSQL (\(name)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // libpq prints notices to stderr by default: a library must not.
+        PQsetNoticeReceiver(connection, { _, _ in }, nil)
+        var settings = [
+            "SET TimeZone TO 'UTC'", "SET client_encoding TO 'UTF8'", "SET DateStyle TO 'ISO, YMD'",
+            "SET standard_conforming_strings TO on",
+        ]
+        if let timeout = configuration.statementTimeout {
+            settings.append("SET statement_timeout TO \(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))")
+        }
+        try executeScript(settings.joined(separator: "; "))
+    }
+
+    deinit {
+        PQfinish(connection)
+    }
+
+    var engine: DatabaseEngine { .postgres }
+
+    var isBroken: Bool {
+        guard let connection else { return true }
+        return failed || PQstatus(connection) != CONNECTION_OK
+    }
+
+    var isInTransaction: Bool {
+        guard let connection else { return false }
+        return PQtransactionStatus(connection) != PQTRANS_IDLE
+    }
+
+    func close() {
+        PQfinish(connection)
+        connection = nil
+    }
+
+    private func openConnection() throws -> OpaquePointer {
+        guard let connection else { throw DALError(.connectionClosed, "the connection to \(name) is closed") }
+        return connection
+    }
+
+    // MARK: Statements
+
+    func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        if let error = query.arguments.conversionError { throw error }
+        let statement = try prepared(postgresText(query.sql))
+        let values = try statement.text.values(for: query.arguments)
+        let started = configuration.trace == nil ? nil : ContinuousClock.now
+        var result = try execute(statement, values)
+        if Self.isStalePlan(result) {
+            // A schema change altered a prepared statement's result columns: prepare it again.
+            PQclear(result)
+            try forget(query.sql)
+            result = try execute(prepared(postgresText(query.sql)), values)
+        }
+        defer {
+            if let started, let trace = configuration.trace {
+                trace(TraceEvent(sql: statement.text.sql, duration: ContinuousClock.now - started))
+            }
+        }
+        return try consume(result, sql: statement.text.sql, body)
+    }
+
+    func executeScript(_ script: String) throws {
+        let connection = try openConnection()
+        guard !script.utf8.contains(0) else { throw DALError(.invalidSQL, "the script contains a NUL character") }
+        let result = PQexec(connection, script)
+        _ = try consume(result, sql: script) { _ in }
+    }
+
+    /// SwiftDAL's own SQLite forms that have a PostgreSQL spelling: the JSON arrays that
+    /// bind long `\(values:)` lists.
+    private func postgresText(_ sql: String) -> String {
+        guard sql.contains("json_each(?)") else { return sql }
+        return sql.replacingOccurrences(
+            of: "SELECT CAST(value AS INTEGER) FROM json_each(?)",
+            with: "SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(? AS json))"
+        ).replacingOccurrences(
+            of: "SELECT value FROM json_each(?)", with: "SELECT value FROM json_array_elements_text(CAST(? AS json))")
+    }
+
+    /// The prepared statement for `sql`, prepared (or rewritten) on first use.
+    private func prepared(_ sql: String) throws -> PreparedStatement {
+        if let lastStatement, lastStatement.text == sql { return lastStatement.statement }
+        if let statement = statements[sql] {
+            lastStatement = (sql, statement)
+            return statement
+        }
+        let text = try PostgresStatementText(sql)
+        var name: String?
+        if configuration.usesPreparedStatements {
+            if statements.count >= Self.statementCacheCapacity { try clearStatementCache() }
+            statementNumber += 1
+            let statementName = "swiftdal_\(statementNumber)"
+            let result = PQprepare(try openConnection(), statementName, text.sql, 0, nil)
+            _ = try consume(result, sql: text.sql) { _ in }
+            name = statementName
+        }
+        let statement = PreparedStatement(text: text, name: name)
+        statements[sql] = statement
+        lastStatement = (sql, statement)
+        return statement
+    }
+
+    /// Deallocates the prepared statement of `sql`.
+    private func forget(_ sql: String) throws {
+        lastStatement = nil
+        guard let statement = statements.removeValue(forKey: postgresText(sql)) ?? statements.removeValue(forKey: sql),
+            let name = statement.name
+        else { return }
+        try executeScript("DEALLOCATE \(name)")
+    }
+
+    var cachedStatementCount: Int { statements.count }
+
+    func clearStatementCache() throws {
+        lastStatement = nil
+        let hadPrepared = statements.values.contains { $0.name != nil }
+        statements.removeAll()
+        if hadPrepared, !isBroken { try executeScript("DEALLOCATE ALL") }
+    }
+
+    /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
+    private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
+        let connection = try openConnection()
+        var buffer = [UInt8]()
+        var offsets = [Int?]()
+        var lengths = [Int32]()
+        var formats = [Int32]()
+        offsets.reserveCapacity(values.count)
+        for value in values {
+            let start = buffer.count
+            switch value {
+            case .null:
+                offsets.append(nil)
+                lengths.append(0)
+                formats.append(0)
+                continue
+            case .integer(let integer):
+                buffer.append(contentsOf: String(integer).utf8)
+            case .real(let double):
+                buffer.append(contentsOf: Self.text(of: double).utf8)
+            case .text(let text):
+                guard !text.utf8.contains(0) else {
+                    throw DALError(
+                        .invalidValue, "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)",
+                        sql: statement.text.sql)
+                }
+                buffer.append(contentsOf: text.utf8)
+            case .blob(let data):
+                buffer.append(contentsOf: data)
+                offsets.append(start)
+                lengths.append(Int32(clamping: data.count))
+                formats.append(1)
+                continue
+            }
+            buffer.append(0)
+            offsets.append(start)
+            lengths.append(Int32(clamping: buffer.count - start - 1))
+            formats.append(0)
+        }
+        if buffer.isEmpty { buffer.append(0) }  // a base address for empty blobs
+        return buffer.withUnsafeBufferPointer { bytes -> OpaquePointer? in
+            let base = UnsafeRawPointer(bytes.baseAddress)
+            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
+                offset.flatMap { base?.advanced(by: $0).assumingMemoryBound(to: CChar.self) }
+            }
+            let count = Int32(values.count)
+            if let name = statement.name {
+                return PQexecPrepared(connection, name, count, pointers, lengths, formats, 0)
+            }
+            return PQexecParams(connection, statement.text.sql, count, nil, pointers, lengths, formats, 0)
+        }
+    }
+
+    /// A double as PostgreSQL reads it back exactly.
+    private static func text(of double: Double) -> String {
+        if double == .infinity { return "Infinity" }
+        if double == -.infinity { return "-Infinity" }
+        return "\(double)"
+    }
+
+    /// Reads `result`: rows go to `body`; returns the rows the command affected; errors
+    /// are thrown (and a failed connection is marked broken). Frees the result.
+    private func consume(_ result: OpaquePointer?, sql: String, _ body: (RowView) throws -> Void) throws -> Int {
+        guard let result else {
+            failed = true
+            throw connectionError(sql: sql)
+        }
+        let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK:
+            PQclear(result)
+            return affected
+        case PGRES_TUPLES_OK:
+            let rows = PostgresRows(result: result)  // frees the result when released
+            for row in 0..<rows.rowCount { try body(RowView(rows: rows, row: row)) }
+            return affected
+        case PGRES_EMPTY_QUERY:
+            PQclear(result)
+            throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql)
+        default:
+            let error = Self.error(of: result, sql: sql)
+            PQclear(result)
+            if error.isConnectionFailure || isBroken { failed = true }
+            throw error
+        }
+    }
+
+    private func connectionError(sql: String?) -> PostgresError {
+        let message = connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "the connection is closed"
+        return PostgresError(
+            sqlState: "08006", message: message.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
+    }
+
+    private static func error(of result: OpaquePointer, sql: String) -> PostgresError {
+        func field(_ code: Int32) -> String? {
+            PQresultErrorField(result, code).map { String(cString: $0) }
+        }
+        let message =
+            field(swiftdal_pg_diag_message_primary)
+            ?? PQresultErrorMessage(result).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines)
+            ?? "unknown error"
+        return PostgresError(
+            sqlState: field(swiftdal_pg_diag_sqlstate) ?? "08006", message: message,
+            detail: field(swiftdal_pg_diag_message_detail), hint: field(swiftdal_pg_diag_message_hint),
+            schema: field(swiftdal_pg_diag_schema_name), table: field(swiftdal_pg_diag_table_name),
+            column: field(swiftdal_pg_diag_column_name), constraint: field(swiftdal_pg_diag_constraint_name), sql: sql)
+    }
+
+    /// Whether `result` is PostgreSQL's "cached plan must not change result type".
+    private static func isStalePlan(_ result: OpaquePointer?) -> Bool {
+        guard let result, PQresultStatus(result) == PGRES_FATAL_ERROR else { return false }
+        let state = PQresultErrorField(result, swiftdal_pg_diag_sqlstate).map { String(cString: $0) }
+        let message = PQresultErrorField(result, swiftdal_pg_diag_message_primary).map { String(cString: $0) } ?? ""
+        return state == "0A000" && message.contains("cached plan")
+    }
+
+    // MARK: Transactions and the catalog
+
+    func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool) -> String {
+        var text = "BEGIN"
+        if let isolation { text += " ISOLATION LEVEL \(isolation.rawValue)" }
+        if readOnly { text += " READ ONLY" }
+        return text
+    }
+
+    func columns(in table: String) throws -> [ColumnInfo] {
+        var columns = [ColumnInfo]()
+        _ = try run(
+            """
+            SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                   CASE WHEN a.attidentity <> '' THEN 'GENERATED ' || CASE a.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END || ' AS IDENTITY'
+                        ELSE pg_get_expr(d.adbin, d.adrelid) END,
+                   COALESCE(array_position(i.indkey::int2[], a.attnum), 0)
+            FROM pg_attribute a
+            JOIN pg_class c ON c.oid = a.attrelid
+            LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+            LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+            WHERE c.oid = to_regclass(\(quotedName(table))) AND a.attnum > 0 AND NOT a.attisdropped
+            ORDER BY a.attnum
+            """
+        ) { row in
+            columns.append(
+                ColumnInfo(
+                    name: try row.decode(String.self, at: 0), declaredType: try row.decode(String.self, at: 1),
+                    isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: try row.decode(String?.self, at: 3),
+                    primaryKeyIndex: try row.decode(Int.self, at: 4)))
+        }
+        guard !columns.isEmpty else {
+            throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
+        }
+        return columns
+    }
+
+    func tableKind(of table: String) throws -> TableKind {
+        var kind: String?
+        _ = try run("SELECT relkind::text FROM pg_class WHERE oid = to_regclass(\(quotedName(table)))") { row in
+            kind = try row.decode(String.self, at: 0)
+        }
+        switch kind {
+        case nil: throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
+        case "v", "m": return .view
+        case "f": return .virtualTable
+        default: return .rowIDTable
+        }
+    }
+
+    func tableExists(_ name: String) throws -> Bool {
+        var exists = false
+        _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in exists = try row.decode(Bool.self, at: 0) }
+        return exists
+    }
+
+    /// A table name as `to_regclass` reads it: quoted, so that it is taken exactly as
+    /// given (as SwiftDAL quotes it in every statement).
+    private func quotedName(_ table: String) -> String {
+        quoteIdentifier(table)
+    }
+}

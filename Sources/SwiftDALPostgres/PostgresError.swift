@@ -1,0 +1,128 @@
+public import SwiftDALConnection
+
+/// An error reported by PostgreSQL (or by libpq, for a connection that failed): the
+/// SQLSTATE, the server's message, and the schema, table, column and constraint it names.
+///
+/// It is a ``DatabaseError``, so the `catch` patterns written for SQLite work unchanged:
+/// `catch SQLiteError.constraintUnique` catches SQLSTATE 23505, `.constraintNotNull`
+/// 23502, `.constraintForeignKey` 23503, `.constraintCheck` 23514. A serialization failure
+/// (40001) or a deadlock (40P01) ``isRetryable``: run the transaction again.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     try users.insert(user)
+/// } catch let error as PostgresError where error.constraintKind == .unique {
+///     print(error.constraint ?? "", error.table ?? "", error.column ?? "")
+/// }
+/// ```
+public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
+    /// The five-character SQLSTATE (`"23505"`); `"08006"` when the connection failed
+    /// without the server saying why.
+    public let sqlState: String
+    /// The server's primary message (or libpq's, for a connection failure).
+    public let message: String
+    /// The server's detail, when it gives one (it may quote values: not in ``description``).
+    public let detail: String?
+    /// The server's hint, when it gives one.
+    public let hint: String?
+    /// The schema of the object involved, when the server names it.
+    public let schema: String?
+    /// The table involved, when the server names it.
+    public let table: String?
+    /// The column involved, when the server names it (not-null violations).
+    public let column: String?
+    /// The constraint involved, when the server names it.
+    public let constraint: String?
+    /// The SQL that failed, as sent (numbered parameters, never values).
+    public let sql: String?
+
+    /// Creates an error. SwiftDAL creates these; you rarely need to.
+    ///
+    /// For example, `PostgresError(sqlState: "40001", message: "could not serialize access")`.
+    public init(
+        sqlState: String, message: String, detail: String? = nil, hint: String? = nil, schema: String? = nil,
+        table: String? = nil, column: String? = nil, constraint: String? = nil, sql: String? = nil
+    ) {
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.schema = schema
+        self.table = table
+        self.column = column
+        self.constraint = constraint
+        self.sql = sql
+    }
+
+    /// Always ``DatabaseEngine/postgres``.
+    public var engine: DatabaseEngine { .postgres }
+
+    /// The SQLSTATE's class: its first two characters (`"23"`, integrity constraint violation).
+    public var sqlStateClass: String { String(sqlState.prefix(2)) }
+
+    /// SQLite's nearest result code, for the shared `catch` patterns.
+    public var resultCode: ResultCode {
+        switch sqlState {
+        case "23505": constraint?.hasSuffix("_pkey") == true ? .constraintPrimaryKey : .constraintUnique
+        case "23502": .constraintNotNull
+        case "23503": .constraintForeignKey
+        case "23514": .constraintCheck
+        case "40001": .busySnapshot
+        case "40P01", "55P03", "53300": .busy
+        case "57014": .interrupt
+        case "25006": .readOnly
+        case "53100": .full
+        case "53200": .noMemory
+        case "22001": .tooBig
+        default:
+            switch sqlStateClass {
+            case "23": .constraint
+            case "08", "57": .cannotOpen
+            case "22": .mismatch
+            case "42": .error
+            default: .error
+            }
+        }
+    }
+
+    /// Which constraint failed, for integrity constraint violations (class 23).
+    public var constraintKind: ConstraintKind? {
+        guard sqlStateClass == "23" else { return nil }
+        switch resultCode {
+        case .constraintUnique: return .unique
+        case .constraintPrimaryKey: return .primaryKey
+        case .constraintNotNull: return .notNull
+        case .constraintForeignKey: return .foreignKey
+        case .constraintCheck: return .check
+        default: return .other
+        }
+    }
+
+    /// A serialization failure (40001) or a deadlock (40P01), a lock not available
+    /// (55P03) or too many connections (53300): the same work may succeed if run again.
+    public var isRetryable: Bool { ["40001", "40P01", "55P03", "53300"].contains(sqlState) }
+
+    /// The connection failed or the server is going away (classes 08 and 57P01–57P03):
+    /// the connection cannot be used again, and a pool replaces it.
+    public var isConnectionFailure: Bool {
+        sqlStateClass == "08" || ["57P01", "57P02", "57P03"].contains(sqlState)
+    }
+
+    /// The SQLSTATE, the message, the table, column and constraint, and the SQL; never
+    /// the detail, which may quote values.
+    public var description: String {
+        var text = "PostgreSQL error \(sqlState): \(message)"
+        var names = [String]()
+        if let table { names.append("table \(table)") }
+        if let column { names.append("column \(column)") }
+        if let constraint { names.append("constraint \(constraint)") }
+        if !names.isEmpty { text += " [" + names.joined(separator: ", ") + "]" }
+        if let sql { text += " — while executing `\(sql)`" }
+        return text
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,127 @@
+internal import CSwiftDALPostgres
+import Foundation
+import SwiftDALConnection
+
+/// The rows of one PostgreSQL result (text format), read through ``RowView`` as SQLite's
+/// storage classes: integers (`int2`, `int4`, `int8`, `oid`) and booleans as `INTEGER`,
+/// `float4`/`float8` as `REAL`, `bytea` as `BLOB`, everything else as `TEXT` (numeric
+/// exactly as the server writes it, timestamps as ISO text with their offset, dates,
+/// UUIDs, JSON). The result is immutable and freed with the last reference to it.
+final class PostgresRows: EngineRows {
+    private let result: OpaquePointer
+    let layout: ColumnLayout
+    private let kinds: [ValueKind]
+    let rowCount: Int
+
+    enum ValueKind {
+        case integer, boolean, real, bytes, text
+    }
+
+    init(result: OpaquePointer) {
+        self.result = result
+        let columns = Int(PQnfields(result))
+        layout = ColumnLayout(names: (0..<columns).map { column in
+            PQfname(result, Int32(column)).map { String(cString: $0) } ?? "column\(column)"
+        })
+        kinds = (0..<columns).map { column in
+            switch PQftype(result, Int32(column)) {
+            case 20, 21, 23, 26: .integer  // int8, int2, int4, oid
+            case 16: .boolean
+            case 700, 701: .real  // float4, float8
+            case 17: .bytes  // bytea
+            default: .text
+            }
+        }
+        rowCount = Int(PQntuples(result))
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    func value(row: Int, column: Int) throws -> SQLiteValue {
+        guard column >= 0, column < kinds.count else {
+            throw DALError(
+                .invalidColumn,
+                "column index \(column) is out of range: the row has \(kinds.count) column(s), numbered from 0")
+        }
+        guard row >= 0, row < rowCount else {
+            throw DALError(.invalidColumn, "row \(row) is out of range")
+        }
+        let r = Int32(row)
+        let c = Int32(column)
+        if PQgetisnull(result, r, c) != 0 { return .null }
+        guard let pointer = PQgetvalue(result, r, c) else { return .null }
+        let length = Int(PQgetlength(result, r, c))
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
+        switch kinds[column] {
+        case .integer:
+            if let integer = Self.integer(bytes) { return .integer(integer) }
+        case .boolean:
+            return .integer(bytes.first == UInt8(ascii: "t") ? 1 : 0)
+        case .real:
+            if let double = Self.double(bytes) { return .real(double) }
+        case .bytes:
+            if let data = Self.bytea(bytes) { return .blob(data) }
+        case .text:
+            break
+        }
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// A decimal integer, parsed without building a string.
+    private static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if bytes.first == UInt8(ascii: "-") {
+            negative = true
+            index = 1
+        }
+        guard index < bytes.count else { return nil }
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            guard !overflow1 && !overflow2 else { return nil }
+            value = next
+            index += 1
+        }
+        return value
+    }
+
+    /// A float as PostgreSQL writes it (shortest round-trip digits, `NaN`, `Infinity`).
+    private static func double(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch text {
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        case "NaN": return nil  // SQLite cannot hold NaN either: read as text, a conversion error
+        default: return Double(text)
+        }
+    }
+
+    /// `bytea` in PostgreSQL's hex output format (`\x0aff…`).
+    private static func bytea(_ bytes: UnsafeBufferPointer<UInt8>) -> Data? {
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x"), bytes.count % 2 == 0 else {
+            return nil
+        }
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var data = Data(capacity: (bytes.count - 2) / 2)
+        var index = 2
+        while index < bytes.count {
+            guard let high = nibble(bytes[index]), let low = nibble(bytes[index + 1]) else { return nil }
+            data.append(high << 4 | low)
+            index += 2
+        }
+        return data
+    }
+}

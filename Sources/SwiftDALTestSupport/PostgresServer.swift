@@ -1,0 +1,229 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real PostgreSQL server started for tests (and the demo's `--postgres`): `initdb`
+/// into a fresh temporary directory, `pg_ctl start` on a private Unix socket (no TCP
+/// port), trust authentication for the user `app`, stopped and removed by ``stop()`` or
+/// when released. PostgreSQL refuses to run as root: as root, the server's commands run
+/// as the `postgres` user (`setpriv`), which owns the directory.
+///
+/// For example:
+///
+/// ```swift
+/// let server = try PostgresServer.start()
+/// let pool = try PostgresPool(url: server.connectionString())
+/// defer { server.stop() }
+/// ```
+public final class PostgresServer: @unchecked Sendable {
+    /// The directory holding the data directory, the socket and the log.
+    public let directory: String
+    /// The port number naming the socket (`.s.PGSQL.<port>` in ``directory``).
+    public let port: Int
+    private let binaries: String
+    private let runAsPostgres: Bool
+    private let lock = NSLock()
+    private var running = false
+    private var databases = 0
+
+    /// Why the server could not start.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) { self.description = description }
+    }
+
+    /// The data directory.
+    public var dataDirectory: String { directory + "/data" }
+
+    private init(directory: String, port: Int, binaries: String, runAsPostgres: Bool) {
+        self.directory = directory
+        self.port = port
+        self.binaries = binaries
+        self.runAsPostgres = runAsPostgres
+    }
+
+    /// Whether PostgreSQL's server programs are installed (`initdb`, `pg_ctl`).
+    public static var isAvailable: Bool { findBinaries() != nil }
+
+    /// Creates a cluster and starts it; throws ``StartFailure`` with the server's log when
+    /// it cannot.
+    ///
+    /// For example, `let server = try PostgresServer.start(settings: ["max_connections": "20"])`.
+    public static func start(settings: [String: String] = [:]) throws -> PostgresServer {
+        guard let binaries = findBinaries() else {
+            throw StartFailure(
+                description: "PostgreSQL's server programs were not found (Debian: apt-get install postgresql)")
+        }
+        // Short: a Unix socket path must fit in 107 bytes.
+        let directory = "/tmp/swiftdal-pg-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let runAsPostgres = geteuid() == 0
+        if runAsPostgres {
+            try FileManager.default.setAttributes(
+                [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: directory)
+        }
+        let server = PostgresServer(
+            directory: directory, port: 20_000 + Int.random(in: 0..<20_000), binaries: binaries,
+            runAsPostgres: runAsPostgres)
+        do {
+            try server.run(
+                "initdb", ["-D", server.dataDirectory, "-A", "trust", "-U", "app", "-E", "UTF8", "--locale=C", "--no-sync"])
+            var lines = [
+                "port = \(server.port)", "unix_socket_directories = '\(directory)'", "listen_addresses = ''",
+                "fsync = off",
+            ]
+            for (key, value) in settings.sorted(by: { $0.key < $1.key }) { lines.append("\(key) = \(value)") }
+            try server.append(lines.joined(separator: "\n") + "\n", to: server.dataDirectory + "/postgresql.auto.conf")
+            try server.startServer()
+        } catch {
+            server.removeFiles()
+            throw error
+        }
+        return server
+    }
+
+    /// A connection string for `database` as the user `app`.
+    ///
+    /// For example, `server.connectionString(database: "shop")`.
+    public func connectionString(database: String = "postgres") -> String {
+        "host=\(directory) port=\(port) user=app dbname=\(database) connect_timeout=5"
+    }
+
+    /// Creates a new, empty database and returns its connection string (one per test
+    /// keeps tests apart on one server).
+    ///
+    /// For example, `let url = try server.makeDatabase()`.
+    public func makeDatabase() throws -> String {
+        let name: String = lock.withLock {
+            databases += 1
+            return "test_\(databases)"
+        }
+        try run("psql", ["-X", "-q", "-h", directory, "-p", "\(port)", "-U", "app", "-d", "postgres", "-c", "CREATE DATABASE \(name)"])
+        return connectionString(database: name)
+    }
+
+    /// Runs SQL with `psql` (outside SwiftDAL), returning what it prints.
+    ///
+    /// For example, `try server.psql("SELECT count(*) FROM users", database: "test_1")`.
+    @discardableResult
+    public func psql(_ sql: String, database: String = "postgres") throws -> String {
+        try run("psql", ["-X", "-q", "-t", "-A", "-h", directory, "-p", "\(port)", "-U", "app", "-d", database, "-c", sql])
+    }
+
+    /// Starts the stopped server again (same data).
+    public func restart() throws {
+        try startServer()
+    }
+
+    /// Stops the server: `fast` (a clean shutdown, sessions ended) or `immediate` (a crash).
+    ///
+    /// For example, `server.stopServer(mode: "immediate")`.
+    public func stopServer(mode: String = "fast") {
+        let wasRunning = lock.withLock { () -> Bool in
+            defer { running = false }
+            return running
+        }
+        guard wasRunning else { return }
+        _ = try? run("pg_ctl", ["-D", dataDirectory, "-m", mode, "-w", "stop"])
+    }
+
+    /// Stops the server and removes its files.
+    public func stop() {
+        stopServer()
+        removeFiles()
+    }
+
+    deinit {
+        stop()
+    }
+
+    private func startServer() throws {
+        do {
+            try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/log", "-w", "-t", "30", "start"])
+        } catch {
+            let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            throw StartFailure(description: "\(error)\n\(log.suffix(2000))")
+        }
+        lock.withLock { running = true }
+    }
+
+    private func removeFiles() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func append(_ text: String, to path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+
+    /// Runs one of PostgreSQL's programs (as `postgres` when this process is root) and
+    /// returns what it printed; throws when it fails.
+    @discardableResult
+    private func run(_ program: String, _ arguments: [String]) throws -> String {
+        let executable = program == "psql" ? "/usr/bin/psql" : binaries + "/" + program
+        let command = runAsPostgres
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", executable] + arguments
+            : [executable] + arguments
+        // Output goes to a file, not a pipe: the server that `pg_ctl start` leaves running
+        // would inherit a pipe, and reading it would never end.
+        let outputPath = directory + "/command-\(UUID().uuidString).out"
+        defer { unlink(outputPath) }
+        let status = try spawnAndWait(command, outputPath: outputPath)
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw StartFailure(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
+        }
+        return text
+    }
+
+    private static func findBinaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let directory = "\(root)/\(version)/bin"
+            if FileManager.default.isExecutableFile(atPath: directory + "/initdb") { return directory }
+        }
+        return nil
+    }
+}
+
+/// Runs `command` (its first element an absolute path) with its output in `outputPath`,
+/// standard input from /dev/null and `LC_ALL=C`; returns its exit status. (posix_spawn and
+/// waitpid: Foundation's `Process` did not always reap `pg_ctl` from a test thread.)
+private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    var environment = ProcessInfo.processInfo.environment
+    environment["LC_ALL"] = "C"
+    environment.removeValue(forKey: "PGDATA")
+    let arguments = command.map { strdup($0) } + [nil]
+    let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        arguments.forEach { free($0) }
+        variables.forEach { free($0) }
+    }
+    var pid = pid_t()
+    let code = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
+    guard code == 0 else {
+        throw PostgresServer.StartFailure(description: "cannot run \(command[0]): \(String(cString: strerror(code)))")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { throw PostgresServer.StartFailure(description: "cannot wait for \(command[0])") }
+    }
+    // WIFEXITED/WEXITSTATUS are macros: the exit status is bits 8-15 when bits 0-6 are 0.
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+}
