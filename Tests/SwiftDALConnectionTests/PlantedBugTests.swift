@@ -103,7 +103,8 @@ import Testing
         }.start()
         #expect(finished.wait(timeout: .now() + 60) == .success)
         #expect(problems.all.isEmpty, "\(problems.all)")
-        #expect(try pool.read { try $0.fetchColumn(String.self, "SELECT who FROM log ORDER BY id") } == ["a1", "a2", "b"])
+        let rows = try pool.read { try $0.fetchColumn(String.self, "SELECT who FROM log ORDER BY id") }
+        #expect(rows == ["a1", "a2", "b"])
         try pool.close()
     }
 
