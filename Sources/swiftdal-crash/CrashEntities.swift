@@ -38,19 +38,29 @@ enum CrashSchema {
     }()
 }
 
-/// The journal and sync settings a trial runs with.
+/// What a trial writes through, and its journal and sync settings. The pool modes write
+/// through a `DatabasePool` (always WAL) while reader threads read through it.
 enum CrashMode: String, CaseIterable {
     case walNormal = "wal-normal"
     case walFull = "wal-full"
     case deleteFull = "delete-full"
+    case poolWalNormal = "pool-wal-normal"
+    case poolWalFull = "pool-wal-full"
+
+    /// The modes run by default: a `DatabaseQueue` writes alone.
+    static let queueModes: [CrashMode] = [.walNormal, .walFull, .deleteFull]
+    /// The modes run with `--pool`.
+    static let poolModes: [CrashMode] = [.poolWalNormal, .poolWalFull]
+
+    var usesPool: Bool { Self.poolModes.contains(self) }
 
     var configuration: Configuration {
         var configuration = Configuration()
         switch self {
-        case .walNormal:
+        case .walNormal, .poolWalNormal:
             configuration.journalMode = .wal
             configuration.synchronous = .normal
-        case .walFull:
+        case .walFull, .poolWalFull:
             configuration.journalMode = .wal
             configuration.synchronous = .full
         case .deleteFull:
@@ -62,3 +72,5 @@ enum CrashMode: String, CaseIterable {
 }
 
 let rowsPerTransaction: Int64 = 5
+/// Reader threads in the pool modes (the pool has 4 reader connections by default).
+let poolReaderThreads = 3

@@ -1,0 +1,247 @@
+import Foundation
+import SwiftDALConnection
+import SwiftDALTestSupport
+import Testing
+
+/// Deterministic tests for bugs that were planted in the library and got through the
+/// other suites (issue 13, item 9); `.ci/mutants` plants each of them again and checks
+/// that these tests fail.
+@Suite struct PlantedBugTests {
+    /// `child.parent_id` is checked only at COMMIT (or when an autocommit statement ends).
+    private func deferredForeignKeyTables(_ db: Database) throws {
+        try db.executeScript(
+            """
+            CREATE TABLE parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE child(
+              id INTEGER PRIMARY KEY,
+              parent_id INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED
+            );
+            """)
+    }
+
+    private func rowCounts(_ db: Database) throws -> [Int] {
+        [
+            try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM parent") ?? -1,
+            try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") ?? -1,
+        ]
+    }
+
+    /// Planted bug: the rollback removed from `inTransaction`'s body catch. A queue or
+    /// pool hides it (the next access discards the leftover transaction); a connection
+    /// opened directly does not.
+    @Test func aThrowingBodyRollsBackOnAConnectionOpenedDirectly() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("direct.sqlite")
+        for db in [try Database.inMemory(), try Database(path: path)] {
+            try makeUsersTable(db)
+            #expect(throws: TestFailure.self) {
+                try db.inTransaction(.immediate) {
+                    try db.execute("INSERT INTO users(name) VALUES ('dropped')")
+                    throw TestFailure()
+                }
+            }
+            #expect(!db.isInTransaction)
+            #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 0)
+        }
+        // The file's write lock was released: another connection writes at once.
+        var noWaiting = Configuration()
+        noWaiting.busyTimeout = .zero
+        let other = try Database(path: path, configuration: noWaiting)
+        try other.inTransaction(.immediate) { try other.execute("INSERT INTO users(name) VALUES ('other')") }
+        #expect(try other.fetchColumn(String.self, "SELECT name FROM users") == ["other"])
+    }
+
+    /// Planted bug: the writer mutex removed from `DatabasePool`. Thread A holds a write
+    /// closure while thread B calls `write`: B must not enter until A has left.
+    @Test func aSecondWriteWaitsUntilTheFirstHasLeftThePool() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("writers.sqlite"))
+        try pool.write { try $0.execute(sql: "CREATE TABLE log(id INTEGER PRIMARY KEY, who TEXT NOT NULL)") }
+        let aInside = DispatchSemaphore(value: 0)
+        let bCalling = DispatchSemaphore(value: 0)
+        let bEntered = DispatchSemaphore(value: 0)
+        let aLeft = DispatchSemaphore(value: 0)
+        let finished = DispatchGroup()
+        let problems = ProblemLog()
+        finished.enter()
+        Thread {
+            do {
+                try pool.write { db in
+                    try db.execute("INSERT INTO log(who) VALUES ('a1')")
+                    aInside.signal()
+                    problems.expect(bCalling.wait(timeout: .now() + 30) == .success, "B never called write")
+                    // B is calling write: for this bounded time it must stay out.
+                    if bEntered.wait(timeout: .now() + 1) == .success {
+                        problems.add("B entered the writer while A was inside")
+                        throw TestFailure()  // without touching the connection B now uses
+                    }
+                    try db.execute("INSERT INTO log(who) VALUES ('a2')")
+                }
+            } catch {
+                problems.add("A: \(error)")
+            }
+            aLeft.signal()
+            finished.leave()
+        }.start()
+        finished.enter()
+        Thread {
+            if aInside.wait(timeout: .now() + 30) == .success {
+                bCalling.signal()
+                do {
+                    try pool.write { db in
+                        bEntered.signal()
+                        problems.expect(aLeft.wait(timeout: .now() + 30) == .success, "A never left")
+                        try db.execute("INSERT INTO log(who) VALUES ('b')")
+                    }
+                } catch {
+                    problems.add("B: \(error)")
+                }
+            } else {
+                problems.add("A never entered")
+            }
+            finished.leave()
+        }.start()
+        #expect(finished.wait(timeout: .now() + 60) == .success)
+        #expect(problems.all.isEmpty, "\(problems.all)")
+        let rows = try pool.read { try $0.fetchColumn(String.self, "SELECT who FROM log ORDER BY id") }
+        #expect(rows == ["a1", "a2", "b"])
+        try pool.close()
+    }
+
+    /// Planted bug: `sqlite3_reset`'s result ignored. `fetchOne` steps once, gets the
+    /// `RETURNING` row, then resets the statement while it is still running: that halts
+    /// the autocommit insert, which commits, and the deferred foreign key fails there.
+    @Test func aResetThatCommitsAndFailsADeferredForeignKeyThrows() throws {
+        let db = try Database.inMemory()
+        try deferredForeignKeyTables(db)
+        let error = sqliteError { _ = try db.fetchOne("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }
+        #expect(error?.code == .constraintForeignKey)
+        #expect(try rowCounts(db) == [0, 0])
+        #expect(!db.isInTransaction)
+        // The same cached statement works once the parent exists.
+        try db.execute("INSERT INTO parent(id) VALUES (999)")
+        let row = try #require(try db.fetchOne("INSERT INTO child(parent_id) VALUES (999) RETURNING id"))
+        #expect(try row.decode(Int64.self, at: 0) == 1)
+        #expect(try rowCounts(db) == [1, 1])
+    }
+
+    /// Planted bug: a failed COMMIT swallowed by `inTransaction`. The deferred foreign
+    /// key fails at COMMIT: the caller must get the error, no transaction may stay open,
+    /// and the transaction's writes must be gone.
+    @Test func aFailedCommitThrowsLeavesNoTransactionOpenAndLosesTheWrites() throws {
+        let db = try Database.inMemory()
+        try deferredForeignKeyTables(db)
+        let direct = sqliteError {
+            try db.inTransaction(.immediate) {
+                try db.execute("INSERT INTO parent(id) VALUES (1)")
+                try db.execute("INSERT INTO child(parent_id) VALUES (999)")
+            }
+        }
+        #expect(direct?.code == .constraintForeignKey)
+        #expect(!db.isInTransaction)
+        #expect(try rowCounts(db) == [0, 0])
+
+        let directory = try TemporaryDirectory()
+        let writers: [any DatabaseWriter] = [
+            try DatabasePool(path: directory.file("commit-pool.sqlite")),
+            try DatabaseQueue(path: directory.file("commit-queue.sqlite")),
+        ]
+        for writer in writers {
+            try writer.write { try deferredForeignKeyTables($0) }
+            let error = sqliteError {
+                try writer.write { db in
+                    try db.execute("INSERT INTO parent(id) VALUES (1)")
+                    try db.execute("INSERT INTO child(parent_id) VALUES (999)")
+                }
+            }
+            #expect(error?.code == .constraintForeignKey, "\(type(of: writer))")
+            #expect(try writer.read { try rowCounts($0) } == [0, 0], "\(type(of: writer))")
+            try writer.write { db in
+                try db.execute("INSERT INTO parent(id) VALUES (999)")
+                try db.execute("INSERT INTO child(parent_id) VALUES (999)")
+            }
+            #expect(try writer.read { try rowCounts($0) } == [1, 1], "\(type(of: writer))")
+            try writer.close()
+        }
+    }
+
+    /// Planted bug: a cached statement handed out while a cursor still steps it (the
+    /// inner query continues the cursor's statement, then resets it, and the cursor starts
+    /// over). The loop is bounded, so the bug fails the test instead of hanging it.
+    @Test func aCachedStatementIsNeverSharedWithALiveCursor() throws {
+        let db = try Database.inMemory()
+        try db.execute(sql: "CREATE TABLE t(n INTEGER)")
+        for n in 1...3 { try db.execute("INSERT INTO t VALUES (\(n))") }
+        let outer = try db.makeCursor("SELECT n FROM t ORDER BY n")
+        var seen = [Int]()
+        while seen.count < 10, let row = try outer.next() {
+            seen.append(try row.decode(Int.self, at: 0))
+            #expect(try db.fetchColumn(Int.self, "SELECT n FROM t ORDER BY n") == [1, 2, 3])
+        }
+        #expect(seen == [1, 2, 3])
+    }
+
+    /// Planted bug: the access guard removed (`ConnectionAccess.check` always passing). A
+    /// connection returned out of its closure must throw, not run SQL on a connection
+    /// that no thread holds.
+    @Test func aConnectionThatEscapedItsClosureThrowsAccessEnded() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("escape.sqlite"))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        let reader = try pool.read { $0 }
+        #expect(dalError { _ = try reader.fetchOne("SELECT 1") }?.code == .accessEnded)
+        let writer = try pool.write { $0 }
+        #expect(dalError { try writer.execute("INSERT INTO t VALUES (1)") }?.code == .accessEnded)
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
+
+        let queue = try DatabaseQueue.inMemory()
+        let escaped = try queue.read { $0 }
+        #expect(dalError { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
+        try pool.close()
+    }
+}
+
+/// Problems seen on other threads, reported by the test's thread.
+final class ProblemLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var problems: [String] = []
+
+    func add(_ problem: String) { lock.withLock { problems.append(problem) } }
+    func expect(_ condition: Bool, _ problem: String) { if !condition { add(problem) } }
+    var all: [String] { lock.withLock { problems } }
+}
+
+/// Library bugs these tests found, recorded as known issues: each test passes while the bug
+/// is there, and fails once it is fixed (then remove the `withKnownIssue`).
+@Suite struct KnownLibraryIssueTests {
+    /// A cursor over an autocommit `INSERT … RETURNING` abandoned after its first row: the
+    /// reset when the cursor is released (or its access ends) halts the insert, which
+    /// commits, and the deferred foreign key fails there. `resetAfterFailure()` ignores
+    /// that result: the caller holds the new row's id, got no error, and the row is gone.
+    /// (A fix: `makeCursor` refuses statements that write, or the reset's failure is kept
+    /// and thrown by the next use of the connection.)
+    @Test func anAbandonedCursorOverAnAutocommitWriteLosesItSilently() throws {
+        let db = try Database.inMemory()
+        try db.executeScript(
+            """
+            CREATE TABLE parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE child(
+              id INTEGER PRIMARY KEY,
+              parent_id INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED
+            );
+            """)
+        var id: Int64?
+        var threw = false
+        do {
+            let cursor = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id")
+            id = try cursor.next()?.decode(Int64.self, at: 0)
+        } catch {
+            threw = true
+        }
+        let stored = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child")
+        withKnownIssue("an abandoned cursor's failed commit is swallowed by resetAfterFailure()") {
+            let returned = id.map(String.init) ?? "nil"
+            #expect(threw || stored == 1, "the cursor returned id \(returned) and no error, but the row is gone")
+        }
+    }
+}
