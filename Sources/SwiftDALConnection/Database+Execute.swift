@@ -246,7 +246,16 @@ extension Database {
         if let engine = try checkedEngine() {
             throw DALError(.unsupportedOperation, "cursors are not available on \(engine.engine) yet; use forEachRow", sql: query.sql)
         }
-        return try RowCursor(database: self, statement: cachedStatement(query.sql), arguments: query.arguments)
+        let statement = try cachedStatement(query.sql)
+        guard statement.isReadOnly else {
+            // A write's changes are made at its first step and committed (in autocommit) when
+            // the statement halts, which for an abandoned cursor is a reset whose failure
+            // could not be reported: a cursor only ever reads.
+            throw DALError(
+                .invalidSQL, "a cursor streams the rows of a query; run a statement that writes (even with RETURNING) "
+                    + "with execute, fetchAll or forEachRow", sql: query.sql)
+        }
+        return try RowCursor(database: self, statement: statement, arguments: query.arguments)
     }
 
     /// The rowid of the last row inserted on this connection (`sqlite3_last_insert_rowid`),

@@ -213,14 +213,13 @@ final class ProblemLog: @unchecked Sendable {
 
 /// Library bugs these tests found, recorded as known issues: each test passes while the bug
 /// is there, and fails once it is fixed (then remove the `withKnownIssue`).
-@Suite struct KnownLibraryIssueTests {
+@Suite struct CursorWriteTests {
     /// A cursor over an autocommit `INSERT … RETURNING` abandoned after its first row: the
     /// reset when the cursor is released (or its access ends) halts the insert, which
-    /// commits, and the deferred foreign key fails there. `resetAfterFailure()` ignores
-    /// that result: the caller holds the new row's id, got no error, and the row is gone.
-    /// (A fix: `makeCursor` refuses statements that write, or the reset's failure is kept
-    /// and thrown by the next use of the connection.)
-    @Test func anAbandonedCursorOverAnAutocommitWriteLosesItSilently() throws {
+    /// commits, and a deferred foreign key fails there, where no error can be reported.
+    /// So a cursor refuses statements that write: the write runs with `fetchAll`, whose
+    /// failure is thrown.
+    @Test func aCursorRefusesAWriteAndFetchAllReportsItsFailedCommit() throws {
         let db = try Database.inMemory()
         try db.executeScript(
             """
@@ -230,18 +229,13 @@ final class ProblemLog: @unchecked Sendable {
               parent_id INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED
             );
             """)
-        var id: Int64?
-        var threw = false
-        do {
-            let cursor = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id")
-            id = try cursor.next()?.decode(Int64.self, at: 0)
-        } catch {
-            threw = true
-        }
-        let stored = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child")
-        withKnownIssue("an abandoned cursor's failed commit is swallowed by resetAfterFailure()") {
-            let returned = id.map(String.init) ?? "nil"
-            #expect(threw || stored == 1, "the cursor returned id \(returned) and no error, but the row is gone")
-        }
+        let refused = dalError { _ = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }
+        #expect(refused?.code == .invalidSQL)
+        #expect(sqliteError { _ = try db.fetchAll("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }?.code
+            == .constraintForeignKey)
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") == 0)
+        // Reads still stream.
+        let cursor = try db.makeCursor("SELECT id FROM parent")
+        #expect(try cursor.next() == nil)
     }
 }
