@@ -6,8 +6,12 @@ public import SwiftDAL
 ///
 /// 1. `users` and `orders` (a foreign key to users, `ON DELETE CASCADE`);
 /// 2. `ALTER TABLE users` adds `full_name` and `avatar`; `user_tags` (composite key);
-/// 3. `orders` rebuilt (SQLite's create-copy-drop-rename) to add `CHECK (quantity > 0)`
-///    and an index on `user_id`.
+/// 3. `orders` gets `CHECK (quantity > 0)` and an index on `user_id` (rebuilt with
+///    SQLite's create-copy-drop-rename; altered in place on PostgreSQL).
+///
+/// The same migrations run on SQLite and PostgreSQL: tables come from definitions, and
+/// where the SQL differs the step says so (a step is a snapshot: its SQLite text stays
+/// as it was written, so existing databases and new ones get the same schema).
 ///
 /// For example, `try SampleSchema.migrator.migrate(pool)` creates or upgrades a database.
 public enum SampleSchema {
@@ -29,7 +33,9 @@ public enum SampleSchema {
         }
         migrator.register("2-add-full-name-avatar-and-tags") { db in
             try db.execute(sql: "ALTER TABLE users ADD COLUMN full_name TEXT")
-            try db.execute(sql: "ALTER TABLE users ADD COLUMN avatar BLOB")
+            // (Written when only SQLite existed; PostgreSQL spells the blob type BYTEA.
+            // `db.addColumn(_:to:)` writes each engine's type for new steps.)
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN avatar \(db.engine == .postgres ? "BYTEA" : "BLOB")")
             try db.create(TableDefinition("user_tags") { t in
                 t.column("user_id", .integer, notNull: true)
                 t.column("tag", .text, notNull: true)
@@ -39,7 +45,14 @@ public enum SampleSchema {
             })
         }
         migrator.register("3-orders-quantity-check", disablesForeignKeys: true) { db in
-            try db.rebuild(table: ordersVersion3)
+            switch db.engine {
+            case .sqlite:
+                // SQLite's ALTER TABLE cannot add a constraint: the table is rebuilt.
+                try db.rebuild(table: ordersVersion3)
+            case .postgres:
+                try db.execute(sql: "ALTER TABLE orders ADD CHECK (quantity > 0)")
+                try db.execute(sql: "CREATE INDEX orders_user ON orders (user_id)")
+            }
         }
         return migrator
     }()

@@ -25,6 +25,9 @@ extension BaseDAL {
     /// For example, `let id = try users.insert2(newUser)`.
     public func insert2(_ entity: T) throws -> Int64 {
         try withMapping(writing: true) { db, mapping in
+            if mapping.dialect.returnsInsertedKeys {
+                return try insertReturningKey(entity, db, mapping)
+            }
             guard mapping.kind == .rowIDTable else {
                 throw DALError(
                     .noRowID,
@@ -70,6 +73,25 @@ extension BaseDAL {
                 try db.execute(plan.query(columns.takeValues(), upsert: true))
             }
         }
+    }
+
+    /// `insert2` on an engine without rowids: the new row's key, read back with
+    /// `RETURNING`, for a table whose primary key is one integer column (an identity or
+    /// serial column, or a key the entity gives).
+    private func insertReturningKey(_ entity: T, _ db: Database, _ mapping: TableMapping) throws -> Int64 {
+        guard mapping.kind != .view, let key = mapping.integerKeyColumn else {
+            throw DALError(
+                .noRowID,
+                "\(mapping.table)'s primary key is not one integer column: insert2 has no new key to return; "
+                    + "use insert(_:), the entity's own key identifies the row",
+                table: mapping.table)
+        }
+        var query = try insertQuery(entity, mapping, upsert: false)
+        try query.append(SQL(sql: "RETURNING \(mapping.dialect.quote(key))"))
+        guard let id = try db.fetchScalar(Int64.self, query) else {
+            throw DALError(.noRowID, "the INSERT returned no key", table: mapping.table, sql: query.sql)
+        }
+        return id
     }
 
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).

@@ -43,7 +43,7 @@ extension BaseDAL {
     func updateChangedColumns(_ columns: ColumnValues, key: [SQLiteValue], _ db: Database, _ mapping: TableMapping)
         throws -> Bool
     {
-        let query = SQL(sql: mapping.findByIdSQL, arguments: StatementArguments(values: key))
+        let query = SQL(sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause, arguments: StatementArguments(values: key))
         // The stored row as stored, and as this entity type reads it (then written again):
         // a value is unchanged when it equals either.
         guard
@@ -67,7 +67,7 @@ extension BaseDAL {
         }
         guard !names.isEmpty else { return true }
         let sql = try mapping.sql(.update(columns: names)) {
-            TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
+            TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, mapping.dialect)
         }
         return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
     }
@@ -88,7 +88,7 @@ extension BaseDAL {
                 guard Set(names.map { $0.lowercased() }).count == names.count else {
                     throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
                 }
-                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, dialect)
+                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, mapping.dialect)
             }
             var values = [SQLiteValue]()
             values.reserveCapacity(sorted.count + mapping.primaryKey.count)

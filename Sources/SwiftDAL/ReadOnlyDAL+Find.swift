@@ -17,33 +17,19 @@ extension ReadOnlyDAL {
     }
 
     /// The entities whose primary key is in `ids` (missing keys are skipped), in the
-    /// default order, from one statement. Keys are bound as one JSON array (any number
-    /// of keys, one cached statement); keys JSON cannot carry exactly (blobs, text with
-    /// NUL) are bound one by one in a `VALUES` list (up to 32,766 values).
+    /// default order, from one statement. On SQLite keys are bound as one JSON array (any
+    /// number of keys, one cached statement); keys JSON cannot carry exactly (blobs, text
+    /// with NUL) are bound one by one in a `VALUES` list (up to 32,766 values). On
+    /// PostgreSQL they are bound one by one (up to 65,535 values).
     ///
     /// For example, `let some = try users.findByIds([1, 2, 3])`.
     public func findByIds(_ ids: [some EntityKey]) throws -> [T] {
         guard !ids.isEmpty else { return [] }
         return try withMapping(writing: false) { db, mapping in
             let keys = try ids.map { try mapping.keyValues($0) }
-            let width = mapping.primaryKey.count
-            let columns = mapping.primaryKey.map(dialect.quote).joined(separator: ", ")
-            let query: SQL
-            if let json = jsonArray(keys, single: width == 1) {
-                let extract = width == 1
-                    ? "SELECT value FROM json_each(?)"
-                    : "SELECT " + (0..<width).map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ") + " FROM json_each(?)"
-                query = SQL(sql: "\(mapping.selectSQL) WHERE (\(columns)) IN (\(extract)) \(mapping.defaultOrderClause)", arguments: [json])
-            } else {
-                guard keys.count * width <= 32_766 else {
-                    throw DALError(.invalidValue, "findByIds binds at most 32,766 BLOB or NUL-containing key values at once", table: mapping.table)
-                }
-                let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-                let list = Array(repeating: tuple, count: keys.count).joined(separator: ", ")
-                query = SQL(
-                    sql: "\(mapping.selectSQL) WHERE (\(columns)) IN (VALUES \(list)) \(mapping.defaultOrderClause)",
-                    arguments: StatementArguments(values: keys.flatMap { $0 }))
-            }
+            let predicate = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, keys: keys)
+            let query = SQL(
+                sql: "\(mapping.selectSQL) WHERE \(predicate.sql) \(mapping.defaultOrderClause)", arguments: predicate.arguments)
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -143,20 +129,4 @@ extension ReadOnlyDAL {
             try db.fetchAll(try selectQuery(mapping, condition: nil, orderBy: orderBy)) { try self.decode($0, mapping) }
         }
     }
-}
-
-/// The keys as a JSON array (of values, or of arrays for composite keys) for
-/// `json_each`, or `nil` when a key cannot travel through JSON exactly.
-private func jsonArray(_ keys: [[SQLiteValue]], single: Bool) -> String? {
-    if single { return SwiftDALConnection.jsonArray(of: keys.map { $0[0] }) }
-    var json = "["
-    for (index, key) in keys.enumerated() {
-        json += index == 0 ? "[" : ",["
-        for (position, value) in key.enumerated() {
-            if position > 0 { json += "," }
-            guard appendJSON(value, to: &json) else { return nil }
-        }
-        json += "]"
-    }
-    return json + "]"
 }

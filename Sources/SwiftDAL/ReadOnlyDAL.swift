@@ -42,7 +42,6 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// valid even if `invalidateSchemaCache()` runs concurrently.
     private let currentMapping = Atomic<Unmanaged<TableMapping>?>(nil)
     private let mappings = Mutex<[TableMapping]>([])
-    let dialect: any SQLDialect = SQLiteDialect()
 
     /// A DAL for `T`'s table (or view) in `database`.
     ///
@@ -141,7 +140,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
         let mapping = try TableMapping(
             entity: T.self, table: tableName, primaryKey: primaryKey, requiresPrimaryKey: requiresPrimaryKey,
             defaultSort: defaultSortField.isEmpty ? nil : OrderBy(column: defaultSortField, defaultSortDirection),
-            db: db, dialect: dialect)
+            db: db, dialect: dialect(for: db.engine))
         mappings.withLock { $0.append(mapping) }
         let reference = Unmanaged.passUnretained(mapping)
         currentMapping.store(reference, ordering: .releasing)

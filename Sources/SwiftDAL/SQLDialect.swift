@@ -1,9 +1,9 @@
 import SwiftDALConnection
 
 /// The one seam between BaseDAL's SQL generation and a database engine: identifier
-/// quoting, parameter placeholders, paging and upsert syntax. SQLite is the only
-/// engine today; a PostgreSQL dialect (`$1` placeholders, `RETURNING`) would plug in
-/// here without changing BaseDAL's public API.
+/// quoting, parameter placeholders, upsert syntax, key lists, row locks and the new
+/// key of an insert. Everything else BaseDAL writes is the same SQL on every engine
+/// (PostgreSQL's connection layer turns `?` into `$n`).
 protocol SQLDialect: Sendable {
     /// A quoted identifier.
     func quote(_ identifier: String) -> String
@@ -11,9 +11,17 @@ protocol SQLDialect: Sendable {
     var placeholder: String { get }
     /// The clause that turns an `INSERT` into an atomic upsert.
     func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
+    /// A predicate `(key columns) IN (…)` over `keys`, and its arguments; `nil` when the
+    /// keys cannot be bound in this dialect's compact form.
+    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL
+    /// What follows a `SELECT` of one row that is about to be updated in the same
+    /// transaction (a row lock where the engine takes one).
+    var lockForUpdateClause: String { get }
+    /// Whether an insert reads its new key back with `RETURNING` (else: the rowid).
+    var returnsInsertedKeys: Bool { get }
 }
 
-struct SQLiteDialect: SQLDialect {
+extension SQLDialect {
     func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
 
     var placeholder: String { "?" }
@@ -24,4 +32,75 @@ struct SQLiteDialect: SQLDialect {
         let assignments = updateColumns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
         return "ON CONFLICT(\(target)) DO UPDATE SET \(assignments)"
     }
+
+    /// `(columns) IN ([VALUES] (?, …), …)` with every value bound.
+    func valuesListPredicate(columns: [String], keys: [[SQLiteValue]], limit: Int, valuesKeyword: Bool) throws -> SQL {
+        let width = columns.count
+        guard keys.count * width <= limit else {
+            throw DALError(.invalidValue, "findByIds binds at most \(limit) key values at once on this engine")
+        }
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        let list = Array(repeating: tuple, count: keys.count).joined(separator: ", ")
+        let names = columns.map(quote).joined(separator: ", ")
+        return SQL(
+            sql: "(\(names)) IN (\(valuesKeyword ? "VALUES " : "")\(list))",
+            arguments: StatementArguments(values: keys.flatMap { $0 }))
+    }
+}
+
+/// SQLite: keys travel as one JSON array (any number, one cached statement) when JSON
+/// carries them exactly, else as a bound `VALUES` list.
+struct SQLiteDialect: SQLDialect {
+    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
+        let names = columns.map(quote).joined(separator: ", ")
+        if let json = jsonKeys(keys, single: columns.count == 1) {
+            let extract =
+                columns.count == 1
+                ? "SELECT value FROM json_each(?)"
+                : "SELECT " + (0..<columns.count).map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
+                    + " FROM json_each(?)"
+            return SQL(sql: "(\(names)) IN (\(extract))", arguments: [json])
+        }
+        // SQLite reads a list of rows only as `VALUES`.
+        return try valuesListPredicate(columns: columns, keys: keys, limit: 32_766, valuesKeyword: true)
+    }
+
+    var lockForUpdateClause: String { "" }
+    var returnsInsertedKeys: Bool { false }
+}
+
+/// PostgreSQL: keys as a bound list (the server infers each parameter's type from the
+/// key column); rows read before an update are locked (`FOR UPDATE`); new keys come back
+/// through `RETURNING`.
+struct PostgresDialect: SQLDialect {
+    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
+        try valuesListPredicate(columns: columns, keys: keys, limit: 65_535, valuesKeyword: false)
+    }
+
+    var lockForUpdateClause: String { " FOR UPDATE" }
+    var returnsInsertedKeys: Bool { true }
+}
+
+/// The dialect of `engine`.
+func dialect(for engine: DatabaseEngine) -> any SQLDialect {
+    switch engine {
+    case .sqlite: SQLiteDialect()
+    case .postgres: PostgresDialect()
+    }
+}
+
+/// The keys as a JSON array (of values, or of arrays for composite keys) for
+/// `json_each`, or `nil` when a key cannot travel through JSON exactly.
+private func jsonKeys(_ keys: [[SQLiteValue]], single: Bool) -> String? {
+    if single { return jsonArray(of: keys.map { $0[0] }) }
+    var json = "["
+    for (index, key) in keys.enumerated() {
+        json += index == 0 ? "[" : ",["
+        for (position, value) in key.enumerated() {
+            if position > 0 { json += "," }
+            guard appendJSON(value, to: &json) else { return nil }
+        }
+        json += "]"
+    }
+    return json + "]"
 }

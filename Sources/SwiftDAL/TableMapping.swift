@@ -41,6 +41,9 @@ final class TableMapping: Sendable {
     private let existsSQL: [String]
     /// The primary-key columns, as the table spells them (empty for a view without one).
     let primaryKey: [String]
+    /// The primary key when it is one column of integer affinity (what `insert2` reads
+    /// back with `RETURNING` on engines without rowids).
+    let integerKeyColumn: String?
     @usableFromInline let primaryKeyWidth: Int
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
     let selectedColumns: [String]
@@ -122,6 +125,8 @@ final class TableMapping: Sendable {
         }
         primaryKey = key
         primaryKeyWidth = key.count
+        integerKeyColumn =
+            key.count == 1 && columns.first(where: { $0.name == key[0] })?.affinity == .integer ? key[0] : nil
         selectedColumns = selected
         isExplicit = T.columnNames != nil
         selectSQL = select

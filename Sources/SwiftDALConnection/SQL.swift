@@ -132,7 +132,9 @@ extension SQL: ExpressibleByStringInterpolation {
             for value in list { converted.append(StatementArguments.convert(value, &failure)) }
             if let failure, error == nil { error = failure }
             if converted.count > SQL.largeListThreshold, let json = jsonArray(of: converted) {
-                sql += "SELECT value FROM json_each(?)"
+                // Integer lists say so (PostgreSQL's spelling of this needs the type).
+                let integers = converted.allSatisfy { if case .text = $0 { false } else { true } }
+                sql += integers ? "SELECT CAST(value AS INTEGER) FROM json_each(?)" : "SELECT value FROM json_each(?)"
                 arguments.append(converted: .text(json))
                 return
             }

@@ -6,7 +6,7 @@ extension Database {
     ///
     /// For example, `try db.create(orders, ifNotExists: true)`.
     public func create(_ definition: TableDefinition, ifNotExists: Bool = false) throws {
-        for statement in try definition.createStatements(ifNotExists: ifNotExists) {
+        for statement in try definition.createStatements(ifNotExists: ifNotExists, engine: engine) {
             try execute(sql: statement)
         }
     }
@@ -16,6 +16,23 @@ extension Database {
     /// For example, `try db.create(table: Tag.self, ifNotExists: true)`.
     public func create<E: Entity>(table entity: E.Type, ifNotExists: Bool = false) throws {
         try create(try E.tableDefinition(), ifNotExists: ifNotExists)
+    }
+
+    /// Adds `column` to the table `table` (`ALTER TABLE … ADD COLUMN`), its type in this
+    /// engine's SQL. (SQLite refuses a new `NOT NULL` column without a default, and a
+    /// `UNIQUE` one.)
+    ///
+    /// For example, `try db.addColumn(ColumnDefinition(name: "avatar", type: .blob), to: "users")`.
+    public func addColumn(_ column: ColumnDefinition, to table: String) throws {
+        var sql = "ALTER TABLE \(quoteIdentifier(table)) ADD COLUMN \(quoteIdentifier(column.name)) "
+        sql += engine == .postgres ? column.type.postgresType : column.type.rawValue
+        if column.isNotNull { sql += " NOT NULL" }
+        if column.isUnique { sql += " UNIQUE" }
+        if let defaultValue = column.defaultValue {
+            sql += " DEFAULT " + (engine == .postgres ? defaultValue.postgresSQL : defaultValue.sql)
+        }
+        if let check = column.check { sql += " CHECK (\(check))" }
+        try execute(sql: sql)
     }
 
     /// Drops the table `name` (its indexes and triggers go with it).
@@ -29,7 +46,15 @@ extension Database {
     ///
     /// For example, `let tables = try db.tableNames()`.
     public func tableNames() throws -> [String] {
-        try fetchColumn(
+        if engine == .postgres {
+            return try fetchColumn(
+                String.self,
+                """
+                SELECT c.relname FROM pg_class c WHERE c.relkind IN ('r', 'p') AND pg_table_is_visible(c.oid)
+                    AND c.relnamespace <> 'pg_catalog'::regnamespace ORDER BY c.relname
+                """)
+        }
+        return try fetchColumn(
             String.self,
             "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
     }
@@ -39,6 +64,7 @@ extension Database {
     /// For example, `let users = try db.describe(table: "users")`.
     public func describe(table name: String) throws -> TableDescription {
         let columns = try columns(in: name)
+        if engine == .postgres { return try describePostgres(name, columns) }
         let indexes = try fetchAll(
             "SELECT name, \"unique\", origin FROM pragma_index_list(\(name)) ORDER BY name"
         ) { row in
@@ -62,6 +88,48 @@ extension Database {
                 ForeignKeyInfo(
                     columns: parts.map(\.from), table: first.table, referencedColumns: parts.map { $0.to ?? "" },
                     onUpdate: first.onUpdate, onDelete: first.onDelete))
+        }
+        return TableDescription(name: name, columns: columns, indexes: indexes, foreignKeys: foreignKeys)
+    }
+}
+
+extension Database {
+    /// `describe` from PostgreSQL's catalog.
+    private func describePostgres(_ name: String, _ columns: [ColumnInfo]) throws -> TableDescription {
+        let table = quoteIdentifier(name)
+        let indexes = try fetchAll(
+            """
+            SELECT i.relname, x.indisunique, CASE WHEN x.indisprimary THEN 'pk' WHEN con.oid IS NOT NULL THEN 'u' ELSE 'c' END,
+                   array_to_string(ARRAY(SELECT a.attname FROM unnest(x.indkey) WITH ORDINALITY k(attnum, n)
+                       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum ORDER BY k.n), chr(31))
+            FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+            LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.contype = 'u'
+            WHERE x.indrelid = to_regclass(\(table)) ORDER BY i.relname
+            """
+        ) { row in
+            IndexInfo(
+                name: try row.decode(String.self, at: 0), isUnique: try row.decode(Bool.self, at: 1),
+                origin: try row.decode(String.self, at: 2),
+                columns: try row.decode(String.self, at: 3).split(separator: "\u{1F}").map(String.init))
+        }
+        let actions = ["a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"]
+        let foreignKeys = try fetchAll(
+            """
+            SELECT (SELECT relname FROM pg_class WHERE oid = c.confrelid),
+                   array_to_string(ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(attnum, n)
+                       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum ORDER BY k.n), chr(31)),
+                   array_to_string(ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(attnum, n)
+                       JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum ORDER BY k.n), chr(31)),
+                   c.confupdtype::text, c.confdeltype::text
+            FROM pg_constraint c WHERE c.conrelid = to_regclass(\(table)) AND c.contype = 'f' ORDER BY c.conname
+            """
+        ) { row in
+            ForeignKeyInfo(
+                columns: try row.decode(String.self, at: 1).split(separator: "\u{1F}").map(String.init),
+                table: try row.decode(String.self, at: 0),
+                referencedColumns: try row.decode(String.self, at: 2).split(separator: "\u{1F}").map(String.init),
+                onUpdate: actions[try row.decode(String.self, at: 3)] ?? "NO ACTION",
+                onDelete: actions[try row.decode(String.self, at: 4)] ?? "NO ACTION")
         }
         return TableDescription(name: name, columns: columns, indexes: indexes, foreignKeys: foreignKeys)
     }

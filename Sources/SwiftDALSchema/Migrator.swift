@@ -75,9 +75,18 @@ public struct Migrator: Sendable {
             throw DALError(.invalidSQL, "migrations cannot run inside a transaction: each step opens its own")
         }
         let steps = try steps(upTo: target)
+        // On PostgreSQL several service instances may start at once: an advisory lock
+        // lets one migrate while the others wait, then find nothing left to do.
+        if db.engine == .postgres { try db.execute("SELECT pg_advisory_lock(\(Self.advisoryLockKey))") }
+        defer {
+            if db.engine == .postgres { _ = try? db.execute("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
+        }
         try db.execute(
-            sql: "CREATE TABLE IF NOT EXISTS \(quoteIdentifier(Self.historyTable)) "
-                + "(id TEXT PRIMARY KEY NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+            sql: db.engine == .postgres
+                ? "CREATE TABLE IF NOT EXISTS \(quoteIdentifier(Self.historyTable)) (id TEXT PRIMARY KEY NOT NULL, "
+                    + "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, position BIGINT GENERATED ALWAYS AS IDENTITY)"
+                : "CREATE TABLE IF NOT EXISTS \(quoteIdentifier(Self.historyTable)) "
+                    + "(id TEXT PRIMARY KEY NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
         let applied = Set(try appliedMigrations(db))
         var done = [String]()
         for step in steps where !applied.contains(step.id) {
@@ -87,6 +96,10 @@ public struct Migrator: Sendable {
         return done
     }
 
+    /// The key of the PostgreSQL advisory lock that serializes migrations (the bytes of
+    /// "SwiftDAL" read as a 64-bit integer).
+    public static let advisoryLockKey: Int64 = 0x5377_6966_7444_414C
+
     /// The names of the steps recorded in the database, in the order they were applied.
     /// Throws when the database records steps this migrator does not know.
     ///
@@ -94,7 +107,8 @@ public struct Migrator: Sendable {
     public func appliedMigrations(_ db: Database) throws -> [String] {
         guard try db.tableExists(Self.historyTable) else { return [] }
         let applied = try db.fetchColumn(
-            String.self, SQL(sql: "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY rowid"))
+            String.self,
+            SQL(sql: "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY \(db.engine == .postgres ? "position" : "rowid")"))
         let known = Set(migrations.map(\.id))
         let unknown = applied.filter { !known.contains($0) }
         guard unknown.isEmpty else {
@@ -130,6 +144,7 @@ public struct Migrator: Sendable {
     }
 
     private func apply(_ step: Migration, _ db: Database) throws {
+        if db.engine == .postgres { return try applyOnPostgres(step, db) }
         let foreignKeysWereOn = try db.fetchScalar(Bool.self, "PRAGMA foreign_keys") ?? false
         if step.disablesForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
         defer {
@@ -162,6 +177,28 @@ public struct Migrator: Sendable {
     }
 }
 
+extension Migrator {
+    /// A step on PostgreSQL, in its own transaction with its record. Foreign keys are
+    /// always enforced there (a step with `disablesForeignKeys` defers the deferrable ones
+    /// to its commit); there is nothing like SQLite's foreign-key check to run.
+    private func applyOnPostgres(_ step: Migration, _ db: Database) throws {
+        do {
+            try db.inTransaction(.immediate) {
+                if step.disablesForeignKeys { try db.execute(sql: "SET CONSTRAINTS ALL DEFERRED") }
+                try step.body(db)
+                try db.execute(SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
+            }
+        } catch let error as DALError {
+            var failure = error
+            failure.message = "migration \(step.id) failed and was rolled back: \(error.message)"
+            throw failure
+        } catch {
+            throw DALError(.schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
+        }
+        try db.clearStatementCache()
+    }
+}
+
 extension Database {
     /// Rebuilds a table into `definition`, the way SQLite documents for changes that
     /// `ALTER TABLE` cannot make: create the new table under a temporary name, copy the
@@ -172,6 +209,13 @@ extension Database {
     ///
     /// For example, `try db.rebuild(table: ordersWithQuantityCheck)`.
     public func rebuild(table definition: TableDefinition, copying columns: [String]? = nil) throws {
+        guard engine == .sqlite else {
+            throw DALError(
+                .unsupportedOperation,
+                "rebuild is SQLite's way around its ALTER TABLE; on \(engine) change \(definition.name) in place "
+                    + "with ALTER TABLE (ADD CONSTRAINT, ALTER COLUMN …)",
+                table: definition.name)
+        }
         guard try fetchScalar(Bool.self, "PRAGMA foreign_keys") == false else {
             throw DALError(
                 .invalidSQL, "rebuilding \(definition.name) needs foreign keys off: register the migration with disablesForeignKeys: true",
