@@ -293,7 +293,7 @@ final class PostgresConnection: EngineConnection {
             SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
                    CASE WHEN a.attidentity <> '' THEN 'GENERATED ' || CASE a.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END || ' AS IDENTITY'
                         ELSE pg_get_expr(d.adbin, d.adrelid) END,
-                   COALESCE(array_position(i.indkey::int2[], a.attnum), 0)
+                   COALESCE((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n) WHERE k.attnum = a.attnum), 0)
             FROM pg_attribute a
             JOIN pg_class c ON c.oid = a.attrelid
             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum

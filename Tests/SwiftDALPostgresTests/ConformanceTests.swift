@@ -1,0 +1,220 @@
+import Foundation
+import SampleDAL
+import SwiftDAL
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Testing
+
+/// The engines every conformance test runs on.
+enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
+let sampleFixture = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/sample.sqlite").path
+
+/// The sample DALs on a fresh database of `engine`, holding the sample data: a pool on a
+/// copy of the SQLite fixture, or a PostgreSQL database migrated by the same migrations
+/// and filled through the same DALs.
+struct SampleDatabase: @unchecked Sendable {
+    let engine: Engine
+    let database: any DatabaseWriter
+    let users: UserDAL
+    let orders: OrderDAL
+    let tags: UserTagDAL
+    private let directory: TemporaryDirectory?
+
+    init(_ engine: Engine) throws {
+        self.engine = engine
+        switch engine {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            database = try DatabasePool(path: directory.file("sample.sqlite"), template: sampleFixture)
+        case .postgres:
+            directory = nil
+            let pool = try makePostgresPool()
+            try SampleSchema.migrator.migrate(pool)
+            let source = try DatabaseQueue(path: sampleFixture, mode: .readOnly)
+            try pool.write { _ in
+                try UserDAL(database: pool).insertRange(UserDAL(database: source).getAll(orderBy: "id"))
+                try OrderDAL(database: pool).insertRange(OrderDAL(database: source).getAll(orderBy: "id"))
+                try UserTagDAL(database: pool).insertRange(UserTagDAL(database: source).getAll())
+            }
+            try source.close()
+            // Rows copied with their ids leave the identity sequences behind: move them on.
+            try pool.write { db in
+                for table in ["users", "orders"] {
+                    try db.execute(
+                        "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
+                }
+            }
+            database = pool
+        }
+        users = UserDAL(database: database)
+        orders = OrderDAL(database: database)
+        tags = UserTagDAL(database: database)
+    }
+
+    func close() throws { try database.close() }
+}
+
+@Suite struct ConformanceTests {
+    @Test(arguments: Engine.allCases)
+    func theSampleDataReadsTheSameOnBothEngines(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let reference = try SampleDatabase(.sqlite)
+        #expect(try sample.users.getAll(orderBy: "id") == reference.users.getAll(orderBy: "id"))
+        #expect(try sample.orders.getAll(orderBy: "id") == reference.orders.getAll(orderBy: "id"))
+        #expect(try sample.tags.getAll() == reference.tags.getAll())
+        #expect(try sample.users.getRecordCount() == 8)
+        try SampleSchema.verify(users: sample.users, orders: sample.orders, tags: sample.tags)
+        try sample.close()
+        try reference.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func findsCountsAndFieldValues(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let alice = try #require(try sample.users.findById(1))
+        #expect(alice.email == "alice@example.com")
+        #expect(try sample.users.findById(999) == nil)
+        #expect(Set(try sample.users.findByIds([3, 1, 999]).compactMap(\.id)) == [1, 3])
+        #expect(Set(try sample.users.findByIds(Array(1...500)).compactMap(\.id)) == Set(1...8))
+        #expect(try sample.users.findByEmail("bob@example.com")?.id == 2)
+        let older = try sample.users.find(condition: "age >= \(30)", orderBy: "age DESC, id").map(\.age)
+        #expect(!older.isEmpty)
+        #expect(older == older.sorted(by: >))
+        #expect(older.allSatisfy { $0 >= 30 })
+        #expect(try sample.users.findTop(2, orderBy: "id").compactMap(\.id) == [1, 2])
+        #expect(try sample.users.findFirst(orderBy: "id")?.id == 1)
+        #expect(try sample.users.findLast(orderBy: "id")?.id == 8)
+        #expect(try sample.users.getRecordCount(condition: "age > \(100)") == 0)
+        #expect(try sample.users.isExistRecord(condition: "email = \("alice@example.com")"))
+        #expect(try sample.users.isExist(fieldName: "email", value: "bob@example.com"))
+        #expect(try !sample.users.isExist(fieldName: "email", value: "nobody@example.com"))
+        #expect(try sample.users.getFieldValue(2, fieldName: "email", as: String.self) == "bob@example.com")
+        #expect(try sample.tags.tags(of: 1) == ["admin", "early-adopter"])
+        #expect(try sample.users.sqlValueList("SELECT email FROM users WHERE id < \(3) ORDER BY id", as: String.self)
+            == ["alice@example.com", "bob@example.com"])
+        let page = try sample.users.findWithPager(condition: "age > \(0)", pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
+        #expect(page.items.compactMap(\.id) == [4, 5, 6])
+        #expect(page.pager.recordCount == 8)
+        // LIKE helpers escape wildcards on both engines (case rules differ: see the README).
+        #expect(try sample.users.find(condition: "email LIKE \(startingWith: "alice")").count == 1)
+        #expect(try sample.users.find(condition: "email LIKE \(containing: "%")").isEmpty)
+        // Long value lists bind as one JSON array on both engines.
+        let ids = Array(1...1000)
+        #expect(try sample.users.getRecordCount(condition: "id IN (\(values: ids))") == 8)
+        let emails = (1...300).map { "user\($0)@example.com" } + ["alice@example.com"]
+        #expect(try sample.users.getRecordCount(condition: "email IN (\(values: emails))") == 1)
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func writesKeepTheirMeaning(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let id = try sample.users.insert2(UserInfo(name: "ivy", email: "ivy@example.com", age: 22, avatar: Data([0, 1, 255])))
+        #expect(id == 9)
+        var ivy = try #require(try sample.users.findById(id))
+        #expect(ivy.avatar == Data([0, 1, 255]))
+        ivy.age = 23
+        #expect(try sample.users.update(ivy))
+        #expect(try sample.users.findById(id)?.age == 23)
+        #expect(try sample.users.updateFields(["bio": "hello", "score": 2.5], key: id))
+        #expect(try sample.users.findById(id)?.bio == "hello")
+        ivy.email = "ivy2@example.com"
+        try sample.users.upsert(ivy)
+        #expect(try sample.users.findById(id)?.email == "ivy2@example.com")
+        try sample.users.upsert(UserInfo(id: 50, name: "new", email: "new@example.com", age: 1))
+        #expect(try sample.users.findById(50)?.name == "new")
+        let inserted = try sample.orders.insertRange([
+            OrderInfo(userID: id, product: "Pen", quantity: 2, unitPrice: Decimal(string: "1.25")!),
+            OrderInfo(userID: id, product: "Ink", quantity: 1, unitPrice: Decimal(string: "10.10")!),
+        ])
+        #expect(inserted == 2)
+        #expect(try sample.orders.totalSpent(by: id) == Decimal(string: "12.60"))
+        #expect(try sample.orders.deleteByCondition("user_id = \(id) AND product = \("Ink")") == 1)
+        #expect(try sample.users.deleteById(50))
+        #expect(try !sample.users.deleteById(50))
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func insert2OnACompositeKeyRefusesInsteadOfLying(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let error = dalError { _ = try sample.tags.insert2(UserTag(userID: 2, tag: "new-tag")) }
+        #expect(error?.code == .noRowID)
+        #expect(try sample.tags.tags(of: 2).contains("new-tag") == false)
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func constraintErrorsAreCaughtWithTheSamePatterns(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        func kind(_ body: () throws -> Void) -> ConstraintKind? {
+            do {
+                try body()
+                return nil
+            } catch SQLiteError.constraintUnique {
+                return .unique
+            } catch SQLiteError.constraintForeignKey {
+                return .foreignKey
+            } catch SQLiteError.constraintCheck {
+                return .check
+            } catch let error as any DatabaseError {
+                return error.constraintKind
+            } catch {
+                return nil
+            }
+        }
+        #expect(kind { try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1)) } == .unique)
+        #expect(kind { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) } == .foreignKey)
+        #expect(kind { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1)) } == .check)
+        #expect(kind { try sample.users.insert(UserInfo(name: "x", email: "neg@example.com", age: -1)) } == .check)
+        #expect(kind { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }.map { $0 == .primaryKey || $0 == .unique } == true)
+        // The pool keeps working after every error.
+        #expect(try sample.users.getRecordCount() == 8)
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func severalDALCallsShareOneTransaction(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        #expect(throws: TestFailure.self) {
+            try sample.database.write { _ in
+                let id = try sample.users.insert2(UserInfo(name: "tx", email: "tx@example.com", age: 40))
+                try sample.orders.insert(OrderInfo(userID: id, product: "Pen", quantity: 1, unitPrice: 1))
+                throw TestFailure()
+            }
+        }
+        #expect(try sample.users.findByEmail("tx@example.com") == nil)
+        try sample.database.write { _ in
+            let id = try sample.users.insert2(UserInfo(name: "tx", email: "tx@example.com", age: 40))
+            try sample.orders.insert(OrderInfo(userID: id, product: "Pen", quantity: 1, unitPrice: 1))
+        }
+        #expect(try sample.users.findByEmail("tx@example.com") != nil)
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func asyncFormsRunOffTheCooperativePool(_ engine: Engine) async throws {
+        let sample = try SampleDatabase(engine)
+        let count = try await sample.users.getRecordCount()
+        #expect(count == 8)
+        let alice = try await sample.users.findByEmail("alice@example.com")
+        #expect(alice?.id == 1)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    _ = try await sample.users.insert2(UserInfo(name: "t\(index)", email: "t\(index)@example.com", age: index))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await sample.users.getRecordCount() == 16)
+        try sample.close()
+    }
+}
