@@ -88,8 +88,10 @@ final class PostgresConnection: EngineConnection {
         let values = try statement.text.values(for: query.arguments)
         let started = configuration.trace == nil ? nil : ContinuousClock.now
         var result = try execute(statement, values)
-        if Self.isStalePlan(result) {
-            // A schema change altered a prepared statement's result columns: prepare it again.
+        if Self.isStalePlan(result), !isInTransaction {
+            // Another connection's schema change altered a prepared statement's result
+            // columns: prepare it again (inside a transaction the failure has aborted it,
+            // and the error is thrown).
             PQclear(result)
             try forget(query.sql)
             result = try execute(prepared(postgresText(query.sql)), values)
@@ -99,7 +101,9 @@ final class PostgresConnection: EngineConnection {
                 trace(TraceEvent(sql: statement.text.sql, duration: ContinuousClock.now - started))
             }
         }
-        return try consume(result, sql: statement.text.sql, body)
+        let affected = try consume(result, sql: statement.text.sql, body)
+        if Self.isSchemaChange(query.sql) { try clearStatementCache() }
+        return affected
     }
 
     func executeScript(_ script: String) throws {
@@ -107,6 +111,19 @@ final class PostgresConnection: EngineConnection {
         guard !script.utf8.contains(0) else { throw DALError(.invalidSQL, "the script contains a NUL character") }
         let result = PQexec(connection, script)
         _ = try consume(result, sql: script) { _ in }
+        if Self.isSchemaChange(script) { try clearStatementCache() }
+    }
+
+    /// Whether `sql` may change the result columns of prepared statements (`ALTER`,
+    /// `DROP`, `CREATE`): this connection's prepared statements are then dropped, so that
+    /// none fails with "cached plan must not change result type".
+    /// (A script is split at every `;`: a semicolon inside a literal costs at most an
+    /// unneeded clearing of the cache.)
+    private static func isSchemaChange(_ sql: String) -> Bool {
+        sql.split(separator: ";").contains { statement in
+            let first = statement.split(whereSeparator: { !$0.isLetter }).first?.uppercased()
+            return first == "ALTER" || first == "DROP" || first == "CREATE"
+        }
     }
 
     /// SwiftDAL's own SQLite forms that have a PostgreSQL spelling: the JSON arrays that

@@ -4,9 +4,12 @@ import SwiftDALConnection
 
 /// The rows of one PostgreSQL result (text format), read through ``RowView`` as SQLite's
 /// storage classes: integers (`int2`, `int4`, `int8`, `oid`) and booleans as `INTEGER`,
-/// `float4`/`float8` as `REAL`, `bytea` as `BLOB`, everything else as `TEXT` (numeric
-/// exactly as the server writes it, timestamps as ISO text with their offset, dates,
-/// UUIDs, JSON). The result is immutable and freed with the last reference to it.
+/// `float4`/`float8` as `REAL`, `bytea` as `BLOB`, `numeric` as SQLite's NUMERIC affinity
+/// stores a number (`INTEGER` when integral and in range, else `REAL` when a double holds
+/// it exactly, else the server's exact `TEXT`: a `Decimal` reads all three, `Int` and
+/// `Double` read what fits them), everything else as `TEXT` (timestamps as ISO text with
+/// their offset, dates, UUIDs, JSON). The result is immutable and freed with the last
+/// reference to it.
 final class PostgresRows: EngineRows {
     private let result: OpaquePointer
     let layout: ColumnLayout
@@ -14,7 +17,7 @@ final class PostgresRows: EngineRows {
     let rowCount: Int
 
     enum ValueKind {
-        case integer, boolean, real, bytes, text
+        case integer, boolean, real, numeric, bytes, text
     }
 
     init(result: OpaquePointer) {
@@ -28,6 +31,7 @@ final class PostgresRows: EngineRows {
             case 20, 21, 23, 26: .integer  // int8, int2, int4, oid
             case 16: .boolean
             case 700, 701: .real  // float4, float8
+            case 1700: .numeric
             case 17: .bytes  // bytea
             default: .text
             }
@@ -61,6 +65,16 @@ final class PostgresRows: EngineRows {
             return .integer(bytes.first == UInt8(ascii: "t") ? 1 : 0)
         case .real:
             if let double = Self.double(bytes) { return .real(double) }
+        case .numeric:
+            if let integer = Self.integer(bytes) { return .integer(integer) }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if let double = Double(text), double.isFinite,
+                let exact = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
+                Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) == exact
+            {
+                return .real(double)
+            }
+            return .text(text)
         case .bytes:
             if let data = Self.bytea(bytes) { return .blob(data) }
         case .text:
