@@ -48,5 +48,44 @@ CREATE TABLE "odd ""name"" \ x" (
 break */ ""q""" TEXT PRIMARY KEY NOT NULL
 );
 
+-- Column names that are members of what the entity conforms to (Entity, Hashable and
+-- Equatable, Sendable) or names the generated code itself uses; `==` leaves no name at all.
+CREATE TABLE members (
+    id INTEGER PRIMARY KEY,
+    "hashValue" TEXT NOT NULL,
+    "hash" TEXT,
+    "tableName" TEXT,
+    "primaryKey" TEXT,
+    "columnNames" TEXT,
+    "tableDefinition" TEXT,
+    "encodeColumns" TEXT,
+    "row" TEXT,
+    "columns" TEXT,
+    "==" TEXT,
+    "hashValueColumn" TEXT
+);
+
+-- Swift keywords, reserved and contextual (`Self` becomes `self`, which a parameter cannot
+-- be called), `_`, and names that look like attributes or compiler directives. SQLite
+-- compares ASCII names case-insensitively: `Self` and `self` cannot both be columns.
+CREATE TABLE keywords (
+    "init" TEXT PRIMARY KEY NOT NULL,
+    "deinit" TEXT, "subscript" TEXT, "associatedtype" TEXT, "Self" TEXT, "Protocol" TEXT, "Type" TEXT, "_" TEXT,
+    "await" TEXT, "async" TEXT, "some" TEXT, "Any" TEXT, "inout" TEXT, "let" TEXT, "var" TEXT, "where" TEXT,
+    "is" TEXT, "as" TEXT, "in" TEXT, "true" TEXT, "nil" TEXT, "super" TEXT, "static" TEXT, "throws" TEXT,
+    "operator" TEXT, "precedencegroup" TEXT, "fileprivate" TEXT, "get" TEXT, "willSet" TEXT, "consuming" TEXT,
+    "isolated" TEXT, "unsafe" TEXT, "package" TEXT, "@objc" TEXT, "@available(*, unavailable)" TEXT, "#if" TEXT,
+    "__shared" TEXT
+);
+
+-- Names that differ only in case or punctuation: distinct properties, numbered in column order.
+CREATE TABLE "look-alikes" (
+    "user_id" INTEGER PRIMARY KEY,
+    "UserID" TEXT NOT NULL,
+    "user id" TEXT,
+    "user-id" TEXT,
+    "user.id" TEXT
+);
+
 -- No primary key: BaseDAL needs one, so the generator leaves it out (and says so).
 CREATE TABLE notes (body TEXT);

@@ -111,6 +111,74 @@ import Testing
         }
     }
 
+    @Test func protocolMembersAndKeywordsGiveUsablePropertyNames() throws {
+        // Members of Entity, Hashable/Equatable and of the generated code, keywords (reserved
+        // and contextual), attribute- and directive-like names, `_`, and look-alikes.
+        let columns = [
+            "hashValue", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns", "row",
+            "columns", "==", "self", "hashValueColumn", "init", "deinit", "subscript", "associatedtype", "Type",
+            "Protocol", "_", "await", "async", "some", "Any", "inout", "let", "var", "super", "@objc", "#if", "__shared",
+            "user_id", "UserID2", "user id", "user-id", "user.id",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        let model = try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (k INTEGER PRIMARY KEY, \(columns.map(quoteIdentifier).joined(separator: ", ")))")
+            return try EntityGenerator().model(of: "t", in: db)
+        }
+        let names = model.properties.dropFirst().map(\.name)
+        #expect(names == [
+            "hashValueColumn", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns",
+            "row", "columns", "column11", "selfColumn", "hashValueColumn2", "init", "deinit", "subscript",
+            "associatedtype", "type", "protocol", "column20", "await", "async", "some", "any", "inout", "let", "var",
+            "super", "objc", "if", "shared", "userID", "userId2", "userID2", "userID3", "userID4",
+        ])
+        let source = try queue.read { try EntityGenerator().source(for: ["t"], in: $0) }
+        // `await` alone is an expression that awaits: it needs backticks where it is read.
+        #expect(source.contains("self.`await` = `await`"))
+        #expect(source.contains("var `protocol`: "))
+        #expect(!source.contains("var hashValue:") && !source.contains("self.hashValue,") && source.contains("var hashValueColumn:"))
+    }
+
+    @Test func memberKeywordAndLookAlikeColumnsRoundTrip() throws {
+        // The generated file compiling is the proof that these names give valid code; this
+        // checks that each property reads and writes its own column.
+        let queue = try codegenDatabase()
+        let members = MemberDAL(database: queue)
+        var member = MemberInfo(
+            hashValueColumn: "hv", hash: "h", tableName: "tn", primaryKey: "pk", columnNames: "cn", tableDefinition: "td",
+            encodeColumns: "ec", row: "r", columns: "c", column11: "eq", hashValueColumn2: "hvc")
+        let memberID = try members.insert2(member)
+        member.id = memberID
+        #expect(try members.findById(memberID) == member)
+        #expect(Set([member, member]).count == 1)
+        member.hashValueColumn = "changed"
+        #expect(try members.update(member))
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"hashValue\" || \"==\" || \"hashValueColumn\" FROM members") }
+        #expect(stored == "changedeqhvc")
+
+        let keywords = KeywordDAL(database: queue)
+        var keyword = KeywordInfo(
+            init: "k", deinit: "d", selfColumn: "S", protocol: "P", type: "T", column8: "_", await: "a", some: "s",
+            `inout`: "io", let: "l", var: "v", nil: "n", objc: "o", availableUnavailable: "au", if: "i", shared: "sh")
+        try keywords.insert(keyword)
+        #expect(try keywords.findById("k") == keyword)
+        keyword.await = "again"
+        #expect(try keywords.update(keyword))
+        #expect(try keywords.find(condition: "\"await\" = \("again")").map(\.`init`) == ["k"])
+        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT \"Self\" || \"_\" || \"#if\" FROM keywords") } == "S_i")
+        #expect(try keywords.deleteById("k"))
+
+        let lookAlikes = LookAlikeDAL(database: queue)
+        let id = try lookAlikes.insert2(LookAlikeInfo(userID2: "UserID", userID3: "user id", userID4: "user-id", userID5: "user.id"))
+        let row = try #require(try queue.read { db in
+            try db.fetchFirst("SELECT \"user_id\", \"UserID\", \"user id\", \"user-id\", \"user.id\" FROM \"look-alikes\"") { row in
+                [try row.decode(String.self, at: 1), try row.decode(String.self, at: 2), try row.decode(String.self, at: 3),
+                 try row.decode(String.self, at: 4), String(try row.decode(Int64.self, at: 0))]
+            }
+        })
+        #expect(row == ["UserID", "user id", "user-id", "user.id", String(id)])
+    }
+
     @Test func anyColumnNamesGiveDistinctValidPropertyNames() throws {
         // Pseudo-random names from a fixed seed: letters, digits, keywords, punctuation,
         // spaces, non-ASCII letters and quotes, each table checked as a whole.

@@ -261,6 +261,400 @@ struct EventLogInfo: Entity, Hashable {
 /// For example, `let count = try EventLogDAL(database: pool).getRecordCount()`.
 final class EventLogDAL: BaseDAL<EventLogInfo>, @unchecked Sendable {}
 
+/// A row of `keywords`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try KeywordDAL(database: pool).getAll()`.
+struct KeywordInfo: Entity, Hashable {
+    static let tableName = "keywords"
+    static let primaryKey = ["init"]
+    static let columnNames: [String]? = [
+        "init", "deinit", "subscript", "associatedtype", "Self", "Protocol", "Type", "_", "await", "async",
+        "some", "Any", "inout", "let", "var", "where", "is", "as", "in", "true", "nil", "super", "static",
+        "throws", "operator", "precedencegroup", "fileprivate", "get", "willSet", "consuming", "isolated",
+        "unsafe", "package", "@objc", "@available(*, unavailable)", "#if", "__shared",
+    ]
+
+    /// Column `init` (TEXT).
+    var `init`: String
+
+    /// Column `deinit` (TEXT).
+    var `deinit`: Optional<String>
+
+    /// Column `subscript` (TEXT).
+    var `subscript`: Optional<String>
+
+    /// Column `associatedtype` (TEXT).
+    var `associatedtype`: Optional<String>
+
+    /// Column `Self` (TEXT).
+    var selfColumn: Optional<String>
+
+    /// Column `Protocol` (TEXT).
+    var `protocol`: Optional<String>
+
+    /// Column `Type` (TEXT).
+    var type: Optional<String>
+
+    /// Column `_` (TEXT).
+    var column8: Optional<String>
+
+    /// Column `await` (TEXT).
+    var `await`: Optional<String>
+
+    /// Column `async` (TEXT).
+    var async: Optional<String>
+
+    /// Column `some` (TEXT).
+    var `some`: Optional<String>
+
+    /// Column `Any` (TEXT).
+    var any: Optional<String>
+
+    /// Column `inout` (TEXT).
+    var `inout`: Optional<String>
+
+    /// Column `let` (TEXT).
+    var `let`: Optional<String>
+
+    /// Column `var` (TEXT).
+    var `var`: Optional<String>
+
+    /// Column `where` (TEXT).
+    var `where`: Optional<String>
+
+    /// Column `is` (TEXT).
+    var `is`: Optional<String>
+
+    /// Column `as` (TEXT).
+    var `as`: Optional<String>
+
+    /// Column `in` (TEXT).
+    var `in`: Optional<String>
+
+    /// Column `true` (TEXT).
+    var `true`: Optional<String>
+
+    /// Column `nil` (TEXT).
+    var `nil`: Optional<String>
+
+    /// Column `super` (TEXT).
+    var `super`: Optional<String>
+
+    /// Column `static` (TEXT).
+    var `static`: Optional<String>
+
+    /// Column `throws` (TEXT).
+    var `throws`: Optional<String>
+
+    /// Column `operator` (TEXT).
+    var `operator`: Optional<String>
+
+    /// Column `precedencegroup` (TEXT).
+    var `precedencegroup`: Optional<String>
+
+    /// Column `fileprivate` (TEXT).
+    var `fileprivate`: Optional<String>
+
+    /// Column `get` (TEXT).
+    var get: Optional<String>
+
+    /// Column `willSet` (TEXT).
+    var willSet: Optional<String>
+
+    /// Column `consuming` (TEXT).
+    var consuming: Optional<String>
+
+    /// Column `isolated` (TEXT).
+    var isolated: Optional<String>
+
+    /// Column `unsafe` (TEXT).
+    var unsafe: Optional<String>
+
+    /// Column `package` (TEXT).
+    var package: Optional<String>
+
+    /// Column `@objc` (TEXT).
+    var objc: Optional<String>
+
+    /// Column `@available(*, unavailable)` (TEXT).
+    var availableUnavailable: Optional<String>
+
+    /// Column `#if` (TEXT).
+    var `if`: Optional<String>
+
+    /// Column `__shared` (TEXT).
+    var shared: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(
+        `init`: String, `deinit`: String? = nil, `subscript`: String? = nil, `associatedtype`: String? = nil,
+        selfColumn: String? = nil, `protocol`: String? = nil, type: String? = nil, column8: String? = nil,
+        `await`: String? = nil, async: String? = nil, `some`: String? = nil, any: String? = nil,
+        `inout`: String? = nil, `let`: String? = nil, `var`: String? = nil, `where`: String? = nil,
+        `is`: String? = nil, `as`: String? = nil, `in`: String? = nil, `true`: String? = nil,
+        `nil`: String? = nil, `super`: String? = nil, `static`: String? = nil, `throws`: String? = nil,
+        `operator`: String? = nil, `precedencegroup`: String? = nil, `fileprivate`: String? = nil,
+        get: String? = nil, willSet: String? = nil, consuming: String? = nil, isolated: String? = nil,
+        unsafe: String? = nil, package: String? = nil, objc: String? = nil,
+        availableUnavailable: String? = nil, `if`: String? = nil, shared: String? = nil
+    ) {
+        self.`init` = `init`
+        self.`deinit` = `deinit`
+        self.`subscript` = `subscript`
+        self.`associatedtype` = `associatedtype`
+        self.selfColumn = selfColumn
+        self.`protocol` = `protocol`
+        self.type = type
+        self.column8 = column8
+        self.`await` = `await`
+        self.async = async
+        self.`some` = `some`
+        self.any = any
+        self.`inout` = `inout`
+        self.`let` = `let`
+        self.`var` = `var`
+        self.`where` = `where`
+        self.`is` = `is`
+        self.`as` = `as`
+        self.`in` = `in`
+        self.`true` = `true`
+        self.`nil` = `nil`
+        self.`super` = `super`
+        self.`static` = `static`
+        self.`throws` = `throws`
+        self.`operator` = `operator`
+        self.`precedencegroup` = `precedencegroup`
+        self.`fileprivate` = `fileprivate`
+        self.get = get
+        self.willSet = willSet
+        self.consuming = consuming
+        self.isolated = isolated
+        self.unsafe = unsafe
+        self.package = package
+        self.objc = objc
+        self.availableUnavailable = availableUnavailable
+        self.`if` = `if`
+        self.shared = shared
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            init: row[0], deinit: row[1], subscript: row[2], associatedtype: row[3], selfColumn: row[4],
+            protocol: row[5], type: row[6], column8: row[7], await: row[8], async: row[9], some: row[10],
+            any: row[11], `inout`: row[12], let: row[13], var: row[14], where: row[15], is: row[16],
+            as: row[17], in: row[18], true: row[19], nil: row[20], super: row[21], static: row[22],
+            throws: row[23], operator: row[24], precedencegroup: row[25], fileprivate: row[26], get: row[27],
+            willSet: row[28], consuming: row[29], isolated: row[30], unsafe: row[31], package: row[32],
+            objc: row[33], availableUnavailable: row[34], if: row[35], shared: row[36]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.`init`, for: "init")
+        try columns.encode(self.`deinit`, for: "deinit")
+        try columns.encode(self.`subscript`, for: "subscript")
+        try columns.encode(self.`associatedtype`, for: "associatedtype")
+        try columns.encode(self.selfColumn, for: "Self")
+        try columns.encode(self.`protocol`, for: "Protocol")
+        try columns.encode(self.type, for: "Type")
+        try columns.encode(self.column8, for: "_")
+        try columns.encode(self.`await`, for: "await")
+        try columns.encode(self.async, for: "async")
+        try columns.encode(self.`some`, for: "some")
+        try columns.encode(self.any, for: "Any")
+        try columns.encode(self.`inout`, for: "inout")
+        try columns.encode(self.`let`, for: "let")
+        try columns.encode(self.`var`, for: "var")
+        try columns.encode(self.`where`, for: "where")
+        try columns.encode(self.`is`, for: "is")
+        try columns.encode(self.`as`, for: "as")
+        try columns.encode(self.`in`, for: "in")
+        try columns.encode(self.`true`, for: "true")
+        try columns.encode(self.`nil`, for: "nil")
+        try columns.encode(self.`super`, for: "super")
+        try columns.encode(self.`static`, for: "static")
+        try columns.encode(self.`throws`, for: "throws")
+        try columns.encode(self.`operator`, for: "operator")
+        try columns.encode(self.`precedencegroup`, for: "precedencegroup")
+        try columns.encode(self.`fileprivate`, for: "fileprivate")
+        try columns.encode(self.get, for: "get")
+        try columns.encode(self.willSet, for: "willSet")
+        try columns.encode(self.consuming, for: "consuming")
+        try columns.encode(self.isolated, for: "isolated")
+        try columns.encode(self.unsafe, for: "unsafe")
+        try columns.encode(self.package, for: "package")
+        try columns.encode(self.objc, for: "@objc")
+        try columns.encode(self.availableUnavailable, for: "@available(*, unavailable)")
+        try columns.encode(self.`if`, for: "#if")
+        try columns.encode(self.shared, for: "__shared")
+    }
+}
+
+/// The DAL of `keywords`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try KeywordDAL(database: pool).getRecordCount()`.
+final class KeywordDAL: BaseDAL<KeywordInfo>, @unchecked Sendable {}
+
+/// A row of `look-alikes`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try LookAlikeDAL(database: pool).getAll()`.
+struct LookAlikeInfo: Entity, Hashable {
+    static let tableName = "look-alikes"
+    static let primaryKey = ["user_id"]
+    static let columnNames: [String]? = [
+        "user_id", "UserID", "user id", "user-id", "user.id",
+    ]
+
+    /// Column `user_id` (INTEGER): `nil` until SQLite assigns it on insert.
+    var userID: Optional<Int64>
+
+    /// Column `UserID` (TEXT).
+    var userID2: String
+
+    /// Column `user id` (TEXT).
+    var userID3: Optional<String>
+
+    /// Column `user-id` (TEXT).
+    var userID4: Optional<String>
+
+    /// Column `user.id` (TEXT).
+    var userID5: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(
+        userID: Int64? = nil, userID2: String, userID3: String? = nil, userID4: String? = nil,
+        userID5: String? = nil
+    ) {
+        self.userID = userID
+        self.userID2 = userID2
+        self.userID3 = userID3
+        self.userID4 = userID4
+        self.userID5 = userID5
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(userID: row[0], userID2: row[1], userID3: row[2], userID4: row[3], userID5: row[4])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.userID, for: "user_id")
+        try columns.encode(self.userID2, for: "UserID")
+        try columns.encode(self.userID3, for: "user id")
+        try columns.encode(self.userID4, for: "user-id")
+        try columns.encode(self.userID5, for: "user.id")
+    }
+}
+
+/// The DAL of `look-alikes`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try LookAlikeDAL(database: pool).getRecordCount()`.
+final class LookAlikeDAL: BaseDAL<LookAlikeInfo>, @unchecked Sendable {}
+
+/// A row of `members`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try MemberDAL(database: pool).getAll()`.
+struct MemberInfo: Entity, Hashable {
+    static let tableName = "members"
+    static let columnNames: [String]? = [
+        "id", "hashValue", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition",
+        "encodeColumns", "row", "columns", "==", "hashValueColumn",
+    ]
+
+    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    var id: Optional<Int64>
+
+    /// Column `hashValue` (TEXT).
+    var hashValueColumn: String
+
+    /// Column `hash` (TEXT).
+    var hash: Optional<String>
+
+    /// Column `tableName` (TEXT).
+    var tableName: Optional<String>
+
+    /// Column `primaryKey` (TEXT).
+    var primaryKey: Optional<String>
+
+    /// Column `columnNames` (TEXT).
+    var columnNames: Optional<String>
+
+    /// Column `tableDefinition` (TEXT).
+    var tableDefinition: Optional<String>
+
+    /// Column `encodeColumns` (TEXT).
+    var encodeColumns: Optional<String>
+
+    /// Column `row` (TEXT).
+    var row: Optional<String>
+
+    /// Column `columns` (TEXT).
+    var columns: Optional<String>
+
+    /// Column `==` (TEXT).
+    var column11: Optional<String>
+
+    /// Column `hashValueColumn` (TEXT).
+    var hashValueColumn2: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(
+        id: Int64? = nil, hashValueColumn: String, hash: String? = nil, tableName: String? = nil,
+        primaryKey: String? = nil, columnNames: String? = nil, tableDefinition: String? = nil,
+        encodeColumns: String? = nil, row: String? = nil, columns: String? = nil, column11: String? = nil,
+        hashValueColumn2: String? = nil
+    ) {
+        self.id = id
+        self.hashValueColumn = hashValueColumn
+        self.hash = hash
+        self.tableName = tableName
+        self.primaryKey = primaryKey
+        self.columnNames = columnNames
+        self.tableDefinition = tableDefinition
+        self.encodeColumns = encodeColumns
+        self.row = row
+        self.columns = columns
+        self.column11 = column11
+        self.hashValueColumn2 = hashValueColumn2
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            id: row[0], hashValueColumn: row[1], hash: row[2], tableName: row[3], primaryKey: row[4],
+            columnNames: row[5], tableDefinition: row[6], encodeColumns: row[7], row: row[8], columns: row[9],
+            column11: row[10], hashValueColumn2: row[11]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.id, for: "id")
+        try columns.encode(self.hashValueColumn, for: "hashValue")
+        try columns.encode(self.hash, for: "hash")
+        try columns.encode(self.tableName, for: "tableName")
+        try columns.encode(self.primaryKey, for: "primaryKey")
+        try columns.encode(self.columnNames, for: "columnNames")
+        try columns.encode(self.tableDefinition, for: "tableDefinition")
+        try columns.encode(self.encodeColumns, for: "encodeColumns")
+        try columns.encode(self.row, for: "row")
+        try columns.encode(self.columns, for: "columns")
+        try columns.encode(self.column11, for: "==")
+        try columns.encode(self.hashValueColumn2, for: "hashValueColumn")
+    }
+}
+
+/// The DAL of `members`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try MemberDAL(database: pool).getRecordCount()`.
+final class MemberDAL: BaseDAL<MemberInfo>, @unchecked Sendable {}
+
 /// A row of `odd "name" \ x`, mapped explicitly (columns read by index, no Codable).
 ///
 /// For example, `let rows = try OddNameXDAL(database: pool).getAll()`.
