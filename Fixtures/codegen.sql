@@ -87,5 +87,22 @@ CREATE TABLE "look-alikes" (
     "user.id" TEXT
 );
 
+-- Names without ASCII letters keep the characters Swift accepts in identifiers: letters of
+-- any script, emoji, and digits and combining marks after the first character (a name
+-- that starts with one gets a prefix). Tables `客户` and `客户!` differ only in a
+-- character Swift drops: the second gets numbered type names, listed in the header.
+CREATE TABLE 客户 (
+    编号 TEXT PRIMARY KEY NOT NULL,
+    名字 TEXT NOT NULL,
+    "1号" INTEGER,
+    "😀" TEXT,
+    "́x" TEXT
+);
+CREATE TABLE "客户!" (编号 INTEGER PRIMARY KEY, 备注 TEXT);
+
+-- SQLite compares only ASCII letters case-insensitively, so `Émile` and `émile` are two
+-- columns; in camel case both are `émile`, and the second is numbered.
+CREATE TABLE casing (id INTEGER PRIMARY KEY, "Émile" TEXT, "émile" TEXT);
+
 -- No primary key: BaseDAL needs one, so the generator leaves it out (and says so).
 CREATE TABLE notes (body TEXT);

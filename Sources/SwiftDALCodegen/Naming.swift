@@ -1,10 +1,14 @@
+import Foundation
+
 /// How table and column names become Swift names in generated code.
 ///
-/// Names are split into words at every character that is not an ASCII letter or digit
-/// and at lower-to-upper case changes, then joined in camel case. Acronyms that Swift
-/// spells in one case (`id`, `url`, `uuid`…) are upper-cased after the first word, as
-/// the API Design Guidelines ask: `user_id` → `userID`. Keywords are escaped with
-/// backticks when written (``SwiftIdentifier/escaped(_:)``).
+/// Names are split into words at every character that Swift does not accept in an
+/// identifier (spaces, punctuation, symbols; see ``SwiftIdentifier/isKept(_:)``), at `_`,
+/// and at lower-to-upper case changes, then joined in camel case: letters of every
+/// script, digits, emoji and combining marks are kept (`客户` stays `客户`). Acronyms
+/// that Swift spells in one case (`id`, `url`, `uuid`…) are upper-cased after the first
+/// word, as the API Design Guidelines ask: `user_id` → `userID`. Keywords are escaped
+/// with backticks when written (``SwiftIdentifier/escaped(_:)``).
 enum Naming {
     /// Words written in one case in Swift names.
     static let acronyms: Set<String> = ["id", "url", "uri", "uuid", "ip", "json", "xml", "html", "http", "https", "api", "sql"]
@@ -17,7 +21,7 @@ enum Naming {
     static let clashingMemberNames: [String: String] = ["self": "selfColumn", "hashValue": "hashValueColumn"]
 
     /// The words of `name`, lower-cased: `"UserID"` → `["user", "id"]`, `"HTTPLogs"` →
-    /// `["http", "logs"]`, `"event log"` → `["event", "log"]`.
+    /// `["http", "logs"]`, `"event log"` → `["event", "log"]`, `"客户 订单"` → `["客户", "订单"]`.
     static func words(_ name: String) -> [String] {
         var words = [String]()
         var current = String.UnicodeScalarView()
@@ -28,7 +32,7 @@ enum Naming {
         }
         let scalars = Array(name.unicodeScalars)
         for (position, scalar) in scalars.enumerated() {
-            guard scalar.isASCII && scalar != "_" && SwiftIdentifier.isKept(scalar) else {
+            guard scalar != "_" && SwiftIdentifier.isKept(scalar) else {
                 finish()
                 previous = nil
                 continue
@@ -88,14 +92,14 @@ enum Naming {
     }
 
     /// The type-name stem of a table: its words, the last one singular, in upper camel
-    /// case (`user_tags` → `UserTag`), prefixed with `T` when it would not
+    /// case (`user_tags` → `UserTag`, `客户` → `客户`), prefixed with `T` when it would not
     /// start an identifier (a digit, a combining mark), `Table` when nothing is left.
     static func typeStem(ofTable table: String) -> String {
         var parts = words(table)
         if let last = parts.popLast() { parts.append(singular(last)) }
         let stem = identifier(camelCase(parts, lowerFirst: false))
         if stem.isEmpty { return "Table" }
-        return startsIdentifier(stem) ? stem : "T" + stem
+        return composed(startsIdentifier(stem) ? stem : "T" + stem)
     }
 
     /// The property name of a column (`created_at` → `createdAt`), before escaping:
@@ -106,7 +110,7 @@ enum Naming {
         let name = identifier(camelCase(words(column), lowerFirst: true))
         if name.isEmpty { return "column\(position + 1)" }
         if let replacement = clashingMemberNames[name] { return replacement }
-        return startsIdentifier(name) ? name : "c" + name
+        return composed(startsIdentifier(name) ? name : "c" + name)
     }
 
     /// `text` without the scalars a name does not keep (a case mapping may, in theory,
@@ -115,6 +119,13 @@ enum Naming {
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: text.unicodeScalars.filter(SwiftIdentifier.isKept))
         return String(scalars)
+    }
+
+    /// `name` in Unicode normalization form C (`e` + U+0301 becomes `é`, as keyboards
+    /// type it): the compiler compares identifiers scalar by scalar, without normalizing,
+    /// so a decomposed name could not be typed to use it. The result is checked again.
+    private static func composed(_ name: String) -> String {
+        identifier(name.precomposedStringWithCanonicalMapping)
     }
 
     /// Whether the first scalar of `name` may start an identifier.

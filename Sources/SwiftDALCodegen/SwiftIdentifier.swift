@@ -39,7 +39,8 @@ enum SwiftIdentifier {
 
     /// Whether `text` is a Swift identifier that generated code may use as a type name:
     /// an identifier head followed by identifier characters, not `_` alone, and not a
-    /// keyword (`Any`, `Self`, `Type`, `Protocol`… would need backticks).
+    /// keyword (`Any`, `Self`, `Type`, `Protocol`… would need backticks), and without the
+    /// invisible characters names do not keep (``isKept(_:)``).
     ///
     /// For example, `isTypeName("客户Info")` and `isTypeName("Ünïcode")` are true;
     /// `isTypeName("2x")`, `isTypeName("Bad Name")` and `isTypeName("Type")` are false.
@@ -47,13 +48,13 @@ enum SwiftIdentifier {
         guard let first = text.unicodeScalars.first, isHead(first), text != "_", !keywords.contains(text) else {
             return false
         }
-        return text.unicodeScalars.dropFirst().allSatisfy(isCharacter)
+        return text.unicodeScalars.allSatisfy(isKept)
     }
 
     /// Whether `text` may follow an identifier and leave it an identifier (a type-name
-    /// suffix): only identifier characters, possibly none.
+    /// suffix): only identifier characters that names keep (``isKept(_:)``), possibly none.
     static func isSuffix(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy(isCharacter)
+        text.unicodeScalars.allSatisfy(isKept)
     }
 
     /// The identifier-head ranges beyond ASCII.

@@ -53,6 +53,7 @@ func run(_ arguments: [String]) throws {
         default: throw GenError(description: "unknown option \(argument)\n\(usage)")
         }
     }
+    try options.validate()  // before any file is opened
     let queue: DatabaseQueue
     switch (databasePath, schemaPath) {
     case (let path?, nil):

@@ -68,7 +68,7 @@ import Testing
         let keyless = dalError { _ = try queue.read { try EntityGenerator().source(for: ["notes"], in: $0) } }
         #expect(keyless?.code == .schemaMismatch)
         #expect(keyless?.message.contains("no primary key") == true)
-        let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article"]))
+        let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article", "articles": "Article"]))
         let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
         #expect(clashError?.message.contains("would both be ArticleInfo") == true)
         let missing = dalError { _ = try queue.read { try EntityGenerator().model(of: "nope", in: $0) } }
@@ -179,6 +179,99 @@ import Testing
         #expect(row == ["UserID", "user id", "user-id", "user.id", String(id)])
     }
 
+    @Test func nonASCIINamesKeepWhatSwiftAcceptsInIdentifiers() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let columns = [
+            "编号", "名字", "1号", "😀", "👨‍👩‍👧 family", "\u{301}accent", "Émile", "émile", "e\u{301}mile", "a\u{202E}b",
+            "x\u{200B}y", "日本語_テキスト", "ǅemal", "ﬁle",
+        ]
+        let model = try queue.write { db in
+            let list = columns.map { quoteIdentifier($0) + " TEXT" }.joined(separator: ", ")
+            try db.execute(sql: "CREATE TABLE 客户 (\(list), PRIMARY KEY (编号))")
+            return try EntityGenerator().model(of: "客户", in: db)
+        }
+        #expect(model.entityName == "客户Info" && model.dalName == "客户DAL")
+        // Combining marks cannot start a name; bidirectional controls and zero-width spaces are dropped.
+        #expect(model.properties.map(\.name) == [
+            "编号", "名字", "c1号", "😀", "👨‍👩‍👧Family", "c\u{301}accent", "émile", "émile2", "émile3", "aB", "xY",
+            "日本語テキスト", "ǆemal", "ﬁle",
+        ])
+        // Names are composed (NFC), as typed: Swift compares identifiers scalar by scalar.
+        for name in model.properties.map(\.name) {
+            #expect(Array(name.unicodeScalars) == Array(name.precomposedStringWithCanonicalMapping.unicodeScalars), "\(name)")
+        }
+        #expect(Array(model.properties[5].name.unicodeScalars) == Array("\u{107}accent".unicodeScalars))
+        // A hand-chosen stem is checked with Swift's identifier rule, not an ASCII one.
+        let stems = EntityGenerator(options: .init(typeStems: ["客户": "客户"]))
+        #expect(try queue.read { try stems.model(of: "客户", in: $0) }.entityName == "客户Info")
+        let emoji = EntityGenerator(options: .init(entitySuffix: "", typeStems: ["客户": "Ünïcode😀"]))
+        #expect(try queue.read { try emoji.model(of: "客户", in: $0) }.entityName == "Ünïcode😀")
+        for refused in [
+            EntityGenerator.Options(typeStems: ["客户": "Bad Name"]), .init(typeStems: ["客户": "2x"]),
+            .init(typeStems: ["客户": "\u{301}x"]), .init(entitySuffix: "", typeStems: ["客户": "Type"]),
+            .init(entitySuffix: "-Row"), .init(dalSuffix: "a\u{202E}b"),
+        ] {
+            let error = dalError { _ = try queue.read { try EntityGenerator(options: refused).model(of: "客户", in: $0) } }
+            #expect(error?.code == .schemaMismatch, "\(refused)")
+        }
+    }
+
+    @Test func tablesThatDifferOnlyInDroppedCharactersGetDistinctReportedNames() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            for table in ["客户", "客户!", "客户?", "user-log", "user_log", "用户"] {
+                try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (id INTEGER PRIMARY KEY)")
+            }
+        }
+        let source = try queue.read { try EntityGenerator().source(in: $0) }
+        for name in ["客户Info", "客户2Info", "客户3Info", "UserLogInfo", "UserLog2Info", "用户Info"] {
+            #expect(source.contains("struct \(name): Entity"), "\(name)")
+        }
+        #expect(source.contains("//   `客户!` → 客户2Info, 客户2DAL (`客户` is 客户Info)"))
+        #expect(source.contains("//   `user_log` → UserLog2Info, UserLog2DAL (`user-log` is UserLogInfo)"))
+        // A stem chosen by hand is never numbered: a clash is an error that names both tables.
+        let clash = EntityGenerator(options: .init(typeStems: ["用户": "客户", "客户": "客户"]))
+        let error = dalError { _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) } }
+        #expect(error?.message.contains("客户 and 用户 would both be 客户Info") == true, "\(String(describing: error))")
+        // A rule-made name steps aside for a hand-chosen one.
+        let chosen = EntityGenerator(options: .init(typeStems: ["用户": "客户"]))
+        let chosenSource = try queue.read { try chosen.source(for: ["用户", "客户!"], in: $0) }
+        #expect(chosenSource.contains("struct 客户Info") && chosenSource.contains("struct 客户2Info"))
+    }
+
+    @Test func nonASCIITablesRoundTrip() throws {
+        let queue = try codegenDatabase()
+        let customers = 客户DAL(database: queue)
+        var customer = 客户Info(编号: "c-1", 名字: "王", c1号: 1, 😀: "smile", ćx: "accent")
+        try customers.insert(customer)
+        #expect(try customers.findById("c-1") == customer)
+        customer.ćx = "second"
+        #expect(try customers.update(customer))
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"1号\" || \"\u{301}x\" || \"😀\" FROM 客户") }
+        #expect(stored == "1secondsmile")
+        let notes = 客户2DAL(database: queue)
+        let id = try notes.insert2(客户2Info(备注: "second table"))
+        #expect(try notes.findById(id)?.备注 == "second table")
+        #expect(客户2Info.tableName == "客户!")
+    }
+
+    @Test func columnsThatDifferOnlyInNonASCIICaseRoundTrip() throws {
+        let queue = try codegenDatabase()
+        let casings = CasingDAL(database: queue)
+        let entity = CasingInfo(id: 1, émile: "upper", émile2: "lower")
+        // SQLite folds only ASCII letters when it compares names; SwiftDAL's column
+        // mapping folds with String.lowercased() (all of Unicode), so it takes `Émile` and
+        // `émile` for one column. A library fix, reported with the generator's changes.
+        withKnownIssue("SwiftDAL's column mapping folds non-ASCII case; SQLite does not") {
+            try casings.insert(entity)
+            #expect(try casings.findById(1) == entity)
+        }
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"Émile\" || '/' || \"émile\" FROM casing") }
+        withKnownIssue("SwiftDAL's column mapping folds non-ASCII case; SQLite does not") {
+            #expect(stored == "upper/lower")
+        }
+    }
+
     @Test func anyColumnNamesGiveDistinctValidPropertyNames() throws {
         // Pseudo-random names from a fixed seed: letters, digits, keywords, punctuation,
         // spaces, non-ASCII letters and quotes, each table checked as a whole.
@@ -188,7 +281,8 @@ import Testing
             return Int((state >> 33) % UInt64(bound))
         }
         let pieces = ["id", "user", "ID", "_", " ", "-", "2", "9x", "default", "self", "class", "Type", "é", "名",
-                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", "."]
+                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", ".", "😀", "\u{301}", "\u{202E}", "hashValue",
+                      "Ä", "ß", "١"]
         let queue = try DatabaseQueue.inMemory()
         for table in 0..<40 {
             var columns = Set<String>()
@@ -203,11 +297,18 @@ import Testing
             let names = model.properties.map(\.name)
             #expect(Set(names).count == names.count, "\(names)")
             for name in names {
+                // Swift's identifier rule, in short: ASCII letters and digits, and beyond ASCII
+                // letters, digits, marks and symbols (emoji), never an ASCII digit or a mark
+                // first (the compiler takes "١", ARABIC-INDIC DIGIT ONE, as a first character),
+                // and no bidirectional control.
                 let scalars = Array(name.unicodeScalars)
-                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && scalars.allSatisfy {
-                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
-                }
-                #expect(isIdentifier && name != "self", "\(name) from \(columns.sorted())")
+                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && !scalars[0].properties.isMark
+                    && scalars.allSatisfy { scalar in
+                        scalar.isASCII
+                            ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                            : scalar.properties.isLetterMarkNumberOrSymbol
+                    }
+                #expect(isIdentifier && name != "self" && name != "hashValue", "\(name) from \(columns.sorted())")
             }
         }
     }
@@ -257,5 +358,25 @@ import Testing
         // A WITHOUT ROWID table has no rowid: insert2 refuses before inserting anything.
         #expect(dalError { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code == .noRowID)
         #expect(try categories.findById(11) == nil)
+    }
+}
+
+extension Unicode.Scalar.Properties {
+    /// Whether the scalar is a combining mark.
+    fileprivate var isMark: Bool {
+        [.nonspacingMark, .spacingMark, .enclosingMark].contains(generalCategory)
+    }
+
+    /// Whether the scalar is a letter, a mark, a number or a symbol (not punctuation,
+    /// a separator, a control or a format character).
+    fileprivate var isLetterMarkNumberOrSymbol: Bool {
+        switch generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
+            .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber, .mathSymbol, .currencySymbol,
+            .modifierSymbol, .otherSymbol:
+            return true
+        default:
+            return false
+        }
     }
 }

@@ -3,6 +3,8 @@
 // Optionals are spelled Optional<T> on purpose: a `T?` property starts as nil, which
 // makes every initializer store twice and costs a copy of the entity per row read.
 // Left out (no primary key, which BaseDAL needs): notes.
+// Numbered to keep type names distinct (the names differ only in what Swift names drop):
+//   `客户!` → 客户2Info, 客户2DAL (`客户` is 客户Info)
 
 import Foundation
 import SwiftDAL
@@ -133,6 +135,50 @@ struct ArticleInfo: Entity, Hashable {
 ///
 /// For example, `let count = try ArticleDAL(database: pool).getRecordCount()`.
 final class ArticleDAL: BaseDAL<ArticleInfo>, @unchecked Sendable {}
+
+/// A row of `casing`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try CasingDAL(database: pool).getAll()`.
+struct CasingInfo: Entity, Hashable {
+    static let tableName = "casing"
+    static let columnNames: [String]? = [
+        "id", "Émile", "émile",
+    ]
+
+    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    var id: Optional<Int64>
+
+    /// Column `Émile` (TEXT).
+    var émile: Optional<String>
+
+    /// Column `émile` (TEXT).
+    var émile2: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(id: Int64? = nil, émile: String? = nil, émile2: String? = nil) {
+        self.id = id
+        self.émile = émile
+        self.émile2 = émile2
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(id: row[0], émile: row[1], émile2: row[2])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.id, for: "id")
+        try columns.encode(self.émile, for: "Émile")
+        try columns.encode(self.émile2, for: "émile")
+    }
+}
+
+/// The DAL of `casing`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try CasingDAL(database: pool).getRecordCount()`.
+final class CasingDAL: BaseDAL<CasingInfo>, @unchecked Sendable {}
 
 /// A row of `categories`, mapped explicitly (columns read by index, no Codable).
 ///
@@ -689,3 +735,98 @@ struct OddNameXInfo: Entity, Hashable {
 ///
 /// For example, `let count = try OddNameXDAL(database: pool).getRecordCount()`.
 final class OddNameXDAL: BaseDAL<OddNameXInfo>, @unchecked Sendable {}
+
+/// A row of `客户`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try 客户DAL(database: pool).getAll()`.
+struct 客户Info: Entity, Hashable {
+    static let tableName = "客户"
+    static let primaryKey = ["编号"]
+    static let columnNames: [String]? = [
+        "编号", "名字", "1号", "😀", "́x",
+    ]
+
+    /// Column `编号` (TEXT).
+    var 编号: String
+
+    /// Column `名字` (TEXT).
+    var 名字: String
+
+    /// Column `1号` (INTEGER).
+    var c1号: Optional<Int64>
+
+    /// Column `😀` (TEXT).
+    var 😀: Optional<String>
+
+    /// Column `́x` (TEXT).
+    var ćx: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(编号: String, 名字: String, c1号: Int64? = nil, 😀: String? = nil, ćx: String? = nil) {
+        self.编号 = 编号
+        self.名字 = 名字
+        self.c1号 = c1号
+        self.😀 = 😀
+        self.ćx = ćx
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(编号: row[0], 名字: row[1], c1号: row[2], 😀: row[3], ćx: row[4])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.编号, for: "编号")
+        try columns.encode(self.名字, for: "名字")
+        try columns.encode(self.c1号, for: "1号")
+        try columns.encode(self.😀, for: "😀")
+        try columns.encode(self.ćx, for: "́x")
+    }
+}
+
+/// The DAL of `客户`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try 客户DAL(database: pool).getRecordCount()`.
+final class 客户DAL: BaseDAL<客户Info>, @unchecked Sendable {}
+
+/// A row of `客户!`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try 客户2DAL(database: pool).getAll()`.
+struct 客户2Info: Entity, Hashable {
+    static let tableName = "客户!"
+    static let primaryKey = ["编号"]
+    static let columnNames: [String]? = [
+        "编号", "备注",
+    ]
+
+    /// Column `编号` (INTEGER): `nil` until SQLite assigns it on insert.
+    var 编号: Optional<Int64>
+
+    /// Column `备注` (TEXT).
+    var 备注: Optional<String>
+
+    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    init(编号: Int64? = nil, 备注: String? = nil) {
+        self.编号 = 编号
+        self.备注 = 备注
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(编号: row[0], 备注: row[1])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.编号, for: "编号")
+        try columns.encode(self.备注, for: "备注")
+    }
+}
+
+/// The DAL of `客户!`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try 客户2DAL(database: pool).getRecordCount()`.
+final class 客户2DAL: BaseDAL<客户2Info>, @unchecked Sendable {}
