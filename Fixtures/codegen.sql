@@ -28,6 +28,18 @@ CREATE TABLE categories (
     name TEXT NOT NULL
 ) WITHOUT ROWID;
 
+-- A TEXT key is required (only a rowid table's INTEGER PRIMARY KEY is assigned by SQLite);
+-- exact numbers are Decimal; untyped and TIME columns are SQLiteValue, Optional when nullable.
+CREATE TABLE ledger (
+    code TEXT PRIMARY KEY,
+    amount NUMERIC(12, 2) NOT NULL,
+    fee MONEY,
+    rate DECIMAL,
+    memo,
+    tag NOT NULL,
+    at TIME
+);
+
 -- Names that are not Swift identifiers, reserved words, and two columns with one camel-case name.
 CREATE TABLE "event log" (
     "event id" TEXT PRIMARY KEY NOT NULL,

@@ -8,10 +8,12 @@ public import SwiftDAL
 /// a memberwise initializer, ``Entity/init(row:)`` and ``Entity/encodeColumns(to:)``,
 /// and a `BaseDAL` subclass (`UserDAL`). Column types follow SQLite's affinity rules:
 /// `INTEGER` → `Int64`, `TEXT`/`VARCHAR` → `String`, `REAL` → `Double`, `BLOB` → `Data`,
-/// `BOOLEAN` → `Bool`, `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type
-/// and `DECIMAL`/`NUMERIC` columns (SQLite may store any storage class there) →
-/// ``SQLiteValue``. Nullable columns are optionals; an `INTEGER PRIMARY KEY` is `Int64?`,
-/// `nil` until SQLite assigns it on insert.
+/// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
+/// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
+/// NUMERIC affinity (`TIME`, `JSON`…) → ``SQLiteValue`` (whatever SQLite stored).
+/// Nullable columns are optionals (`Optional<SQLiteValue>` too); a rowid table's
+/// `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil` until SQLite assigns it on insert;
+/// every other key column is required.
 ///
 /// For example:
 ///
@@ -70,12 +72,8 @@ public struct EntityGenerator: Sendable {
                     table: table)
             }
         }
-        // Only a rowid table's single `INTEGER PRIMARY KEY` is the rowid (SQLite assigns it).
-        let withoutRowID = try Self.isWithoutRowID(table, in: db)
-        var rowIDKey: String?
-        if primaryKey.count == 1 && !withoutRowID {
-            rowIDKey = description.columns.first { $0.name == primaryKey[0] && $0.declaredType.uppercased() == "INTEGER" }?.name
-        }
+        let kind = try db.tableKind(of: table)
+        let rowIDKey = Self.rowIDKey(of: description, kind: kind)
         var used = Set<String>()
         var properties = [EntityModel.Property]()
         for (position, column) in description.columns.enumerated() {
@@ -88,13 +86,12 @@ public struct EntityGenerator: Sendable {
             used.insert(name)
             let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType)
             let isRowIDKey = column.name == rowIDKey
-            // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
-            let isNotNull = column.isNotNull || (withoutRowID && column.primaryKeyIndex > 0)
-            let isOptional = typeName != "SQLiteValue" && (isRowIDKey || !isNotNull)
+            // A key column is required unless SQLite assigns it: SQLite lets a rowid
+            // table's non-INTEGER key hold NULL (a legacy bug it keeps), but no row should.
+            let isOptional = isRowIDKey || (column.primaryKeyIndex == 0 && !column.isNotNull)
             properties.append(
                 EntityModel.Property(
                     column: column.name, name: name, typeName: typeName, isOptional: isOptional,
-                    defaultsToNull: typeName == "SQLiteValue" && !isNotNull,
                     isAssignedByDatabase: isRowIDKey, needsFoundation: needsFoundation,
                     declaredType: column.declaredType))
         }
@@ -135,10 +132,16 @@ public struct EntityGenerator: Sendable {
         return SourceWriter(access: options.access).file(models, origin: origin, leftOut: leftOut, renamings: names.renamings)
     }
 
-    /// Whether `table` is a `WITHOUT ROWID` table (its `INTEGER PRIMARY KEY` is then an
-    /// ordinary column, not the rowid).
-    static func isWithoutRowID(_ table: String, in db: Database) throws -> Bool {
-        try db.fetchScalar(Bool.self, "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = \(table)") ?? false
+    /// The column that is the rowid, which SQLite assigns on insert: the single
+    /// `INTEGER PRIMARY KEY` of a rowid table. SQLite makes no index for that key, and
+    /// one for every other key (`INT PRIMARY KEY`, `INTEGER PRIMARY KEY DESC`, a `TEXT`
+    /// key), which tells the quirks apart without parsing the `CREATE TABLE`.
+    static func rowIDKey(of description: TableDescription, kind: TableKind) -> String? {
+        let key = description.primaryKey
+        guard kind == .rowIDTable, key.count == 1, !description.indexes.contains(where: { $0.origin == "pk" }),
+            description.columns.first(where: { $0.name == key[0] })?.declaredType.uppercased() == "INTEGER"
+        else { return nil }
+        return key[0]
     }
 
     /// The types the generated code names: an entity or DAL of one of these names would

@@ -10,12 +10,10 @@ public struct EntityModel: Sendable, Hashable {
         public let column: String
         /// The property name (unescaped: reserved words get backticks when written).
         public let name: String
-        /// The Swift type, without optionality (`Int64`, `String`, `SQLiteValue`…).
+        /// The Swift type, without optionality (`Int64`, `String`, `Decimal`, `SQLiteValue`…).
         public let typeName: String
         /// Whether the property is an optional (a nullable column, or the rowid key).
         public let isOptional: Bool
-        /// Whether the property is a ``SQLiteValue`` of a nullable column (`.null` by default).
-        public let defaultsToNull: Bool
         /// Whether SQLite assigns the value on insert (the `INTEGER PRIMARY KEY`).
         public let isAssignedByDatabase: Bool
         /// Whether the type comes from Foundation.

@@ -67,10 +67,10 @@ struct SourceWriter {
             lines.append("    \(modifier)\(property.declaration)")
         }
         let parameters = properties.map { property in
-            let defaultValue = property.isOptional ? " = nil" : property.defaultsToNull ? " = .null" : ""
+            let defaultValue = property.isOptional ? " = nil" : ""
             return "\(SwiftIdentifier.escaped(property.name)): \(property.typeName)\(property.isOptional ? "?" : "")\(defaultValue)"
         }
-        lines += ["", "    /// An entity with every column given (nullable ones default to `nil` or `.null`)."]
+        lines += ["", "    /// An entity with every column given (nullable ones default to `nil`)."]
         lines += Self.parenthesized("    \(modifier)init(", parameters, ") {", indent: "    ")
         lines += properties.map { "        self.\(SwiftIdentifier.escaped($0.name)) = \(SwiftIdentifier.escaped($0.name))" }
         lines += [

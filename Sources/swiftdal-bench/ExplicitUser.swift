@@ -32,7 +32,7 @@ struct ExplicitUser: Entity, Hashable {
     /// Column `bio` (TEXT).
     var bio: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(id: Int64? = nil, name: String, email: String, age: Int64, score: Double, bio: String? = nil) {
         self.id = id
         self.name = name

@@ -51,13 +51,80 @@ import Testing
         #expect(declarations == [
             "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
             "var isPublished: Bool", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
-            "var price: SQLiteValue", "var cover: Optional<Data>", "var extra: SQLiteValue",
+            "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
         ])
         #expect(articles.properties[0].isAssignedByDatabase)
         // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
         let categories = try codegenDatabase().read { try EntityGenerator().model(of: "categories", in: $0) }
         #expect(categories.properties[0].declaration == "var code: Int64")
         #expect(!categories.properties[0].isAssignedByDatabase)
+    }
+
+    @Test func keysAreRequiredUnlessSQLiteAssignsThem() throws {
+        // Only a rowid table's INTEGER PRIMARY KEY is the rowid, which SQLite assigns; not
+        // `INT PRIMARY KEY`, not `INTEGER PRIMARY KEY DESC` (SQLite's documented quirk),
+        // not a TEXT key (nullable in a rowid table, by SQLite's legacy rule), not a
+        // composite key, not a WITHOUT ROWID table's key.
+        let tables = [
+            "text_key (code TEXT PRIMARY KEY, v TEXT)": "var code: String",
+            "int_key (n INT PRIMARY KEY, v TEXT)": "var n: Int64",
+            "desc_key (n INTEGER PRIMARY KEY DESC, v TEXT)": "var n: Int64",
+            "composite (a TEXT, b INTEGER, PRIMARY KEY (a, b))": "var a: String",
+            "wr (n INTEGER PRIMARY KEY, v TEXT) WITHOUT ROWID": "var n: Int64",
+            "rowid_key (n INTEGER PRIMARY KEY, v TEXT)": "var n: Optional<Int64>",
+            "lower_case (n integer primary key, v TEXT)": "var n: Optional<Int64>",
+            "not_null_rowid (n INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, v TEXT)": "var n: Optional<Int64>",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        for (definition, declaration) in tables.sorted(by: { $0.key < $1.key }) {
+            let name = String(definition.prefix { $0 != " " })
+            let model = try queue.write { db in
+                try db.execute(sql: "CREATE TABLE \(definition)")
+                return try EntityGenerator().model(of: name, in: db)
+            }
+            #expect(model.properties[0].declaration == declaration, "\(definition)")
+            #expect(model.properties[0].isAssignedByDatabase == declaration.hasSuffix("Optional<Int64>"), "\(definition)")
+        }
+    }
+
+    @Test func exactNumbersAreDecimalAndEveryNullableColumnIsOptional() throws {
+        let columns = [
+            "a NUMERIC", "b NUMERIC NOT NULL", "c DECIMAL(10, 2)", "d NUMERIC(10,2) NOT NULL", "e MONEY", "f NUMBER",
+            "g SMALLMONEY", "h DEC(5)", "i", "j NOT NULL", "k TIME", "l DATE", "m TIMESTAMP", "n BOOLEAN NOT NULL",
+            "o JSON", "p DOUBLE PRECISION", "q UNSIGNED BIG INT", "r NVARCHAR(10)", "s CLOB", "t FLOAT", "u DATETIME",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        let model = try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, \(columns.joined(separator: ", ")))")
+            return try EntityGenerator().model(of: "t", in: db)
+        }
+        #expect(model.properties.dropFirst().map(\.declaration) == [
+            "var a: Optional<Decimal>", "var b: Decimal", "var c: Optional<Decimal>", "var d: Decimal",
+            "var e: Optional<Decimal>", "var f: Optional<Decimal>", "var g: Optional<Decimal>", "var h: Optional<Decimal>",
+            "var i: Optional<SQLiteValue>", "var j: SQLiteValue", "var k: Optional<SQLiteValue>", "var l: Optional<Date>",
+            "var m: Optional<Date>", "var n: Bool", "var o: Optional<SQLiteValue>", "var p: Optional<Double>",
+            "var q: Optional<Int64>", "var r: Optional<String>", "var s: Optional<String>", "var t: Optional<Double>",
+            "var u: Optional<Date>",
+        ])
+    }
+
+    @Test func decimalTextKeyAndUntypedColumnsRoundTrip() throws {
+        let queue = try codegenDatabase()
+        let ledger = LedgerDAL(database: queue)
+        let big = try #require(Decimal(string: "1234567890.12"))
+        let entry = LedgerInfo(code: "L-1", amount: big, fee: Decimal(string: "0.10"), memo: .blob(Data([1])), tag: 5, at: "12:30")
+        try ledger.insert(entry)
+        let stored = try #require(try ledger.findById("L-1"))
+        #expect(stored.amount == big && stored.fee == Decimal(string: "0.1") && stored.rate == nil)
+        #expect(stored.memo == .blob(Data([1])) && stored.tag == .integer(5) && stored.at == .text("12:30"))
+        try ledger.insert(LedgerInfo(code: "L-2", amount: 0, tag: "t"))
+        let bare = try #require(try ledger.findById("L-2"))
+        #expect(bare.memo == nil && bare.tag == .text("t") && bare.fee == nil)
+        #expect(sqliteError { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?.constraintKind == .notNull)
+        // A numeric column can hold text that is no number: reading it fails with a typed error naming the column.
+        try queue.write { try $0.execute(sql: "UPDATE ledger SET rate = 'n/a' WHERE code = 'L-2'") }
+        let error = dalError { _ = try ledger.findById("L-2") }
+        #expect(error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger", "\(String(describing: error))")
     }
 
     @Test func tablesWithoutAKeyAreLeftOutOrRefusedAndClashesAreReported() throws {
@@ -320,16 +387,18 @@ import Testing
         let id = try articles.insert2(
             ArticleInfo(
                 title: "Hello", authorID: Int64(Int32.max) + 1, isPublished: true, publishedAt: published, rating: 4.5,
-                price: .text("12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
+                price: Decimal(string: "12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
         let stored = try #require(try articles.findById(id))
         #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished)
         #expect(stored.publishedAt == published && stored.rating == 4.5 && stored.cover == Data([0, 1, 255]))
         #expect(stored.body == nil && stored.extra == .integer(7))
-        // DECIMAL has NUMERIC affinity: SQLite turned the text into a number; SQLiteValue shows what is stored.
-        #expect(stored.price == .real(12.3))
+        // DECIMAL has NUMERIC affinity: SQLite turned the text into a REAL; Decimal reads it back exactly.
+        #expect(stored.price == Decimal(string: "12.3"))
+        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT typeof(price) FROM articles") } == "real")
         let draft = try articles.insert2(ArticleInfo(title: "Draft", authorID: 1, isPublished: false))
         #expect(try articles.find(condition: "is_published = \(false)").map(\.id) == [draft])
-        #expect(try articles.findById(draft)?.price == .null)
+        let draftRow = try #require(try articles.findById(draft))
+        #expect(draftRow.price == nil && draftRow.extra == nil)
 
         let tags = ArticleTagDAL(database: queue)
         try tags.insert(ArticleTagInfo(articleID: id, tag: "swift"))

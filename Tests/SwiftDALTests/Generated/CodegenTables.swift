@@ -25,7 +25,7 @@ struct ArticleTagInfo: Entity, Hashable {
     /// Column `tag` (TEXT).
     var tag: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(articleID: Int64, tag: String) {
         self.articleID = articleID
         self.tag = tag
@@ -81,19 +81,19 @@ struct ArticleInfo: Entity, Hashable {
     var rating: Optional<Double>
 
     /// Column `price` (DECIMAL(10, 2)).
-    var price: SQLiteValue
+    var price: Optional<Decimal>
 
     /// Column `cover` (BLOB).
     var cover: Optional<Data>
 
     /// Column `extra` (no declared type).
-    var extra: SQLiteValue
+    var extra: Optional<SQLiteValue>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(
         id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool,
-        publishedAt: Date? = nil, rating: Double? = nil, price: SQLiteValue = .null, cover: Data? = nil,
-        extra: SQLiteValue = .null
+        publishedAt: Date? = nil, rating: Double? = nil, price: Decimal? = nil, cover: Data? = nil,
+        extra: SQLiteValue? = nil
     ) {
         self.id = id
         self.title = title
@@ -154,7 +154,7 @@ struct CasingInfo: Entity, Hashable {
     /// Column `émile` (TEXT).
     var émile2: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(id: Int64? = nil, émile: String? = nil, émile2: String? = nil) {
         self.id = id
         self.émile = émile
@@ -196,7 +196,7 @@ struct CategoryInfo: Entity, Hashable {
     /// Column `name` (TEXT).
     var name: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(code: Int64, name: String) {
         self.code = code
         self.name = name
@@ -260,7 +260,7 @@ struct EventLogInfo: Entity, Hashable {
     /// Column `Type` (INTEGER).
     var type: Optional<Int64>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(
         eventID: String, `default`: String, `class`: Int64? = nil, c2fa: Bool? = nil, userID: Int64? = nil,
         userID2: Int64? = nil, row: String? = nil, columns: String? = nil, selfColumn: String? = nil,
@@ -431,7 +431,7 @@ struct KeywordInfo: Entity, Hashable {
     /// Column `__shared` (TEXT).
     var shared: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(
         `init`: String, `deinit`: String? = nil, `subscript`: String? = nil, `associatedtype`: String? = nil,
         selfColumn: String? = nil, `protocol`: String? = nil, type: String? = nil, column8: String? = nil,
@@ -544,6 +544,76 @@ struct KeywordInfo: Entity, Hashable {
 /// For example, `let count = try KeywordDAL(database: pool).getRecordCount()`.
 final class KeywordDAL: BaseDAL<KeywordInfo>, @unchecked Sendable {}
 
+/// A row of `ledger`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try LedgerDAL(database: pool).getAll()`.
+struct LedgerInfo: Entity, Hashable {
+    static let tableName = "ledger"
+    static let primaryKey = ["code"]
+    static let columnNames: [String]? = [
+        "code", "amount", "fee", "rate", "memo", "tag", "at",
+    ]
+
+    /// Column `code` (TEXT).
+    var code: String
+
+    /// Column `amount` (NUMERIC(12, 2)).
+    var amount: Decimal
+
+    /// Column `fee` (MONEY).
+    var fee: Optional<Decimal>
+
+    /// Column `rate` (DECIMAL).
+    var rate: Optional<Decimal>
+
+    /// Column `memo` (no declared type).
+    var memo: Optional<SQLiteValue>
+
+    /// Column `tag` (no declared type).
+    var tag: SQLiteValue
+
+    /// Column `at` (TIME).
+    var at: Optional<SQLiteValue>
+
+    /// An entity with every column given (nullable ones default to `nil`).
+    init(
+        code: String, amount: Decimal, fee: Decimal? = nil, rate: Decimal? = nil, memo: SQLiteValue? = nil,
+        tag: SQLiteValue, at: SQLiteValue? = nil
+    ) {
+        self.code = code
+        self.amount = amount
+        self.fee = fee
+        self.rate = rate
+        self.memo = memo
+        self.tag = tag
+        self.at = at
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            code: row[0], amount: row[1], fee: row[2], rate: row[3], memo: row[4], tag: row[5], at: row[6]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.code, for: "code")
+        try columns.encode(self.amount, for: "amount")
+        try columns.encode(self.fee, for: "fee")
+        try columns.encode(self.rate, for: "rate")
+        try columns.encode(self.memo, for: "memo")
+        try columns.encode(self.tag, for: "tag")
+        try columns.encode(self.at, for: "at")
+    }
+}
+
+/// The DAL of `ledger`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try LedgerDAL(database: pool).getRecordCount()`.
+final class LedgerDAL: BaseDAL<LedgerInfo>, @unchecked Sendable {}
+
 /// A row of `look-alikes`, mapped explicitly (columns read by index, no Codable).
 ///
 /// For example, `let rows = try LookAlikeDAL(database: pool).getAll()`.
@@ -569,7 +639,7 @@ struct LookAlikeInfo: Entity, Hashable {
     /// Column `user.id` (TEXT).
     var userID5: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(
         userID: Int64? = nil, userID2: String, userID3: String? = nil, userID4: String? = nil,
         userID5: String? = nil
@@ -648,7 +718,7 @@ struct MemberInfo: Entity, Hashable {
     /// Column `hashValueColumn` (TEXT).
     var hashValueColumn2: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(
         id: Int64? = nil, hashValueColumn: String, hash: String? = nil, tableName: String? = nil,
         primaryKey: String? = nil, columnNames: String? = nil, tableDefinition: String? = nil,
@@ -714,7 +784,7 @@ struct OddNameXInfo: Entity, Hashable {
     /// Column `line break */ "q"` (TEXT).
     var lineBreakQ: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(lineBreakQ: String) {
         self.lineBreakQ = lineBreakQ
     }
@@ -761,7 +831,7 @@ struct 客户Info: Entity, Hashable {
     /// Column `́x` (TEXT).
     var ćx: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(编号: String, 名字: String, c1号: Int64? = nil, 😀: String? = nil, ćx: String? = nil) {
         self.编号 = 编号
         self.名字 = 名字
@@ -807,7 +877,7 @@ struct 客户2Info: Entity, Hashable {
     /// Column `备注` (TEXT).
     var 备注: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given (nullable ones default to `nil`).
     init(编号: Int64? = nil, 备注: String? = nil) {
         self.编号 = 编号
         self.备注 = 备注
