@@ -12,7 +12,10 @@ CREATE TABLE articles (
     rating REAL,
     price DECIMAL(10, 2),
     cover BLOB,
-    extra
+    extra,
+    status TEXT NOT NULL DEFAULT 'draft',
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    lang TEXT DEFAULT 'en'
 );
 
 -- A composite key, WITHOUT ROWID.

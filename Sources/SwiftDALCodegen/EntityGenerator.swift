@@ -11,9 +11,11 @@ public import SwiftDAL
 /// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
 /// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
 /// NUMERIC affinity (`TIME`, `JSON`…) → ``SQLiteValue`` (whatever SQLite stored).
-/// Nullable columns are optionals (`Optional<SQLiteValue>` too); a rowid table's
-/// `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil` until SQLite assigns it on insert;
-/// every other key column is required.
+/// Nullable columns are optionals (`Optional<SQLiteValue>` too), and so are `NOT NULL`
+/// columns with a default: `nil` there means the default on insert, and an update keeps
+/// the stored value. A rowid table's `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil`
+/// until SQLite assigns it on insert. Only `NOT NULL` columns without a default and the
+/// other key columns are required arguments of the memberwise initializer.
 ///
 /// For example:
 ///
@@ -86,14 +88,19 @@ public struct EntityGenerator: Sendable {
             used.insert(name)
             let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType)
             let isRowIDKey = column.name == rowIDKey
-            // A key column is required unless SQLite assigns it: SQLite lets a rowid
-            // table's non-INTEGER key hold NULL (a legacy bug it keeps), but no row should.
-            let isOptional = isRowIDKey || (column.primaryKeyIndex == 0 && !column.isNotNull)
+            let isKey = column.primaryKeyIndex > 0
+            // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
+            let isNotNull = column.isNotNull || (kind == .withoutRowIDTable && isKey)
+            // Required: a key column SQLite does not assign (SQLite lets a rowid table's
+            // other keys hold NULL, a legacy bug it keeps, but no row should), and a NOT
+            // NULL column without a default. Otherwise `nil` means something: NULL, the
+            // column's default on insert (BaseDAL leaves the column out), the rowid to come.
+            let isOptional = isRowIDKey || (!isKey && (!isNotNull || column.defaultValueSQL != nil))
             properties.append(
                 EntityModel.Property(
                     column: column.name, name: name, typeName: typeName, isOptional: isOptional,
                     isAssignedByDatabase: isRowIDKey, needsFoundation: needsFoundation,
-                    declaredType: column.declaredType))
+                    declaredType: column.declaredType, isNotNull: isNotNull, defaultValueSQL: column.defaultValueSQL))
         }
         return EntityModel(
             tableName: table, entityName: stem + options.entitySuffix, dalName: stem + options.dalSuffix,

@@ -12,7 +12,9 @@ public struct EntityModel: Sendable, Hashable {
         public let name: String
         /// The Swift type, without optionality (`Int64`, `String`, `Decimal`, `SQLiteValue`…).
         public let typeName: String
-        /// Whether the property is an optional (a nullable column, or the rowid key).
+        /// Whether the property is an optional: a nullable column, a `NOT NULL` column with
+        /// a default (`nil` means the default on insert, the stored value on update), or
+        /// the rowid key.
         public let isOptional: Bool
         /// Whether SQLite assigns the value on insert (the `INTEGER PRIMARY KEY`).
         public let isAssignedByDatabase: Bool
@@ -20,6 +22,10 @@ public struct EntityModel: Sendable, Hashable {
         public let needsFoundation: Bool
         /// The column's declared type, as the schema spells it.
         public let declaredType: String
+        /// Whether the column is `NOT NULL` (a `WITHOUT ROWID` table's key columns are).
+        public let isNotNull: Bool
+        /// The column's `DEFAULT`, as SQL text, when it has one.
+        public let defaultValueSQL: String?
 
         /// The declaration after the access level, e.g. `var bio: Optional<String>`.
         ///

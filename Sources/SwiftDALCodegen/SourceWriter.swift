@@ -61,16 +61,15 @@ struct SourceWriter {
         lines.append("    ]")
         for property in properties {
             lines.append("")
-            let note = property.isAssignedByDatabase ? ": `nil` until SQLite assigns it on insert" : ""
-            let declared = property.declaredType.isEmpty ? "no declared type" : SwiftIdentifier.commentText(property.declaredType)
-            lines.append("    /// Column `\(SwiftIdentifier.commentText(property.column))` (\(declared))\(note).")
+            lines.append("    /// Column `\(SwiftIdentifier.commentText(property.column))` (\(Self.columnSummary(property))).")
+            if let note = Self.nilNote(property) { lines.append("    /// \(note)") }
             lines.append("    \(modifier)\(property.declaration)")
         }
         let parameters = properties.map { property in
             let defaultValue = property.isOptional ? " = nil" : ""
             return "\(SwiftIdentifier.escaped(property.name)): \(property.typeName)\(property.isOptional ? "?" : "")\(defaultValue)"
         }
-        lines += ["", "    /// An entity with every column given (nullable ones default to `nil`)."]
+        lines += ["", "    /// An entity with every column given; an optional left out is `nil` (see each property)."]
         lines += Self.parenthesized("    \(modifier)init(", parameters, ") {", indent: "    ")
         lines += properties.map { "        self.\(SwiftIdentifier.escaped($0.name)) = \(SwiftIdentifier.escaped($0.name))" }
         lines += [
@@ -108,6 +107,24 @@ struct SourceWriter {
             "/// For example, `let count = try \(model.dalName)(database: pool).getRecordCount()`.",
             "\(modifier)final class \(model.dalName): BaseDAL<\(model.entityName)>, @unchecked Sendable {}",
         ]
+    }
+
+    /// The column's declared type, `NOT NULL` and default, as a comment says them:
+    /// `TEXT NOT NULL DEFAULT 'new'`.
+    static func columnSummary(_ property: EntityModel.Property) -> String {
+        var summary = property.declaredType.isEmpty ? "no declared type" : property.declaredType
+        if property.isNotNull { summary += " NOT NULL" }
+        if let defaultValue = property.defaultValueSQL { summary += " DEFAULT " + defaultValue }
+        return SwiftIdentifier.commentText(summary)
+    }
+
+    /// What `nil` means for an optional property whose `nil` is not simply `NULL`.
+    static func nilNote(_ property: EntityModel.Property) -> String? {
+        if property.isAssignedByDatabase { return "`nil` until SQLite assigns it on insert." }
+        guard property.isOptional, property.defaultValueSQL != nil else { return nil }
+        return property.isNotNull
+            ? "`nil` means the default on insert; an update keeps the stored value."
+            : "`nil` means the default on insert, NULL on update."
     }
 
     /// `head`, the comma-separated `items` and `tail` on one line when that fits in 110

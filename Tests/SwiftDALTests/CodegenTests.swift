@@ -50,8 +50,9 @@ import Testing
         let declarations = articles.properties.map(\.declaration)
         #expect(declarations == [
             "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
-            "var isPublished: Bool", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
+            "var isPublished: Optional<Bool>", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
             "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
+            "var status: Optional<String>", "var createdAt: Optional<Date>", "var lang: Optional<String>",
         ])
         #expect(articles.properties[0].isAssignedByDatabase)
         // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
@@ -127,6 +128,55 @@ import Testing
         #expect(error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger", "\(String(describing: error))")
     }
 
+    @Test func nilMeansTheDefaultForNotNullColumnsWithADefault() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let source = try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE jobs (
+                    code TEXT PRIMARY KEY NOT NULL DEFAULT 'job', name TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'new',
+                    created DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, note TEXT DEFAULT 'none', done BOOLEAN)
+                """)
+            return try EntityGenerator().source(for: ["jobs"], in: db)
+        }
+        // Required: key columns SQLite does not assign, and NOT NULL columns without a default.
+        let words = source.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains(
+            "code: String, name: String, status: String? = nil, created: Date? = nil, note: String? = nil, done: Bool? = nil ) {"))
+        #expect(source.contains("var status: Optional<String>") && source.contains("var created: Optional<Date>"))
+        #expect(source.contains("""
+                /// Column `status` (TEXT NOT NULL DEFAULT 'new').
+                /// `nil` means the default on insert; an update keeps the stored value.
+            """))
+        #expect(source.contains("""
+                /// Column `note` (TEXT DEFAULT 'none').
+                /// `nil` means the default on insert, NULL on update.
+            """))
+    }
+
+    @Test func nilTakesTheDefaultOnInsertAndKeepsTheStoredValueOnUpdate() throws {
+        let queue = try codegenDatabase()
+        let articles = ArticleDAL(database: queue)
+        let id = try articles.insert2(ArticleInfo(title: "T", authorID: 1))
+        var stored = try #require(try articles.findById(id))
+        #expect(stored.isPublished == false && stored.status == "draft" && stored.lang == "en")
+        let created = try #require(stored.createdAt)
+        // NOT NULL with a default: nil keeps what is stored; a value replaces it.
+        stored.status = nil
+        stored.isPublished = nil
+        stored.createdAt = nil
+        stored.title = "T2"
+        #expect(try articles.update(stored))
+        let kept = try #require(try articles.findById(id))
+        #expect(kept.status == "draft" && kept.isPublished == false && kept.createdAt == created && kept.title == "T2")
+        stored.status = "published"
+        #expect(try articles.update(stored))
+        #expect(try articles.findById(id)?.status == "published")
+        // Nullable with a default: nil is the default on insert, NULL on update.
+        stored.lang = nil
+        #expect(try articles.update(stored))
+        #expect(try queue.read { try $0.fetchScalar(Bool.self, "SELECT lang IS NULL FROM articles WHERE id = \(id)") } == true)
+    }
+
     @Test func tablesWithoutAKeyAreLeftOutOrRefusedAndClashesAreReported() throws {
         let queue = try codegenDatabase()
         let source = try queue.read { try EntityGenerator().source(in: $0) }
@@ -170,7 +220,7 @@ import Testing
         let source = try queue.read { try EntityGenerator().source(in: $0) }
         #expect(source.contains(#"static let tableName = "odd \"name\" \\ x""#))
         #expect(source.contains(#"["line\nbreak */ \"q\""]"#))
-        #expect(source.contains("/// Column `line break */ \"q\"` (TEXT)."))
+        #expect(source.contains("/// Column `line break */ \"q\"` (TEXT NOT NULL)."))
         #expect(source.contains("struct OddNameXInfo") && source.contains("var lineBreakQ: String"))
         // Every line that is not code is a comment: no name breaks out of a literal or a comment.
         for line in source.split(separator: "\n") where line.contains("line") && !line.contains("lineBreakQ") {
@@ -389,7 +439,7 @@ import Testing
                 title: "Hello", authorID: Int64(Int32.max) + 1, isPublished: true, publishedAt: published, rating: 4.5,
                 price: Decimal(string: "12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
         let stored = try #require(try articles.findById(id))
-        #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished)
+        #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished == true)
         #expect(stored.publishedAt == published && stored.rating == 4.5 && stored.cover == Data([0, 1, 255]))
         #expect(stored.body == nil && stored.extra == .integer(7))
         // DECIMAL has NUMERIC affinity: SQLite turned the text into a REAL; Decimal reads it back exactly.

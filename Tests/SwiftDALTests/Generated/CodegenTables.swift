@@ -19,13 +19,13 @@ struct ArticleTagInfo: Entity, Hashable {
         "article_id", "tag",
     ]
 
-    /// Column `article_id` (INTEGER).
+    /// Column `article_id` (INTEGER NOT NULL).
     var articleID: Int64
 
-    /// Column `tag` (TEXT).
+    /// Column `tag` (TEXT NOT NULL).
     var tag: String
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(articleID: Int64, tag: String) {
         self.articleID = articleID
         self.tag = tag
@@ -56,23 +56,25 @@ struct ArticleInfo: Entity, Hashable {
     static let tableName = "articles"
     static let columnNames: [String]? = [
         "id", "title", "body", "author_id", "is_published", "published_at", "rating", "price", "cover",
-        "extra",
+        "extra", "status", "created_at", "lang",
     ]
 
-    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var id: Optional<Int64>
 
-    /// Column `title` (VARCHAR(200)).
+    /// Column `title` (VARCHAR(200) NOT NULL).
     var title: String
 
     /// Column `body` (TEXT).
     var body: Optional<String>
 
-    /// Column `author_id` (INTEGER).
+    /// Column `author_id` (INTEGER NOT NULL).
     var authorID: Int64
 
-    /// Column `is_published` (BOOLEAN).
-    var isPublished: Bool
+    /// Column `is_published` (BOOLEAN NOT NULL DEFAULT 0).
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var isPublished: Optional<Bool>
 
     /// Column `published_at` (DATETIME).
     var publishedAt: Optional<Date>
@@ -89,11 +91,23 @@ struct ArticleInfo: Entity, Hashable {
     /// Column `extra` (no declared type).
     var extra: Optional<SQLiteValue>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// Column `status` (TEXT NOT NULL DEFAULT 'draft').
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var status: Optional<String>
+
+    /// Column `created_at` (DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP).
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var createdAt: Optional<Date>
+
+    /// Column `lang` (TEXT DEFAULT 'en').
+    /// `nil` means the default on insert, NULL on update.
+    var lang: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
-        id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool,
+        id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool? = nil,
         publishedAt: Date? = nil, rating: Double? = nil, price: Decimal? = nil, cover: Data? = nil,
-        extra: SQLiteValue? = nil
+        extra: SQLiteValue? = nil, status: String? = nil, createdAt: Date? = nil, lang: String? = nil
     ) {
         self.id = id
         self.title = title
@@ -105,13 +119,17 @@ struct ArticleInfo: Entity, Hashable {
         self.price = price
         self.cover = cover
         self.extra = extra
+        self.status = status
+        self.createdAt = createdAt
+        self.lang = lang
     }
 
     /// Reads a row of exactly ``columnNames``, by index.
     init(row: RowView) throws {
         try self.init(
             id: row[0], title: row[1], body: row[2], authorID: row[3], isPublished: row[4],
-            publishedAt: row[5], rating: row[6], price: row[7], cover: row[8], extra: row[9]
+            publishedAt: row[5], rating: row[6], price: row[7], cover: row[8], extra: row[9], status: row[10],
+            createdAt: row[11], lang: row[12]
         )
     }
 
@@ -127,6 +145,9 @@ struct ArticleInfo: Entity, Hashable {
         try columns.encode(self.price, for: "price")
         try columns.encode(self.cover, for: "cover")
         try columns.encode(self.extra, for: "extra")
+        try columns.encode(self.status, for: "status")
+        try columns.encode(self.createdAt, for: "created_at")
+        try columns.encode(self.lang, for: "lang")
     }
 }
 
@@ -145,7 +166,8 @@ struct CasingInfo: Entity, Hashable {
         "id", "Émile", "émile",
     ]
 
-    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var id: Optional<Int64>
 
     /// Column `Émile` (TEXT).
@@ -154,7 +176,7 @@ struct CasingInfo: Entity, Hashable {
     /// Column `émile` (TEXT).
     var émile2: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(id: Int64? = nil, émile: String? = nil, émile2: String? = nil) {
         self.id = id
         self.émile = émile
@@ -190,13 +212,13 @@ struct CategoryInfo: Entity, Hashable {
         "code", "name",
     ]
 
-    /// Column `code` (INTEGER).
+    /// Column `code` (INTEGER NOT NULL).
     var code: Int64
 
-    /// Column `name` (TEXT).
+    /// Column `name` (TEXT NOT NULL).
     var name: String
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(code: Int64, name: String) {
         self.code = code
         self.name = name
@@ -230,10 +252,10 @@ struct EventLogInfo: Entity, Hashable {
         "event id", "default", "class", "2fa", "userId", "user_id", "row", "columns", "self", "Type",
     ]
 
-    /// Column `event id` (TEXT).
+    /// Column `event id` (TEXT NOT NULL).
     var eventID: String
 
-    /// Column `default` (TEXT).
+    /// Column `default` (TEXT NOT NULL).
     var `default`: String
 
     /// Column `class` (INTEGER).
@@ -260,7 +282,7 @@ struct EventLogInfo: Entity, Hashable {
     /// Column `Type` (INTEGER).
     var type: Optional<Int64>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         eventID: String, `default`: String, `class`: Int64? = nil, c2fa: Bool? = nil, userID: Int64? = nil,
         userID2: Int64? = nil, row: String? = nil, columns: String? = nil, selfColumn: String? = nil,
@@ -320,7 +342,7 @@ struct KeywordInfo: Entity, Hashable {
         "unsafe", "package", "@objc", "@available(*, unavailable)", "#if", "__shared",
     ]
 
-    /// Column `init` (TEXT).
+    /// Column `init` (TEXT NOT NULL).
     var `init`: String
 
     /// Column `deinit` (TEXT).
@@ -431,7 +453,7 @@ struct KeywordInfo: Entity, Hashable {
     /// Column `__shared` (TEXT).
     var shared: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         `init`: String, `deinit`: String? = nil, `subscript`: String? = nil, `associatedtype`: String? = nil,
         selfColumn: String? = nil, `protocol`: String? = nil, type: String? = nil, column8: String? = nil,
@@ -557,7 +579,7 @@ struct LedgerInfo: Entity, Hashable {
     /// Column `code` (TEXT).
     var code: String
 
-    /// Column `amount` (NUMERIC(12, 2)).
+    /// Column `amount` (NUMERIC(12, 2) NOT NULL).
     var amount: Decimal
 
     /// Column `fee` (MONEY).
@@ -569,13 +591,13 @@ struct LedgerInfo: Entity, Hashable {
     /// Column `memo` (no declared type).
     var memo: Optional<SQLiteValue>
 
-    /// Column `tag` (no declared type).
+    /// Column `tag` (no declared type NOT NULL).
     var tag: SQLiteValue
 
     /// Column `at` (TIME).
     var at: Optional<SQLiteValue>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         code: String, amount: Decimal, fee: Decimal? = nil, rate: Decimal? = nil, memo: SQLiteValue? = nil,
         tag: SQLiteValue, at: SQLiteValue? = nil
@@ -624,10 +646,11 @@ struct LookAlikeInfo: Entity, Hashable {
         "user_id", "UserID", "user id", "user-id", "user.id",
     ]
 
-    /// Column `user_id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `user_id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var userID: Optional<Int64>
 
-    /// Column `UserID` (TEXT).
+    /// Column `UserID` (TEXT NOT NULL).
     var userID2: String
 
     /// Column `user id` (TEXT).
@@ -639,7 +662,7 @@ struct LookAlikeInfo: Entity, Hashable {
     /// Column `user.id` (TEXT).
     var userID5: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         userID: Int64? = nil, userID2: String, userID3: String? = nil, userID4: String? = nil,
         userID5: String? = nil
@@ -682,10 +705,11 @@ struct MemberInfo: Entity, Hashable {
         "encodeColumns", "row", "columns", "==", "hashValueColumn",
     ]
 
-    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var id: Optional<Int64>
 
-    /// Column `hashValue` (TEXT).
+    /// Column `hashValue` (TEXT NOT NULL).
     var hashValueColumn: String
 
     /// Column `hash` (TEXT).
@@ -718,7 +742,7 @@ struct MemberInfo: Entity, Hashable {
     /// Column `hashValueColumn` (TEXT).
     var hashValueColumn2: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         id: Int64? = nil, hashValueColumn: String, hash: String? = nil, tableName: String? = nil,
         primaryKey: String? = nil, columnNames: String? = nil, tableDefinition: String? = nil,
@@ -781,10 +805,10 @@ struct OddNameXInfo: Entity, Hashable {
         "line\nbreak */ \"q\"",
     ]
 
-    /// Column `line break */ "q"` (TEXT).
+    /// Column `line break */ "q"` (TEXT NOT NULL).
     var lineBreakQ: String
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(lineBreakQ: String) {
         self.lineBreakQ = lineBreakQ
     }
@@ -816,10 +840,10 @@ struct 客户Info: Entity, Hashable {
         "编号", "名字", "1号", "😀", "́x",
     ]
 
-    /// Column `编号` (TEXT).
+    /// Column `编号` (TEXT NOT NULL).
     var 编号: String
 
-    /// Column `名字` (TEXT).
+    /// Column `名字` (TEXT NOT NULL).
     var 名字: String
 
     /// Column `1号` (INTEGER).
@@ -831,7 +855,7 @@ struct 客户Info: Entity, Hashable {
     /// Column `́x` (TEXT).
     var ćx: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(编号: String, 名字: String, c1号: Int64? = nil, 😀: String? = nil, ćx: String? = nil) {
         self.编号 = 编号
         self.名字 = 名字
@@ -871,13 +895,14 @@ struct 客户2Info: Entity, Hashable {
         "编号", "备注",
     ]
 
-    /// Column `编号` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `编号` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var 编号: Optional<Int64>
 
     /// Column `备注` (TEXT).
     var 备注: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(编号: Int64? = nil, 备注: String? = nil) {
         self.编号 = 编号
         self.备注 = 备注
