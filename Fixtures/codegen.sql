@@ -119,5 +119,12 @@ CREATE TABLE "客户!" (编号 INTEGER PRIMARY KEY, 备注 TEXT);
 -- columns; in camel case both are `émile`, and the second is numbered.
 CREATE TABLE casing (id INTEGER PRIMARY KEY, "Émile" TEXT, "émile" TEXT);
 
--- No primary key: BaseDAL needs one, so the generator leaves it out (and says so).
-CREATE TABLE notes (body TEXT);
+-- No primary key: BaseDAL updates and deletes by key, so the generator writes a read-only
+-- DAL (ReadOnlyDAL: finds, counts, paging) and names it in the header.
+CREATE TABLE visits (page TEXT, at DATETIME);
+
+-- A view: a read-only DAL too; its columns are nullable as far as SQLite says.
+CREATE VIEW article_summary AS
+    SELECT a.id AS article_id, a.title, COUNT(t.tag) AS tag_count, a.price * 2 AS double_price
+    FROM articles a LEFT JOIN article_tags t ON t.article_id = a.id
+    GROUP BY a.id;

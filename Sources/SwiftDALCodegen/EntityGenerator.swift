@@ -6,7 +6,9 @@ public import SwiftDAL
 ///
 /// For each table: an entity struct (`users` → `UserInfo`) with one property per column,
 /// a memberwise initializer, ``Entity/init(row:)`` and ``Entity/encodeColumns(to:)``,
-/// and a `BaseDAL` subclass (`UserDAL`). Column types follow SQLite's affinity rules:
+/// and a `BaseDAL` subclass (`UserDAL`); for a view or a table without a primary key,
+/// the entity declares an empty key and its DAL is a `ReadOnlyDAL` subclass (finds,
+/// counts, paging; no writes). Column types follow SQLite's affinity rules:
 /// `INTEGER` → `Int64`, `TEXT`/`VARCHAR` → `String`, `REAL` → `Double`, `BLOB` → `Data`,
 /// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
 /// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
@@ -35,13 +37,14 @@ public struct EntityGenerator: Sendable {
         self.options = options
     }
 
-    /// What would be generated for `table`: the names and types, column by column. The
-    /// type names are the table's own (the stem by rule or from ``Options/typeStems``);
-    /// ``source(for:in:origin:)`` numbers names that two tables would share.
-    /// Throws ``DALError/Code/schemaMismatch`` for a missing table, a table without a
-    /// primary key (``BaseDAL`` finds, updates and deletes by key), options that
+    /// What would be generated for `table` (a table or a view): the names and types,
+    /// column by column, and whether its DAL is read-only. The type names are the table's
+    /// own (the stem by rule or from ``Options/typeStems``); ``source(for:in:origin:)``
+    /// numbers names that two tables would share. Throws
+    /// ``DALError/Code/schemaMismatch`` for a missing table, options that
     /// ``Options/validate()`` refuses, or a type name that would hide one the generated
-    /// code uses.
+    /// code uses, and ``SQLiteError`` for a view SQLite cannot describe (one whose table
+    /// was dropped).
     ///
     /// For example, `try generator.model(of: "users", in: db).properties.map(\.name)`.
     public func model(of table: String, in db: Database) throws -> EntityModel {
@@ -54,13 +57,10 @@ public struct EntityGenerator: Sendable {
     private func model(of description: TableDescription, stem: String, in db: Database) throws -> EntityModel {
         let table = description.name
         let primaryKey = description.primaryKey
-        guard !primaryKey.isEmpty else {
-            throw DALError(
-                .schemaMismatch,
-                "table \(table) has no primary key: BaseDAL finds, updates and deletes rows by key; declare one "
-                    + "(or leave the table out)",
-                table: table)
-        }
+        let kind = try db.tableKind(of: table)
+        // BaseDAL updates and deletes by key: a view, or a table without a key, gets a ReadOnlyDAL.
+        let readOnlyReason: EntityModel.ReadOnlyReason? =
+            kind == .view ? .view : primaryKey.isEmpty ? .noPrimaryKey : nil
         for typeName in [stem + options.entitySuffix, stem + options.dalSuffix] {
             guard SwiftIdentifier.isTypeName(typeName) else {
                 throw DALError(
@@ -74,7 +74,6 @@ public struct EntityGenerator: Sendable {
                     table: table)
             }
         }
-        let kind = try db.tableKind(of: table)
         let rowIDKey = Self.rowIDKey(of: description, kind: kind)
         var used = Set<String>()
         var properties = [EntityModel.Property]()
@@ -104,31 +103,34 @@ public struct EntityGenerator: Sendable {
         }
         return EntityModel(
             tableName: table, entityName: stem + options.entitySuffix, dalName: stem + options.dalSuffix,
-            primaryKey: primaryKey, properties: properties)
+            primaryKey: primaryKey, properties: properties, readOnlyReason: readOnlyReason)
     }
 
-    /// The Swift source for `tables` (when `nil`: every table of the database but
-    /// SwiftDAL's `swiftdal_migrations`, tables without a primary key left out and named
-    /// in the header), one entity and one DAL each, in table order.
-    /// `origin` is named in the header comment (say how to regenerate the file).
-    /// Type names that two tables would share are numbered and listed in the header (see
-    /// ``model(of:in:)``); two hand-chosen stems that clash are an error naming both
-    /// tables. Throws for the reasons of ``model(of:in:)`` too.
+    /// The Swift source for `tables` and views (when `nil`: every table and view of the
+    /// database but SQLite's own, virtual tables' shadow tables and SwiftDAL's
+    /// `swiftdal_migrations`), one entity and one DAL each, in the order given (by name
+    /// when `nil`). Tables get a ``BaseDAL``; views and tables without a primary key get a
+    /// ``ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
+    /// why. A view SQLite cannot describe (its table was dropped) is left out of the
+    /// whole-database file, and named in the header with SQLite's message; asked for by
+    /// name, it throws. `origin` is named in the header comment (say how to regenerate
+    /// the file). Type names that two tables would share are numbered and listed in the
+    /// header (see ``model(of:in:)``); two hand-chosen stems that clash are an error
+    /// naming both tables. Throws for the reasons of ``model(of:in:)`` too.
     ///
     /// For example, `try generator.source(for: nil, in: db, origin: "swift run swiftdal-gen --database app.sqlite")`.
     public func source(for tables: [String]? = nil, in db: Database, origin: String? = nil) throws -> String {
         try options.validate()
         var descriptions = [TableDescription]()
-        var leftOut = [String]()
+        var leftOut = [SourceWriter.LeftOut]()
         if let tables {
             descriptions = try tables.map { try db.describe(table: $0) }
         } else {
-            for table in try db.tableNames() where table != "swiftdal_migrations" {
-                let description = try db.describe(table: table)
-                if description.primaryKey.isEmpty {
-                    leftOut.append(table)
-                } else {
-                    descriptions.append(description)
+            for name in try SchemaObjects.names(in: db) {
+                do {
+                    descriptions.append(try db.describe(table: name))
+                } catch {
+                    leftOut.append(SourceWriter.LeftOut(name: name, reason: SchemaObjects.reason(error)))
                 }
             }
         }

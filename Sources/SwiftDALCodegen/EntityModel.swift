@@ -16,7 +16,7 @@ public struct EntityModel: Sendable, Hashable {
         /// a default (`nil` means the default on insert, the stored value on update), or
         /// the rowid key.
         public let isOptional: Bool
-        /// Whether SQLite assigns the value on insert (the `INTEGER PRIMARY KEY`).
+        /// Whether SQLite assigns the value on insert (a rowid table's `INTEGER PRIMARY KEY`).
         public let isAssignedByDatabase: Bool
         /// Whether the type comes from Foundation.
         public let needsFoundation: Bool
@@ -45,8 +45,20 @@ public struct EntityModel: Sendable, Hashable {
     public let entityName: String
     /// The DAL class's name.
     public let dalName: String
-    /// The primary-key columns, in key order.
+    /// The primary-key columns, in key order (none for a view or a table without a key).
     public let primaryKey: [String]
     /// One property per column, in column order (the order rows are read in).
     public let properties: [Property]
+    /// Why the DAL is a ``ReadOnlyDAL`` (no writes), or `nil` for a ``BaseDAL``.
+    public let readOnlyReason: ReadOnlyReason?
+
+    /// Why a table's DAL is read-only: ``BaseDAL`` updates and deletes rows by primary key.
+    ///
+    /// For example, `try generator.model(of: "product_sales", in: db).readOnlyReason == .view`.
+    public enum ReadOnlyReason: Sendable, Hashable {
+        /// A view.
+        case view
+        /// A table (or virtual table) without a primary key.
+        case noPrimaryKey
+    }
 }

@@ -177,14 +177,61 @@ import Testing
         #expect(try queue.read { try $0.fetchScalar(Bool.self, "SELECT lang IS NULL FROM articles WHERE id = \(id)") } == true)
     }
 
-    @Test func tablesWithoutAKeyAreLeftOutOrRefusedAndClashesAreReported() throws {
+    @Test func readOnlyDALsOfAViewAndAKeylessTableFindCountAndPage() throws {
         let queue = try codegenDatabase()
+        let articles = ArticleDAL(database: queue)
+        let tags = ArticleTagDAL(database: queue)
+        for number in 1...5 {
+            let id = try articles.insert2(ArticleInfo(title: "A\(number)", authorID: 1, price: Decimal(number)))
+            for tag in 0..<number { try tags.insert(ArticleTagInfo(articleID: id, tag: "t\(tag)")) }
+        }
+        let summaries = ArticleSummaryDAL(database: queue)
+        #expect(try summaries.getRecordCount() == 5)
+        #expect(try summaries.getRecordCount(condition: "tag_count >= \(3)") == 3)
+        let first = try #require(try summaries.findSingle(condition: "title = \("A4")"))
+        #expect(first.tagCount == .integer(4) && first.doublePrice == .integer(8))
+        // No key: rows come in the order of the first column.
+        #expect(try summaries.getAll().map(\.title) == ["A1", "A2", "A3", "A4", "A5"])
+        let page = try summaries.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "tag_count DESC")
+        #expect(page.items.map(\.title) == ["A3", "A2"] && page.pager.recordCount == 5 && page.pager.pageCount == 3)
+        #expect(try summaries.findTop(1, orderBy: "title DESC").first?.title == "A5")
+        // Key lookups need a key, which a view has not.
+        #expect(dalError { _ = try summaries.findById(1) }?.code == .unsupportedOperation)
+        // ReadOnlyDAL has no insert, update or delete: `summaries.insert(first)` does not
+        // compile. At run time, the class is no BaseDAL either.
+        #expect(!((summaries as AnyObject) is BaseDAL<ArticleSummaryInfo>))
+
+        let visits = VisitDAL(database: queue)
+        try queue.write { try $0.execute(sql: "INSERT INTO visits (page) VALUES ('b'), ('a'), (NULL)") }
+        #expect(try visits.getAll().map(\.page) == [nil, "a", "b"])
+        #expect(try visits.isExist(fieldName: "page", value: "a"))
+        #expect(!((visits as AnyObject) is BaseDAL<VisitInfo>))
+    }
+
+    @Test func viewsAndKeylessTablesGetReadOnlyDALsNamedInTheHeader() throws {
+        let queue = try codegenDatabase()
+        try queue.write { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE docs USING fts5(body)")  // its shadow tables are SQLite's own
+            try db.execute(sql: "CREATE TABLE gone (x TEXT)")
+            try db.execute(sql: "CREATE VIEW broken AS SELECT x FROM gone")
+            try db.execute(sql: "DROP TABLE gone")  // the view stays, and cannot be described
+        }
         let source = try queue.read { try EntityGenerator().source(in: $0) }
-        #expect(source.contains("// Left out (no primary key, which BaseDAL needs): notes."))
-        #expect(!source.contains("NoteInfo"))
-        let keyless = dalError { _ = try queue.read { try EntityGenerator().source(for: ["notes"], in: $0) } }
-        #expect(keyless?.code == .schemaMismatch)
-        #expect(keyless?.message.contains("no primary key") == true)
+        #expect(source.contains("""
+            // Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
+            //   ArticleSummaryDAL: `article_summary` is a view.
+            //   DocDAL: `docs` has no primary key (BaseDAL updates and deletes by key).
+            //   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
+            """))
+        #expect(source.contains("// Left out (SQLite cannot describe it): `broken`: "))
+        #expect(source.contains("final class VisitDAL: ReadOnlyDAL<VisitInfo>, @unchecked Sendable {}"))
+        #expect(source.contains("final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}"))
+        #expect(source.contains("    public static let primaryKey: [String] = []"))
+        #expect(!source.contains("DocsDataInfo") && !source.contains("DocsConfigInfo"))
+        // Asked for by name: a view, and a table without a key, are generated; a broken view throws.
+        let named = try queue.read { try EntityGenerator().source(for: ["article_summary", "visits"], in: $0) }
+        #expect(named.contains("ReadOnlyDAL<ArticleSummaryInfo>") && named.contains("ReadOnlyDAL<VisitInfo>"))
+        #expect(throws: SQLiteError.self) { _ = try queue.read { try EntityGenerator().source(for: ["broken"], in: $0) } }
         let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article", "articles": "Article"]))
         let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
         #expect(clashError?.message.contains("would both be ArticleInfo") == true)

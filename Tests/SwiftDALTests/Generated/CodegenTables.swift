@@ -2,12 +2,68 @@
 // Do not edit: change the schema and generate the file again.
 // Optionals are spelled Optional<T> on purpose: a `T?` property starts as nil, which
 // makes every initializer store twice and costs a copy of the entity per row read.
-// Left out (no primary key, which BaseDAL needs): notes.
+// Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
+//   ArticleSummaryDAL: `article_summary` is a view.
+//   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
 // Numbered to keep type names distinct (the names differ only in what Swift names drop):
 //   `客户!` → 客户2Info, 客户2DAL (`客户` is 客户Info)
 
 import Foundation
 import SwiftDAL
+
+/// A row of `article_summary`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try ArticleSummaryDAL(database: pool).getAll()`.
+struct ArticleSummaryInfo: Entity, Hashable {
+    static let tableName = "article_summary"
+    static let primaryKey: [String] = []
+    static let columnNames: [String]? = [
+        "article_id", "title", "tag_count", "double_price",
+    ]
+
+    /// Column `article_id` (INTEGER).
+    var articleID: Optional<Int64>
+
+    /// Column `title` (VARCHAR(200)).
+    var title: Optional<String>
+
+    /// Column `tag_count` (no declared type).
+    var tagCount: Optional<SQLiteValue>
+
+    /// Column `double_price` (no declared type).
+    var doublePrice: Optional<SQLiteValue>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        articleID: Int64? = nil, title: String? = nil, tagCount: SQLiteValue? = nil,
+        doublePrice: SQLiteValue? = nil
+    ) {
+        self.articleID = articleID
+        self.title = title
+        self.tagCount = tagCount
+        self.doublePrice = doublePrice
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(articleID: row[0], title: row[1], tagCount: row[2], doublePrice: row[3])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.articleID, for: "article_id")
+        try columns.encode(self.title, for: "title")
+        try columns.encode(self.tagCount, for: "tag_count")
+        try columns.encode(self.doublePrice, for: "double_price")
+    }
+}
+
+/// The read-only DAL of `article_summary` (a view): finds, counts and
+/// paging come from `ReadOnlyDAL`, which has no insert, update or delete; add the
+/// view's own queries in an extension.
+///
+/// For example, `let count = try ArticleSummaryDAL(database: pool).getRecordCount()`.
+final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}
 
 /// A row of `article_tags`, mapped explicitly (columns read by index, no Codable).
 ///
@@ -829,6 +885,47 @@ struct OddNameXInfo: Entity, Hashable {
 ///
 /// For example, `let count = try OddNameXDAL(database: pool).getRecordCount()`.
 final class OddNameXDAL: BaseDAL<OddNameXInfo>, @unchecked Sendable {}
+
+/// A row of `visits`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try VisitDAL(database: pool).getAll()`.
+struct VisitInfo: Entity, Hashable {
+    static let tableName = "visits"
+    static let primaryKey: [String] = []
+    static let columnNames: [String]? = [
+        "page", "at",
+    ]
+
+    /// Column `page` (TEXT).
+    var page: Optional<String>
+
+    /// Column `at` (DATETIME).
+    var at: Optional<Date>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(page: String? = nil, at: Date? = nil) {
+        self.page = page
+        self.at = at
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(page: row[0], at: row[1])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.page, for: "page")
+        try columns.encode(self.at, for: "at")
+    }
+}
+
+/// The read-only DAL of `visits` (no primary key, which BaseDAL's updates and deletes need): finds, counts and
+/// paging come from `ReadOnlyDAL`, which has no insert, update or delete; add the
+/// table's own queries in an extension.
+///
+/// For example, `let count = try VisitDAL(database: pool).getRecordCount()`.
+final class VisitDAL: ReadOnlyDAL<VisitInfo>, @unchecked Sendable {}
 
 /// A row of `客户`, mapped explicitly (columns read by index, no Codable).
 ///
