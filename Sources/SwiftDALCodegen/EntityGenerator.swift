@@ -116,7 +116,8 @@ public struct EntityGenerator: Sendable {
     /// name, it throws. `origin` is named in the header comment (say how to regenerate
     /// the file). Type names that two tables would share are numbered and listed in the
     /// header (see ``model(of:in:)``); two hand-chosen stems that clash are an error
-    /// naming both tables. Throws for the reasons of ``model(of:in:)`` too.
+    /// naming both tables, and so is a table listed twice. Throws for the reasons of
+    /// ``model(of:in:)`` too.
     ///
     /// For example, `try generator.source(for: nil, in: db, origin: "swift run swiftdal-gen --database app.sqlite")`.
     public func source(for tables: [String]? = nil, in db: Database, origin: String? = nil) throws -> String {
@@ -124,6 +125,7 @@ public struct EntityGenerator: Sendable {
         var descriptions = [TableDescription]()
         var leftOut = [SourceWriter.LeftOut]()
         if let tables {
+            try SchemaObjects.checkDistinct(tables)
             descriptions = try tables.map { try db.describe(table: $0) }
         } else {
             for name in try SchemaObjects.names(in: db) {

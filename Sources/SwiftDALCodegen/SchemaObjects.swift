@@ -25,6 +25,19 @@ enum SchemaObjects {
         return (names ?? []).filter { $0 != "swiftdal_migrations" }
     }
 
+    /// Throws ``DALError/Code/schemaMismatch`` when `tables` names a table twice, as SQLite
+    /// compares names (ASCII letters in any case): it would be generated twice.
+    static func checkDistinct(_ tables: [String]) throws {
+        var seen = [[UInt8]: String]()
+        for table in tables {
+            let folded = table.utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
+            if let other = seen[folded] {
+                throw DALError(.schemaMismatch, "\(other) and \(table) name the same table: list it once", table: table)
+            }
+            seen[folded] = table
+        }
+    }
+
     /// Why `error`, thrown while describing a listed table or view, leaves it out: the
     /// message alone (a view whose table was dropped: `no such table: main.gone`).
     static func reason(_ error: any Error) -> String {

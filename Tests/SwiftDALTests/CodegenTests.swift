@@ -397,6 +397,9 @@ import Testing
         let clash = EntityGenerator(options: .init(typeStems: ["用户": "客户", "客户": "客户"]))
         let error = dalError { _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) } }
         #expect(error?.message.contains("客户 and 用户 would both be 客户Info") == true, "\(String(describing: error))")
+        // A table listed twice (SQLite compares ASCII letters in any case) would be written twice.
+        let twice = dalError { _ = try queue.read { try EntityGenerator().source(for: ["user_log", "USER_LOG"], in: $0) } }
+        #expect(twice?.message.contains("user_log and USER_LOG name the same table") == true)
         // A rule-made name steps aside for a hand-chosen one.
         let chosen = EntityGenerator(options: .init(typeStems: ["用户": "客户"]))
         let chosenSource = try queue.read { try chosen.source(for: ["用户", "客户!"], in: $0) }
