@@ -6,12 +6,18 @@ public import SwiftDAL
 ///
 /// For each table: an entity struct (`users` → `UserInfo`) with one property per column,
 /// a memberwise initializer, ``Entity/init(row:)`` and ``Entity/encodeColumns(to:)``,
-/// and a `BaseDAL` subclass (`UserDAL`). Column types follow SQLite's affinity rules:
+/// and a `BaseDAL` subclass (`UserDAL`); for a view or a table without a primary key,
+/// the entity declares an empty key and its DAL is a `ReadOnlyDAL` subclass (finds,
+/// counts, paging; no writes). Column types follow SQLite's affinity rules:
 /// `INTEGER` → `Int64`, `TEXT`/`VARCHAR` → `String`, `REAL` → `Double`, `BLOB` → `Data`,
-/// `BOOLEAN` → `Bool`, `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type
-/// and `DECIMAL`/`NUMERIC` columns (SQLite may store any storage class there) →
-/// ``SQLiteValue``. Nullable columns are optionals; an `INTEGER PRIMARY KEY` is `Int64?`,
-/// `nil` until SQLite assigns it on insert.
+/// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
+/// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
+/// NUMERIC affinity (`TIME`, `JSON`…) → ``SQLiteValue`` (whatever SQLite stored).
+/// Nullable columns are optionals (`Optional<SQLiteValue>` too), and so are `NOT NULL`
+/// columns with a default: `nil` there means the default on insert, and an update keeps
+/// the stored value. A rowid table's `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil`
+/// until SQLite assigns it on insert. Only `NOT NULL` columns without a default and the
+/// other key columns are required arguments of the memberwise initializer.
 ///
 /// For example:
 ///
@@ -21,41 +27,6 @@ public import SwiftDAL
 /// try source.write(toFile: "Sources/MyDAL/UserInfo.swift", atomically: true, encoding: .utf8)
 /// ```
 public struct EntityGenerator: Sendable {
-    /// How the generated code is named and exposed.
-    ///
-    /// For example, `EntityGenerator.Options(access: .internal, typeStems: ["people": "Person"])`.
-    public struct Options: Sendable, Hashable {
-        /// The access level of the generated declarations.
-        public var access: AccessLevel
-        /// Appended to a table's type stem for the entity (`User` + `Info`).
-        public var entitySuffix: String
-        /// Appended to a table's type stem for the DAL (`User` + `DAL`).
-        public var dalSuffix: String
-        /// Type stems chosen by hand, by table name, where the singular rule guesses wrong.
-        public var typeStems: [String: String]
-
-        /// Options with the defaults: public, `Info` and `DAL` suffixes, stems by rule.
-        ///
-        /// For example, `EntityGenerator.Options(entitySuffix: "Record")`.
-        public init(
-            access: AccessLevel = .public, entitySuffix: String = "Info", dalSuffix: String = "DAL",
-            typeStems: [String: String] = [:]
-        ) {
-            self.access = access
-            self.entitySuffix = entitySuffix
-            self.dalSuffix = dalSuffix
-            self.typeStems = typeStems
-        }
-    }
-
-    /// The access level of generated declarations.
-    public enum AccessLevel: String, Sendable, Hashable {
-        /// `public`: for a DAL module that services import.
-        case `public`
-        /// `internal`: for DALs inside the service's own module.
-        case `internal`
-    }
-
     /// The options in use.
     public var options: Options
 
@@ -66,30 +37,32 @@ public struct EntityGenerator: Sendable {
         self.options = options
     }
 
-    /// What would be generated for `table`: the names and types, column by column.
-    /// Throws ``DALError/Code/schemaMismatch`` for a missing table, a table without a
-    /// primary key (``BaseDAL`` finds, updates and deletes by key), a stem that is not a
-    /// Swift identifier, or a type name that would hide one the generated code uses.
+    /// What would be generated for `table` (a table or a view): the names and types,
+    /// column by column, and whether its DAL is read-only. The type names are the table's
+    /// own (the stem by rule or from ``Options/typeStems``); ``source(for:in:origin:)``
+    /// numbers names that two tables would share. Throws
+    /// ``DALError/Code/schemaMismatch`` for a missing table, options that
+    /// ``Options/validate()`` refuses, or a type name that would hide one the generated
+    /// code uses, and ``SQLiteError`` for a view SQLite cannot describe (one whose table
+    /// was dropped).
     ///
     /// For example, `try generator.model(of: "users", in: db).properties.map(\.name)`.
     public func model(of table: String, in db: Database) throws -> EntityModel {
-        try model(of: db.describe(table: table), in: db)
+        try options.validate()
+        return try model(
+            of: db.describe(table: table), stem: options.typeStems[table] ?? Naming.typeStem(ofTable: table), in: db)
     }
 
-    /// ``model(of:in:)`` for a table already described.
-    private func model(of description: TableDescription, in db: Database) throws -> EntityModel {
+    /// ``model(of:in:)`` for a table already described, with its type stem.
+    private func model(of description: TableDescription, stem: String, in db: Database) throws -> EntityModel {
         let table = description.name
         let primaryKey = description.primaryKey
-        guard !primaryKey.isEmpty else {
-            throw DALError(
-                .schemaMismatch,
-                "table \(table) has no primary key: BaseDAL finds, updates and deletes rows by key; declare one "
-                    + "(or leave the table out)",
-                table: table)
-        }
-        let stem = options.typeStems[table] ?? Naming.typeStem(ofTable: table)
+        let kind = try db.tableKind(of: table)
+        // BaseDAL updates and deletes by key: a view, or a table without a key, gets a ReadOnlyDAL.
+        let readOnlyReason: EntityModel.ReadOnlyReason? =
+            kind == .view ? .view : primaryKey.isEmpty ? .noPrimaryKey : nil
         for typeName in [stem + options.entitySuffix, stem + options.dalSuffix] {
-            guard Pragma.isIdentifier(typeName) else {
+            guard SwiftIdentifier.isTypeName(typeName) else {
                 throw DALError(
                     .schemaMismatch, "\(typeName) is not a Swift type name; choose another stem or suffix", table: table)
             }
@@ -101,12 +74,7 @@ public struct EntityGenerator: Sendable {
                     table: table)
             }
         }
-        // Only a rowid table's single `INTEGER PRIMARY KEY` is the rowid (SQLite assigns it).
-        let withoutRowID = try Self.isWithoutRowID(table, in: db)
-        var rowIDKey: String?
-        if primaryKey.count == 1 && !withoutRowID {
-            rowIDKey = description.columns.first { $0.name == primaryKey[0] && $0.declaredType.uppercased() == "INTEGER" }?.name
-        }
+        let rowIDKey = Self.rowIDKey(of: description, kind: kind)
         var used = Set<String>()
         var properties = [EntityModel.Property]()
         for (position, column) in description.columns.enumerated() {
@@ -119,118 +87,79 @@ public struct EntityGenerator: Sendable {
             used.insert(name)
             let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType)
             let isRowIDKey = column.name == rowIDKey
+            let isKey = column.primaryKeyIndex > 0
             // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
-            let isNotNull = column.isNotNull || (withoutRowID && column.primaryKeyIndex > 0)
-            let isOptional = typeName != "SQLiteValue" && (isRowIDKey || !isNotNull)
+            let isNotNull = column.isNotNull || (kind == .withoutRowIDTable && isKey)
+            // Required: a key column SQLite does not assign (SQLite lets a rowid table's
+            // other keys hold NULL, a legacy bug it keeps, but no row should), and a NOT
+            // NULL column without a default. Otherwise `nil` means something: NULL, the
+            // column's default on insert (BaseDAL leaves the column out), the rowid to come.
+            let isOptional = isRowIDKey || (!isKey && (!isNotNull || column.defaultValueSQL != nil))
             properties.append(
                 EntityModel.Property(
                     column: column.name, name: name, typeName: typeName, isOptional: isOptional,
-                    defaultsToNull: typeName == "SQLiteValue" && !isNotNull,
                     isAssignedByDatabase: isRowIDKey, needsFoundation: needsFoundation,
-                    declaredType: column.declaredType))
+                    declaredType: column.declaredType, isNotNull: isNotNull, defaultValueSQL: column.defaultValueSQL))
         }
         return EntityModel(
             tableName: table, entityName: stem + options.entitySuffix, dalName: stem + options.dalSuffix,
-            primaryKey: primaryKey, properties: properties)
+            primaryKey: primaryKey, properties: properties, readOnlyReason: readOnlyReason)
     }
 
-    /// The Swift source for `tables` (when `nil`: every table of the database but
-    /// SwiftDAL's `swiftdal_migrations`, tables without a primary key left out and named
-    /// in the header), one entity and one DAL each, in table order.
-    /// `origin` is named in the header comment (say how to regenerate the file).
-    /// Throws when two tables would get the same type name, and for the reasons of
-    /// ``model(of:in:)``.
+    /// The Swift source for `tables` and views (when `nil`: every table and view of the
+    /// database but SQLite's own, virtual tables' shadow tables and SwiftDAL's
+    /// `swiftdal_migrations`), one entity and one DAL each, in the order given (by name
+    /// when `nil`). Tables get a ``BaseDAL``; views and tables without a primary key get a
+    /// ``ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
+    /// why. A view SQLite cannot describe (its table was dropped) is left out of the
+    /// whole-database file, and named in the header with SQLite's message; asked for by
+    /// name, it throws. `origin` is named in the header comment (say how to regenerate
+    /// the file). Type names that two tables would share are numbered and listed in the
+    /// header (see ``model(of:in:)``); two hand-chosen stems that clash are an error
+    /// naming both tables, and so is a table listed twice. Throws for the reasons of
+    /// ``model(of:in:)`` too.
     ///
     /// For example, `try generator.source(for: nil, in: db, origin: "swift run swiftdal-gen --database app.sqlite")`.
     public func source(for tables: [String]? = nil, in db: Database, origin: String? = nil) throws -> String {
-        var models = [EntityModel]()
-        var leftOut = [String]()
+        try options.validate()
+        var descriptions = [TableDescription]()
+        var leftOut = [SourceWriter.LeftOut]()
         if let tables {
-            models = try tables.map { try model(of: $0, in: db) }
+            try SchemaObjects.checkDistinct(tables)
+            descriptions = try tables.map { try db.describe(table: $0) }
         } else {
-            for table in try db.tableNames() where table != "swiftdal_migrations" {
-                let description = try db.describe(table: table)
-                if description.primaryKey.isEmpty {
-                    leftOut.append(table)
-                } else {
-                    models.append(try model(of: description, in: db))
+            for name in try SchemaObjects.names(in: db) {
+                do {
+                    descriptions.append(try db.describe(table: name))
+                } catch {
+                    leftOut.append(SourceWriter.LeftOut(name: name, reason: SchemaObjects.reason(error)))
                 }
             }
         }
-        var seen = [String: String]()
-        for model in models {
-            for typeName in [model.entityName, model.dalName] {
-                if let other = seen[typeName] {
-                    throw DALError(
-                        .schemaMismatch,
-                        "tables \(other) and \(model.tableName) would both be \(typeName); give one a type stem of its own",
-                        table: model.tableName)
-                }
-                seen[typeName] = model.tableName
-            }
+        let names = try TypeNames(for: descriptions.map(\.name), options: options)
+        let models = try descriptions.map { description in
+            try model(of: description, stem: names.stems[description.name] ?? "", in: db)
         }
-        return SourceWriter(access: options.access).file(models, origin: origin, leftOut: leftOut)
+        return SourceWriter(access: options.access).file(models, origin: origin, leftOut: leftOut, renamings: names.renamings)
     }
 
-    /// Whether `table` is a `WITHOUT ROWID` table (its `INTEGER PRIMARY KEY` is then an
-    /// ordinary column, not the rowid).
-    static func isWithoutRowID(_ table: String, in db: Database) throws -> Bool {
-        try db.fetchScalar(Bool.self, "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = \(table)") ?? false
+    /// The column that is the rowid, which SQLite assigns on insert: the single
+    /// `INTEGER PRIMARY KEY` of a rowid table. SQLite makes no index for that key, and
+    /// one for every other key (`INT PRIMARY KEY`, `INTEGER PRIMARY KEY DESC`, a `TEXT`
+    /// key), which tells the quirks apart without parsing the `CREATE TABLE`.
+    static func rowIDKey(of description: TableDescription, kind: TableKind) -> String? {
+        let key = description.primaryKey
+        guard kind == .rowIDTable, key.count == 1, !description.indexes.contains(where: { $0.origin == "pk" }),
+            description.columns.first(where: { $0.name == key[0] })?.declaredType.uppercased() == "INTEGER"
+        else { return nil }
+        return key[0]
     }
 
     /// The types the generated code names: an entity or DAL of one of these names would
     /// hide it (a table `bases` would otherwise give `class BaseDAL: BaseDAL<BaseInfo>`).
     static let namesTheCodeUses: Set<String> = [
         "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
-        "Bool", "Optional", "Hashable", "Sendable",
+        "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation",
     ]
 }
 
-/// One table as ``EntityGenerator`` will write it.
-///
-/// For example, `model.properties.first { $0.column == "user_id" }?.name == "userID"`.
-public struct EntityModel: Sendable, Hashable {
-    /// A column as a stored property.
-    ///
-    /// For example, `property.declaration == "var createdAt: Date"`.
-    public struct Property: Sendable, Hashable {
-        /// The column name, as declared.
-        public let column: String
-        /// The property name (unescaped: reserved words get backticks when written).
-        public let name: String
-        /// The Swift type, without optionality (`Int64`, `String`, `SQLiteValue`…).
-        public let typeName: String
-        /// Whether the property is an optional (a nullable column, or the rowid key).
-        public let isOptional: Bool
-        /// Whether the property is a ``SQLiteValue`` of a nullable column (`.null` by default).
-        public let defaultsToNull: Bool
-        /// Whether SQLite assigns the value on insert (the `INTEGER PRIMARY KEY`).
-        public let isAssignedByDatabase: Bool
-        /// Whether the type comes from Foundation.
-        public let needsFoundation: Bool
-        /// The column's declared type, as the schema spells it.
-        public let declaredType: String
-
-        /// The declaration after the access level, e.g. `var bio: Optional<String>`.
-        ///
-        /// Optionals are spelled `Optional<T>`, not `T?`: a `T?` stored property starts as
-        /// `nil` before any initializer runs, so every initializer first stores `nil` and
-        /// then assigns the real value, and the optimizer then keeps a copy of the whole
-        /// entity (a retain and a release per string) on every row read. Measured on the
-        /// benchmark: W2 and W4 about 5% faster spelled this way.
-        public var declaration: String {
-            "var \(Naming.escaped(name)): " + (isOptional ? "Optional<\(typeName)>" : typeName)
-        }
-    }
-
-    /// The table name.
-    public let tableName: String
-    /// The entity type's name.
-    public let entityName: String
-    /// The DAL class's name.
-    public let dalName: String
-    /// The primary-key columns, in key order.
-    public let primaryKey: [String]
-    /// One property per column, in column order (the order rows are read in).
-    public let properties: [Property]
-}

@@ -1,53 +1,65 @@
+import Foundation
+
 /// How table and column names become Swift names in generated code.
 ///
-/// Names are split into words at every character that cannot appear in a Swift
-/// identifier (`_`, spaces, punctuation) and at lower-to-upper case changes, then
-/// joined in camel case. Acronyms that Swift spells in one case (`id`, `url`, `uuid`…)
-/// are upper-cased after the first word, as the API Design Guidelines ask:
-/// `user_id` → `userID`. Reserved words are escaped with backticks.
+/// Names are split into words at every character that Swift does not accept in an
+/// identifier (spaces, punctuation, symbols; see ``SwiftIdentifier/isKept(_:)``), at `_`,
+/// and at lower-to-upper case changes, then joined in camel case: letters of every
+/// script, digits, emoji and combining marks are kept (`客户` stays `客户`). Acronyms
+/// that Swift spells in one case (`id`, `url`, `uuid`…) are upper-cased after the first
+/// word, as the API Design Guidelines ask: `user_id` → `userID`. Keywords are escaped
+/// with backticks when written (``SwiftIdentifier/escaped(_:)``).
 enum Naming {
     /// Words written in one case in Swift names.
     static let acronyms: Set<String> = ["id", "url", "uri", "uuid", "ip", "json", "xml", "html", "http", "https", "api", "sql"]
 
-    /// Words that must be escaped to be used as a property name.
-    static let reservedWords: Set<String> = [
-        "Any", "Protocol", "Self", "Type", "as", "associatedtype", "break", "case", "catch", "class", "continue",
-        "default", "defer", "deinit", "do", "else", "enum", "extension", "fallthrough", "false", "fileprivate",
-        "for", "func", "guard", "if", "import", "in", "init", "inout", "internal", "is", "let", "nil", "open",
-        "operator", "precedencegroup", "private", "protocol", "public", "repeat", "rethrows", "return", "self",
-        "some", "static", "struct", "subscript", "super", "switch", "throw", "throws", "true", "try", "typealias",
-        "var", "where", "while",
-    ]
+    /// Property names that would clash with a member the generated entity already has,
+    /// and what is used instead: a parameter named `self` hides the instance in the
+    /// memberwise initializer, and a property `hashValue` makes `Hashable`'s ambiguous.
+    /// (Static members such as `tableName`, and methods such as `hash(into:)`, do not
+    /// clash with a stored property of the same base name.)
+    static let clashingMemberNames: [String: String] = ["self": "selfColumn", "hashValue": "hashValueColumn"]
 
     /// The words of `name`, lower-cased: `"UserID"` → `["user", "id"]`, `"HTTPLogs"` →
-    /// `["http", "logs"]`, `"event log"` → `["event", "log"]`.
+    /// `["http", "logs"]`, `"event log"` → `["event", "log"]`, `"客户 订单"` → `["客户", "订单"]`.
     static func words(_ name: String) -> [String] {
         var words = [String]()
-        var current = ""
-        var previous: Character?
+        var current = String.UnicodeScalarView()
+        var previous: Unicode.Scalar?
         func finish() {
-            if !current.isEmpty { words.append(current.lowercased()) }
-            current = ""
+            if !current.isEmpty { words.append(String(current).lowercased()) }
+            current = String.UnicodeScalarView()
         }
-        let characters = Array(name)
-        for (position, character) in characters.enumerated() {
-            guard character.isASCII && (character.isLetter || character.isNumber) else {
+        let scalars = Array(name.unicodeScalars)
+        for (position, scalar) in scalars.enumerated() {
+            guard scalar != "_" && SwiftIdentifier.isKept(scalar) else {
                 finish()
                 previous = nil
                 continue
             }
-            if character.isUppercase, let previous {
+            if scalar.properties.isUppercase, let previous {
                 // "userID" splits before "I"; "HTTPLogs" before "L" (the end of an acronym).
-                let next = position + 1 < characters.count ? characters[position + 1] : nil
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) {
+                let next = scalars[(position + 1)...].first { !isMark($0) }
+                if previous.properties.isLowercase || previous.properties.numericType != nil
+                    || (previous.properties.isUppercase && next?.properties.isLowercase == true)
+                {
                     finish()
                 }
             }
-            current.append(character)
-            previous = character
+            current.append(scalar)
+            // A combining mark belongs to the letter before it: it decides no split.
+            if !isMark(scalar) { previous = scalar }
         }
         finish()
         return words
+    }
+
+    /// Whether `scalar` is a combining mark.
+    private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
     }
 
     /// `words` joined in camel case, the first word lower-case (`lowerFirst`) or capitalized.
@@ -80,52 +92,44 @@ enum Naming {
     }
 
     /// The type-name stem of a table: its words, the last one singular, in upper camel
-    /// case (`user_tags` → `UserTag`), prefixed with `T` when it would start with a digit.
+    /// case (`user_tags` → `UserTag`, `客户` → `客户`), prefixed with `T` when it would not
+    /// start an identifier (a digit, a combining mark), `Table` when nothing is left.
     static func typeStem(ofTable table: String) -> String {
         var parts = words(table)
         if let last = parts.popLast() { parts.append(singular(last)) }
-        let stem = camelCase(parts, lowerFirst: false)
+        let stem = identifier(camelCase(parts, lowerFirst: false))
         if stem.isEmpty { return "Table" }
-        return stem.first?.isNumber == true ? "T" + stem : stem
+        return composed(startsIdentifier(stem) ? stem : "T" + stem)
     }
 
     /// The property name of a column (`created_at` → `createdAt`), before escaping:
-    /// `column` plus its position when nothing usable is left, `c` in front of a
-    /// leading digit, `selfColumn` for `self`.
+    /// `column` plus its position when nothing usable is left, `c` in front of what
+    /// cannot start an identifier (`2fa` → `c2fa`), and the replacements of
+    /// ``clashingMemberNames`` (`self` → `selfColumn`).
     static func propertyName(ofColumn column: String, position: Int) -> String {
-        let name = camelCase(words(column), lowerFirst: true)
+        let name = identifier(camelCase(words(column), lowerFirst: true))
         if name.isEmpty { return "column\(position + 1)" }
-        // A parameter named `self` would hide the instance in the memberwise initializer.
-        if name == "self" { return "selfColumn" }
-        return name.first?.isNumber == true ? "c" + name : name
+        if let replacement = clashingMemberNames[name] { return replacement }
+        return composed(startsIdentifier(name) ? name : "c" + name)
     }
 
-    /// `name` as it must be written in a declaration (backticks around reserved words).
-    static func escaped(_ name: String) -> String {
-        reservedWords.contains(name) ? "`\(name)`" : name
+    /// `text` without the scalars a name does not keep (a case mapping may, in theory,
+    /// make one: the result is checked rather than trusted).
+    private static func identifier(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.filter(SwiftIdentifier.isKept))
+        return String(scalars)
     }
 
-    /// `name` as an argument label at a call site: keywords need no backticks there,
-    /// except the three that would read as parameter modifiers.
-    static func argumentLabel(_ name: String) -> String {
-        ["inout", "var", "let"].contains(name) ? "`\(name)`" : name
+    /// `name` in Unicode normalization form C (`e` + U+0301 becomes `é`, as keyboards
+    /// type it): the compiler compares identifiers scalar by scalar, without normalizing,
+    /// so a decomposed name could not be typed to use it. The result is checked again.
+    private static func composed(_ name: String) -> String {
+        identifier(name.precomposedStringWithCanonicalMapping)
     }
 
-    /// `text` as a Swift string literal.
-    static func stringLiteral(_ text: String) -> String {
-        var literal = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": literal += "\\\""
-            case "\\": literal += "\\\\"
-            case "\n": literal += "\\n"
-            case "\r": literal += "\\r"
-            case "\t": literal += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                literal += "\\u{\(String(scalar.value, radix: 16))}"
-            default: literal.unicodeScalars.append(scalar)
-            }
-        }
-        return literal + "\""
+    /// Whether the first scalar of `name` may start an identifier.
+    private static func startsIdentifier(_ name: String) -> Bool {
+        name.unicodeScalars.first.map(SwiftIdentifier.isHead) ?? false
     }
 }

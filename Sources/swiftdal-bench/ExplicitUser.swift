@@ -14,25 +14,26 @@ struct ExplicitUser: Entity, Hashable {
         "id", "name", "email", "age", "score", "bio",
     ]
 
-    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var id: Optional<Int64>
 
-    /// Column `name` (TEXT).
+    /// Column `name` (TEXT NOT NULL).
     var name: String
 
-    /// Column `email` (TEXT).
+    /// Column `email` (TEXT NOT NULL).
     var email: String
 
-    /// Column `age` (INTEGER).
+    /// Column `age` (INTEGER NOT NULL).
     var age: Int64
 
-    /// Column `score` (REAL).
+    /// Column `score` (REAL NOT NULL).
     var score: Double
 
     /// Column `bio` (TEXT).
     var bio: Optional<String>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(id: Int64? = nil, name: String, email: String, age: Int64, score: Double, bio: String? = nil) {
         self.id = id
         self.name = name

@@ -7,10 +7,12 @@ let usage = """
     usage: swift run swiftdal-gen (--database PATH | --schema PATH) [options]
 
     Writes, for each table, an entity struct mapped explicitly (columns read by index,
-    no Codable: the fast mapping) and its BaseDAL subclass, from the database's schema.
+    no Codable: the fast mapping) and its BaseDAL subclass, from the database's schema;
+    views and tables without a primary key get a ReadOnlyDAL subclass (no writes).
       --database PATH    read the schema of this SQLite file (opened read-only)
       --schema PATH      or run this SQL script in an in-memory database and read that
-      --tables LIST      comma-separated tables (default: every table but swiftdal_migrations)
+      --tables LIST      comma-separated tables and views (default: every table and view
+                         but SQLite's own and swiftdal_migrations)
       --stem TABLE=NAME  the type stem of a table (repeatable): --stem people=Person gives
                          PersonInfo and PersonDAL (default: the singular of the name)
       --entity-suffix S  default Info (users -> UserInfo)
@@ -53,6 +55,7 @@ func run(_ arguments: [String]) throws {
         default: throw GenError(description: "unknown option \(argument)\n\(usage)")
         }
     }
+    try options.validate()  // before any file is opened
     let queue: DatabaseQueue
     switch (databasePath, schemaPath) {
     case (let path?, nil):

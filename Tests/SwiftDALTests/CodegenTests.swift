@@ -50,8 +50,9 @@ import Testing
         let declarations = articles.properties.map(\.declaration)
         #expect(declarations == [
             "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
-            "var isPublished: Bool", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
-            "var price: SQLiteValue", "var cover: Optional<Data>", "var extra: SQLiteValue",
+            "var isPublished: Optional<Bool>", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
+            "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
+            "var status: Optional<String>", "var createdAt: Optional<Date>", "var lang: Optional<String>",
         ])
         #expect(articles.properties[0].isAssignedByDatabase)
         // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
@@ -60,15 +61,178 @@ import Testing
         #expect(!categories.properties[0].isAssignedByDatabase)
     }
 
-    @Test func tablesWithoutAKeyAreLeftOutOrRefusedAndClashesAreReported() throws {
+    @Test func keysAreRequiredUnlessSQLiteAssignsThem() throws {
+        // Only a rowid table's INTEGER PRIMARY KEY is the rowid, which SQLite assigns; not
+        // `INT PRIMARY KEY`, not `INTEGER PRIMARY KEY DESC` (SQLite's documented quirk),
+        // not a TEXT key (nullable in a rowid table, by SQLite's legacy rule), not a
+        // composite key, not a WITHOUT ROWID table's key.
+        let tables = [
+            "text_key (code TEXT PRIMARY KEY, v TEXT)": "var code: String",
+            "int_key (n INT PRIMARY KEY, v TEXT)": "var n: Int64",
+            "desc_key (n INTEGER PRIMARY KEY DESC, v TEXT)": "var n: Int64",
+            "composite (a TEXT, b INTEGER, PRIMARY KEY (a, b))": "var a: String",
+            "wr (n INTEGER PRIMARY KEY, v TEXT) WITHOUT ROWID": "var n: Int64",
+            "rowid_key (n INTEGER PRIMARY KEY, v TEXT)": "var n: Optional<Int64>",
+            "lower_case (n integer primary key, v TEXT)": "var n: Optional<Int64>",
+            "not_null_rowid (n INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, v TEXT)": "var n: Optional<Int64>",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        for (definition, declaration) in tables.sorted(by: { $0.key < $1.key }) {
+            let name = String(definition.prefix { $0 != " " })
+            let model = try queue.write { db in
+                try db.execute(sql: "CREATE TABLE \(definition)")
+                return try EntityGenerator().model(of: name, in: db)
+            }
+            #expect(model.properties[0].declaration == declaration, "\(definition)")
+            #expect(model.properties[0].isAssignedByDatabase == declaration.hasSuffix("Optional<Int64>"), "\(definition)")
+        }
+    }
+
+    @Test func exactNumbersAreDecimalAndEveryNullableColumnIsOptional() throws {
+        let columns = [
+            "a NUMERIC", "b NUMERIC NOT NULL", "c DECIMAL(10, 2)", "d NUMERIC(10,2) NOT NULL", "e MONEY", "f NUMBER",
+            "g SMALLMONEY", "h DEC(5)", "i", "j NOT NULL", "k TIME", "l DATE", "m TIMESTAMP", "n BOOLEAN NOT NULL",
+            "o JSON", "p DOUBLE PRECISION", "q UNSIGNED BIG INT", "r NVARCHAR(10)", "s CLOB", "t FLOAT", "u DATETIME",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        let model = try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, \(columns.joined(separator: ", ")))")
+            return try EntityGenerator().model(of: "t", in: db)
+        }
+        #expect(model.properties.dropFirst().map(\.declaration) == [
+            "var a: Optional<Decimal>", "var b: Decimal", "var c: Optional<Decimal>", "var d: Decimal",
+            "var e: Optional<Decimal>", "var f: Optional<Decimal>", "var g: Optional<Decimal>", "var h: Optional<Decimal>",
+            "var i: Optional<SQLiteValue>", "var j: SQLiteValue", "var k: Optional<SQLiteValue>", "var l: Optional<Date>",
+            "var m: Optional<Date>", "var n: Bool", "var o: Optional<SQLiteValue>", "var p: Optional<Double>",
+            "var q: Optional<Int64>", "var r: Optional<String>", "var s: Optional<String>", "var t: Optional<Double>",
+            "var u: Optional<Date>",
+        ])
+    }
+
+    @Test func decimalTextKeyAndUntypedColumnsRoundTrip() throws {
         let queue = try codegenDatabase()
+        let ledger = LedgerDAL(database: queue)
+        let big = try #require(Decimal(string: "1234567890.12"))
+        let entry = LedgerInfo(code: "L-1", amount: big, fee: Decimal(string: "0.10"), memo: .blob(Data([1])), tag: 5, at: "12:30")
+        try ledger.insert(entry)
+        let stored = try #require(try ledger.findById("L-1"))
+        #expect(stored.amount == big && stored.fee == Decimal(string: "0.1") && stored.rate == nil)
+        #expect(stored.memo == .blob(Data([1])) && stored.tag == .integer(5) && stored.at == .text("12:30"))
+        try ledger.insert(LedgerInfo(code: "L-2", amount: 0, tag: "t"))
+        let bare = try #require(try ledger.findById("L-2"))
+        #expect(bare.memo == nil && bare.tag == .text("t") && bare.fee == nil)
+        #expect(sqliteError { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?.constraintKind == .notNull)
+        // A numeric column can hold text that is no number: reading it fails with a typed error naming the column.
+        try queue.write { try $0.execute(sql: "UPDATE ledger SET rate = 'n/a' WHERE code = 'L-2'") }
+        let error = dalError { _ = try ledger.findById("L-2") }
+        #expect(error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger", "\(String(describing: error))")
+    }
+
+    @Test func nilMeansTheDefaultForNotNullColumnsWithADefault() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let source = try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE jobs (
+                    code TEXT PRIMARY KEY NOT NULL DEFAULT 'job', name TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'new',
+                    created DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, note TEXT DEFAULT 'none', done BOOLEAN)
+                """)
+            return try EntityGenerator().source(for: ["jobs"], in: db)
+        }
+        // Required: key columns SQLite does not assign, and NOT NULL columns without a default.
+        let words = source.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains(
+            "code: String, name: String, status: String? = nil, created: Date? = nil, note: String? = nil, done: Bool? = nil ) {"))
+        #expect(source.contains("var status: Optional<String>") && source.contains("var created: Optional<Date>"))
+        #expect(source.contains("""
+                /// Column `status` (TEXT NOT NULL DEFAULT 'new').
+                /// `nil` means the default on insert; an update keeps the stored value.
+            """))
+        #expect(source.contains("""
+                /// Column `note` (TEXT DEFAULT 'none').
+                /// `nil` means the default on insert, NULL on update.
+            """))
+    }
+
+    @Test func nilTakesTheDefaultOnInsertAndKeepsTheStoredValueOnUpdate() throws {
+        let queue = try codegenDatabase()
+        let articles = ArticleDAL(database: queue)
+        let id = try articles.insert2(ArticleInfo(title: "T", authorID: 1))
+        var stored = try #require(try articles.findById(id))
+        #expect(stored.isPublished == false && stored.status == "draft" && stored.lang == "en")
+        let created = try #require(stored.createdAt)
+        // NOT NULL with a default: nil keeps what is stored; a value replaces it.
+        stored.status = nil
+        stored.isPublished = nil
+        stored.createdAt = nil
+        stored.title = "T2"
+        #expect(try articles.update(stored))
+        let kept = try #require(try articles.findById(id))
+        #expect(kept.status == "draft" && kept.isPublished == false && kept.createdAt == created && kept.title == "T2")
+        stored.status = "published"
+        #expect(try articles.update(stored))
+        #expect(try articles.findById(id)?.status == "published")
+        // Nullable with a default: nil is the default on insert, NULL on update.
+        stored.lang = nil
+        #expect(try articles.update(stored))
+        #expect(try queue.read { try $0.fetchScalar(Bool.self, "SELECT lang IS NULL FROM articles WHERE id = \(id)") } == true)
+    }
+
+    @Test func readOnlyDALsOfAViewAndAKeylessTableFindCountAndPage() throws {
+        let queue = try codegenDatabase()
+        let articles = ArticleDAL(database: queue)
+        let tags = ArticleTagDAL(database: queue)
+        for number in 1...5 {
+            let id = try articles.insert2(ArticleInfo(title: "A\(number)", authorID: 1, price: Decimal(number)))
+            for tag in 0..<number { try tags.insert(ArticleTagInfo(articleID: id, tag: "t\(tag)")) }
+        }
+        let summaries = ArticleSummaryDAL(database: queue)
+        #expect(try summaries.getRecordCount() == 5)
+        #expect(try summaries.getRecordCount(condition: "tag_count >= \(3)") == 3)
+        let first = try #require(try summaries.findSingle(condition: "title = \("A4")"))
+        #expect(first.tagCount == .integer(4) && first.doublePrice == .integer(8))
+        // No key: rows come in the order of the first column.
+        #expect(try summaries.getAll().map(\.title) == ["A1", "A2", "A3", "A4", "A5"])
+        let page = try summaries.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "tag_count DESC")
+        #expect(page.items.map(\.title) == ["A3", "A2"] && page.pager.recordCount == 5 && page.pager.pageCount == 3)
+        #expect(try summaries.findTop(1, orderBy: "title DESC").first?.title == "A5")
+        // Key lookups need a key, which a view has not.
+        #expect(dalError { _ = try summaries.findById(1) }?.code == .unsupportedOperation)
+        // ReadOnlyDAL has no insert, update or delete: `summaries.insert(first)` does not
+        // compile. At run time, the class is no BaseDAL either.
+        #expect(!((summaries as AnyObject) is BaseDAL<ArticleSummaryInfo>))
+
+        let visits = VisitDAL(database: queue)
+        try queue.write { try $0.execute(sql: "INSERT INTO visits (page) VALUES ('b'), ('a'), (NULL)") }
+        #expect(try visits.getAll().map(\.page) == [nil, "a", "b"])
+        #expect(try visits.isExist(fieldName: "page", value: "a"))
+        #expect(!((visits as AnyObject) is BaseDAL<VisitInfo>))
+    }
+
+    @Test func viewsAndKeylessTablesGetReadOnlyDALsNamedInTheHeader() throws {
+        let queue = try codegenDatabase()
+        try queue.write { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE docs USING fts5(body)")  // its shadow tables are SQLite's own
+            try db.execute(sql: "CREATE TABLE gone (x TEXT)")
+            try db.execute(sql: "CREATE VIEW broken AS SELECT x FROM gone")
+            try db.execute(sql: "DROP TABLE gone")  // the view stays, and cannot be described
+        }
         let source = try queue.read { try EntityGenerator().source(in: $0) }
-        #expect(source.contains("// Left out (no primary key, which BaseDAL needs): notes."))
-        #expect(!source.contains("NoteInfo"))
-        let keyless = dalError { _ = try queue.read { try EntityGenerator().source(for: ["notes"], in: $0) } }
-        #expect(keyless?.code == .schemaMismatch)
-        #expect(keyless?.message.contains("no primary key") == true)
-        let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article"]))
+        #expect(source.contains("""
+            // Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
+            //   ArticleSummaryDAL: `article_summary` is a view.
+            //   DocDAL: `docs` has no primary key (BaseDAL updates and deletes by key).
+            //   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
+            """))
+        #expect(source.contains("// Left out (SQLite cannot describe it): `broken`: "))
+        #expect(source.contains("final class VisitDAL: ReadOnlyDAL<VisitInfo>, @unchecked Sendable {}"))
+        #expect(source.contains("final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}"))
+        #expect(source.contains("    public static let primaryKey: [String] = []"))
+        #expect(!source.contains("DocsDataInfo") && !source.contains("DocsConfigInfo"))
+        // Asked for by name: a view, and a table without a key, are generated; a broken view throws.
+        let named = try queue.read { try EntityGenerator().source(for: ["article_summary", "visits"], in: $0) }
+        #expect(named.contains("ReadOnlyDAL<ArticleSummaryInfo>") && named.contains("ReadOnlyDAL<VisitInfo>"))
+        #expect(throws: SQLiteError.self) { _ = try queue.read { try EntityGenerator().source(for: ["broken"], in: $0) } }
+        let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article", "articles": "Article"]))
         let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
         #expect(clashError?.message.contains("would both be ArticleInfo") == true)
         let missing = dalError { _ = try queue.read { try EntityGenerator().model(of: "nope", in: $0) } }
@@ -103,11 +267,175 @@ import Testing
         let source = try queue.read { try EntityGenerator().source(in: $0) }
         #expect(source.contains(#"static let tableName = "odd \"name\" \\ x""#))
         #expect(source.contains(#"["line\nbreak */ \"q\""]"#))
-        #expect(source.contains("/// Column `line break */ \"q\"` (TEXT)."))
+        #expect(source.contains("/// Column `line break */ \"q\"` (TEXT NOT NULL)."))
         #expect(source.contains("struct OddNameXInfo") && source.contains("var lineBreakQ: String"))
         // Every line that is not code is a comment: no name breaks out of a literal or a comment.
         for line in source.split(separator: "\n") where line.contains("line") && !line.contains("lineBreakQ") {
             #expect(line.contains("//") || line.contains("\"line\\nbreak"), "\(line)")
+        }
+    }
+
+    @Test func protocolMembersAndKeywordsGiveUsablePropertyNames() throws {
+        // Members of Entity, Hashable/Equatable and of the generated code, keywords (reserved
+        // and contextual), attribute- and directive-like names, `_`, and look-alikes.
+        let columns = [
+            "hashValue", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns", "row",
+            "columns", "==", "self", "hashValueColumn", "init", "deinit", "subscript", "associatedtype", "Type",
+            "Protocol", "_", "await", "async", "some", "Any", "inout", "let", "var", "super", "@objc", "#if", "__shared",
+            "user_id", "UserID2", "user id", "user-id", "user.id",
+        ]
+        let queue = try DatabaseQueue.inMemory()
+        let model = try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (k INTEGER PRIMARY KEY, \(columns.map(quoteIdentifier).joined(separator: ", ")))")
+            return try EntityGenerator().model(of: "t", in: db)
+        }
+        let names = model.properties.dropFirst().map(\.name)
+        #expect(names == [
+            "hashValueColumn", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns",
+            "row", "columns", "column11", "selfColumn", "hashValueColumn2", "init", "deinit", "subscript",
+            "associatedtype", "type", "protocol", "column20", "await", "async", "some", "any", "inout", "let", "var",
+            "super", "objc", "if", "shared", "userID", "userId2", "userID2", "userID3", "userID4",
+        ])
+        let source = try queue.read { try EntityGenerator().source(for: ["t"], in: $0) }
+        // `await` alone is an expression that awaits: it needs backticks where it is read.
+        #expect(source.contains("self.`await` = `await`"))
+        #expect(source.contains("var `protocol`: "))
+        #expect(!source.contains("var hashValue:") && !source.contains("self.hashValue,") && source.contains("var hashValueColumn:"))
+    }
+
+    @Test func memberKeywordAndLookAlikeColumnsRoundTrip() throws {
+        // The generated file compiling is the proof that these names give valid code; this
+        // checks that each property reads and writes its own column.
+        let queue = try codegenDatabase()
+        let members = MemberDAL(database: queue)
+        var member = MemberInfo(
+            hashValueColumn: "hv", hash: "h", tableName: "tn", primaryKey: "pk", columnNames: "cn", tableDefinition: "td",
+            encodeColumns: "ec", row: "r", columns: "c", column11: "eq", hashValueColumn2: "hvc")
+        let memberID = try members.insert2(member)
+        member.id = memberID
+        #expect(try members.findById(memberID) == member)
+        #expect(Set([member, member]).count == 1)
+        member.hashValueColumn = "changed"
+        #expect(try members.update(member))
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"hashValue\" || \"==\" || \"hashValueColumn\" FROM members") }
+        #expect(stored == "changedeqhvc")
+
+        let keywords = KeywordDAL(database: queue)
+        var keyword = KeywordInfo(
+            init: "k", deinit: "d", selfColumn: "S", protocol: "P", type: "T", column8: "_", await: "a", some: "s",
+            `inout`: "io", let: "l", var: "v", nil: "n", objc: "o", availableUnavailable: "au", if: "i", shared: "sh")
+        try keywords.insert(keyword)
+        #expect(try keywords.findById("k") == keyword)
+        keyword.await = "again"
+        #expect(try keywords.update(keyword))
+        #expect(try keywords.find(condition: "\"await\" = \("again")").map(\.`init`) == ["k"])
+        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT \"Self\" || \"_\" || \"#if\" FROM keywords") } == "S_i")
+        #expect(try keywords.deleteById("k"))
+
+        let lookAlikes = LookAlikeDAL(database: queue)
+        let id = try lookAlikes.insert2(LookAlikeInfo(userID2: "UserID", userID3: "user id", userID4: "user-id", userID5: "user.id"))
+        let row = try #require(try queue.read { db in
+            try db.fetchFirst("SELECT \"user_id\", \"UserID\", \"user id\", \"user-id\", \"user.id\" FROM \"look-alikes\"") { row in
+                [try row.decode(String.self, at: 1), try row.decode(String.self, at: 2), try row.decode(String.self, at: 3),
+                 try row.decode(String.self, at: 4), String(try row.decode(Int64.self, at: 0))]
+            }
+        })
+        #expect(row == ["UserID", "user id", "user-id", "user.id", String(id)])
+    }
+
+    @Test func nonASCIINamesKeepWhatSwiftAcceptsInIdentifiers() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let columns = [
+            "编号", "名字", "1号", "😀", "👨‍👩‍👧 family", "\u{301}accent", "Émile", "émile", "e\u{301}mile", "a\u{202E}b",
+            "x\u{200B}y", "日本語_テキスト", "ǅemal", "ﬁle",
+        ]
+        let model = try queue.write { db in
+            let list = columns.map { quoteIdentifier($0) + " TEXT" }.joined(separator: ", ")
+            try db.execute(sql: "CREATE TABLE 客户 (\(list), PRIMARY KEY (编号))")
+            return try EntityGenerator().model(of: "客户", in: db)
+        }
+        #expect(model.entityName == "客户Info" && model.dalName == "客户DAL")
+        // Combining marks cannot start a name; bidirectional controls and zero-width spaces are dropped.
+        #expect(model.properties.map(\.name) == [
+            "编号", "名字", "c1号", "😀", "👨‍👩‍👧Family", "c\u{301}accent", "émile", "émile2", "émile3", "aB", "xY",
+            "日本語テキスト", "ǆemal", "ﬁle",
+        ])
+        // Names are composed (NFC), as typed: Swift compares identifiers scalar by scalar.
+        for name in model.properties.map(\.name) {
+            #expect(Array(name.unicodeScalars) == Array(name.precomposedStringWithCanonicalMapping.unicodeScalars), "\(name)")
+        }
+        #expect(Array(model.properties[5].name.unicodeScalars) == Array("\u{107}accent".unicodeScalars))
+        // A hand-chosen stem is checked with Swift's identifier rule, not an ASCII one.
+        let stems = EntityGenerator(options: .init(typeStems: ["客户": "客户"]))
+        #expect(try queue.read { try stems.model(of: "客户", in: $0) }.entityName == "客户Info")
+        let emoji = EntityGenerator(options: .init(entitySuffix: "", typeStems: ["客户": "Ünïcode😀"]))
+        #expect(try queue.read { try emoji.model(of: "客户", in: $0) }.entityName == "Ünïcode😀")
+        for refused in [
+            EntityGenerator.Options(typeStems: ["客户": "Bad Name"]), .init(typeStems: ["客户": "2x"]),
+            .init(typeStems: ["客户": "\u{301}x"]), .init(entitySuffix: "", typeStems: ["客户": "Type"]),
+            .init(entitySuffix: "-Row"), .init(dalSuffix: "a\u{202E}b"),
+        ] {
+            let error = dalError { _ = try queue.read { try EntityGenerator(options: refused).model(of: "客户", in: $0) } }
+            #expect(error?.code == .schemaMismatch, "\(refused)")
+        }
+    }
+
+    @Test func tablesThatDifferOnlyInDroppedCharactersGetDistinctReportedNames() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            for table in ["客户", "客户!", "客户?", "user-log", "user_log", "用户"] {
+                try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (id INTEGER PRIMARY KEY)")
+            }
+        }
+        let source = try queue.read { try EntityGenerator().source(in: $0) }
+        for name in ["客户Info", "客户2Info", "客户3Info", "UserLogInfo", "UserLog2Info", "用户Info"] {
+            #expect(source.contains("struct \(name): Entity"), "\(name)")
+        }
+        #expect(source.contains("//   `客户!` → 客户2Info, 客户2DAL (`客户` is 客户Info)"))
+        #expect(source.contains("//   `user_log` → UserLog2Info, UserLog2DAL (`user-log` is UserLogInfo)"))
+        // A stem chosen by hand is never numbered: a clash is an error that names both tables.
+        let clash = EntityGenerator(options: .init(typeStems: ["用户": "客户", "客户": "客户"]))
+        let error = dalError { _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) } }
+        #expect(error?.message.contains("客户 and 用户 would both be 客户Info") == true, "\(String(describing: error))")
+        // A table listed twice (SQLite compares ASCII letters in any case) would be written twice.
+        let twice = dalError { _ = try queue.read { try EntityGenerator().source(for: ["user_log", "USER_LOG"], in: $0) } }
+        #expect(twice?.message.contains("user_log and USER_LOG name the same table") == true)
+        // A rule-made name steps aside for a hand-chosen one.
+        let chosen = EntityGenerator(options: .init(typeStems: ["用户": "客户"]))
+        let chosenSource = try queue.read { try chosen.source(for: ["用户", "客户!"], in: $0) }
+        #expect(chosenSource.contains("struct 客户Info") && chosenSource.contains("struct 客户2Info"))
+    }
+
+    @Test func nonASCIITablesRoundTrip() throws {
+        let queue = try codegenDatabase()
+        let customers = 客户DAL(database: queue)
+        var customer = 客户Info(编号: "c-1", 名字: "王", c1号: 1, 😀: "smile", ćx: "accent")
+        try customers.insert(customer)
+        #expect(try customers.findById("c-1") == customer)
+        customer.ćx = "second"
+        #expect(try customers.update(customer))
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"1号\" || \"\u{301}x\" || \"😀\" FROM 客户") }
+        #expect(stored == "1secondsmile")
+        let notes = 客户2DAL(database: queue)
+        let id = try notes.insert2(客户2Info(备注: "second table"))
+        #expect(try notes.findById(id)?.备注 == "second table")
+        #expect(客户2Info.tableName == "客户!")
+    }
+
+    @Test func columnsThatDifferOnlyInNonASCIICaseRoundTrip() throws {
+        let queue = try codegenDatabase()
+        let casings = CasingDAL(database: queue)
+        let entity = CasingInfo(id: 1, émile: "upper", émile2: "lower")
+        // SQLite folds only ASCII letters when it compares names; SwiftDAL's column
+        // mapping folds with String.lowercased() (all of Unicode), so it takes `Émile` and
+        // `émile` for one column. A library fix, reported with the generator's changes.
+        withKnownIssue("SwiftDAL's column mapping folds non-ASCII case; SQLite does not") {
+            try casings.insert(entity)
+            #expect(try casings.findById(1) == entity)
+        }
+        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"Émile\" || '/' || \"émile\" FROM casing") }
+        withKnownIssue("SwiftDAL's column mapping folds non-ASCII case; SQLite does not") {
+            #expect(stored == "upper/lower")
         }
     }
 
@@ -120,7 +448,8 @@ import Testing
             return Int((state >> 33) % UInt64(bound))
         }
         let pieces = ["id", "user", "ID", "_", " ", "-", "2", "9x", "default", "self", "class", "Type", "é", "名",
-                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", "."]
+                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", ".", "😀", "\u{301}", "\u{202E}", "hashValue",
+                      "Ä", "ß", "١"]
         let queue = try DatabaseQueue.inMemory()
         for table in 0..<40 {
             var columns = Set<String>()
@@ -135,11 +464,18 @@ import Testing
             let names = model.properties.map(\.name)
             #expect(Set(names).count == names.count, "\(names)")
             for name in names {
+                // Swift's identifier rule, in short: ASCII letters and digits, and beyond ASCII
+                // letters, digits, marks and symbols (emoji), never an ASCII digit or a mark
+                // first (the compiler takes "١", ARABIC-INDIC DIGIT ONE, as a first character),
+                // and no bidirectional control.
                 let scalars = Array(name.unicodeScalars)
-                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && scalars.allSatisfy {
-                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
-                }
-                #expect(isIdentifier && name != "self", "\(name) from \(columns.sorted())")
+                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && !scalars[0].properties.isMark
+                    && scalars.allSatisfy { scalar in
+                        scalar.isASCII
+                            ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                            : scalar.properties.isLetterMarkNumberOrSymbol
+                    }
+                #expect(isIdentifier && name != "self" && name != "hashValue", "\(name) from \(columns.sorted())")
             }
         }
     }
@@ -151,16 +487,18 @@ import Testing
         let id = try articles.insert2(
             ArticleInfo(
                 title: "Hello", authorID: Int64(Int32.max) + 1, isPublished: true, publishedAt: published, rating: 4.5,
-                price: .text("12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
+                price: Decimal(string: "12.30"), cover: Data([0, 1, 255]), extra: .integer(7)))
         let stored = try #require(try articles.findById(id))
-        #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished)
+        #expect(stored.id == id && stored.authorID == Int64(Int32.max) + 1 && stored.isPublished == true)
         #expect(stored.publishedAt == published && stored.rating == 4.5 && stored.cover == Data([0, 1, 255]))
         #expect(stored.body == nil && stored.extra == .integer(7))
-        // DECIMAL has NUMERIC affinity: SQLite turned the text into a number; SQLiteValue shows what is stored.
-        #expect(stored.price == .real(12.3))
+        // DECIMAL has NUMERIC affinity: SQLite turned the text into a REAL; Decimal reads it back exactly.
+        #expect(stored.price == Decimal(string: "12.3"))
+        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT typeof(price) FROM articles") } == "real")
         let draft = try articles.insert2(ArticleInfo(title: "Draft", authorID: 1, isPublished: false))
         #expect(try articles.find(condition: "is_published = \(false)").map(\.id) == [draft])
-        #expect(try articles.findById(draft)?.price == .null)
+        let draftRow = try #require(try articles.findById(draft))
+        #expect(draftRow.price == nil && draftRow.extra == nil)
 
         let tags = ArticleTagDAL(database: queue)
         try tags.insert(ArticleTagInfo(articleID: id, tag: "swift"))
@@ -189,5 +527,25 @@ import Testing
         // A WITHOUT ROWID table has no rowid: insert2 refuses before inserting anything.
         #expect(dalError { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code == .noRowID)
         #expect(try categories.findById(11) == nil)
+    }
+}
+
+extension Unicode.Scalar.Properties {
+    /// Whether the scalar is a combining mark.
+    fileprivate var isMark: Bool {
+        [.nonspacingMark, .spacingMark, .enclosingMark].contains(generalCategory)
+    }
+
+    /// Whether the scalar is a letter, a mark, a number or a symbol (not punctuation,
+    /// a separator, a control or a format character).
+    fileprivate var isLetterMarkNumberOrSymbol: Bool {
+        switch generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
+            .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber, .mathSymbol, .currencySymbol,
+            .modifierSymbol, .otherSymbol:
+            return true
+        default:
+            return false
+        }
     }
 }

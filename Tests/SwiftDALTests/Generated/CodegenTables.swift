@@ -2,10 +2,68 @@
 // Do not edit: change the schema and generate the file again.
 // Optionals are spelled Optional<T> on purpose: a `T?` property starts as nil, which
 // makes every initializer store twice and costs a copy of the entity per row read.
-// Left out (no primary key, which BaseDAL needs): notes.
+// Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
+//   ArticleSummaryDAL: `article_summary` is a view.
+//   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
+// Numbered to keep type names distinct (the names differ only in what Swift names drop):
+//   `客户!` → 客户2Info, 客户2DAL (`客户` is 客户Info)
 
 import Foundation
 import SwiftDAL
+
+/// A row of `article_summary`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try ArticleSummaryDAL(database: pool).getAll()`.
+struct ArticleSummaryInfo: Entity, Hashable {
+    static let tableName = "article_summary"
+    static let primaryKey: [String] = []
+    static let columnNames: [String]? = [
+        "article_id", "title", "tag_count", "double_price",
+    ]
+
+    /// Column `article_id` (INTEGER).
+    var articleID: Optional<Int64>
+
+    /// Column `title` (VARCHAR(200)).
+    var title: Optional<String>
+
+    /// Column `tag_count` (no declared type).
+    var tagCount: Optional<SQLiteValue>
+
+    /// Column `double_price` (no declared type).
+    var doublePrice: Optional<SQLiteValue>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        articleID: Int64? = nil, title: String? = nil, tagCount: SQLiteValue? = nil,
+        doublePrice: SQLiteValue? = nil
+    ) {
+        self.articleID = articleID
+        self.title = title
+        self.tagCount = tagCount
+        self.doublePrice = doublePrice
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(articleID: row[0], title: row[1], tagCount: row[2], doublePrice: row[3])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.articleID, for: "article_id")
+        try columns.encode(self.title, for: "title")
+        try columns.encode(self.tagCount, for: "tag_count")
+        try columns.encode(self.doublePrice, for: "double_price")
+    }
+}
+
+/// The read-only DAL of `article_summary` (a view): finds, counts and
+/// paging come from `ReadOnlyDAL`, which has no insert, update or delete; add the
+/// view's own queries in an extension.
+///
+/// For example, `let count = try ArticleSummaryDAL(database: pool).getRecordCount()`.
+final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}
 
 /// A row of `article_tags`, mapped explicitly (columns read by index, no Codable).
 ///
@@ -17,13 +75,13 @@ struct ArticleTagInfo: Entity, Hashable {
         "article_id", "tag",
     ]
 
-    /// Column `article_id` (INTEGER).
+    /// Column `article_id` (INTEGER NOT NULL).
     var articleID: Int64
 
-    /// Column `tag` (TEXT).
+    /// Column `tag` (TEXT NOT NULL).
     var tag: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(articleID: Int64, tag: String) {
         self.articleID = articleID
         self.tag = tag
@@ -54,23 +112,25 @@ struct ArticleInfo: Entity, Hashable {
     static let tableName = "articles"
     static let columnNames: [String]? = [
         "id", "title", "body", "author_id", "is_published", "published_at", "rating", "price", "cover",
-        "extra",
+        "extra", "status", "created_at", "lang",
     ]
 
-    /// Column `id` (INTEGER): `nil` until SQLite assigns it on insert.
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
     var id: Optional<Int64>
 
-    /// Column `title` (VARCHAR(200)).
+    /// Column `title` (VARCHAR(200) NOT NULL).
     var title: String
 
     /// Column `body` (TEXT).
     var body: Optional<String>
 
-    /// Column `author_id` (INTEGER).
+    /// Column `author_id` (INTEGER NOT NULL).
     var authorID: Int64
 
-    /// Column `is_published` (BOOLEAN).
-    var isPublished: Bool
+    /// Column `is_published` (BOOLEAN NOT NULL DEFAULT 0).
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var isPublished: Optional<Bool>
 
     /// Column `published_at` (DATETIME).
     var publishedAt: Optional<Date>
@@ -79,19 +139,31 @@ struct ArticleInfo: Entity, Hashable {
     var rating: Optional<Double>
 
     /// Column `price` (DECIMAL(10, 2)).
-    var price: SQLiteValue
+    var price: Optional<Decimal>
 
     /// Column `cover` (BLOB).
     var cover: Optional<Data>
 
     /// Column `extra` (no declared type).
-    var extra: SQLiteValue
+    var extra: Optional<SQLiteValue>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// Column `status` (TEXT NOT NULL DEFAULT 'draft').
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var status: Optional<String>
+
+    /// Column `created_at` (DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP).
+    /// `nil` means the default on insert; an update keeps the stored value.
+    var createdAt: Optional<Date>
+
+    /// Column `lang` (TEXT DEFAULT 'en').
+    /// `nil` means the default on insert, NULL on update.
+    var lang: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
-        id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool,
-        publishedAt: Date? = nil, rating: Double? = nil, price: SQLiteValue = .null, cover: Data? = nil,
-        extra: SQLiteValue = .null
+        id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool? = nil,
+        publishedAt: Date? = nil, rating: Double? = nil, price: Decimal? = nil, cover: Data? = nil,
+        extra: SQLiteValue? = nil, status: String? = nil, createdAt: Date? = nil, lang: String? = nil
     ) {
         self.id = id
         self.title = title
@@ -103,13 +175,17 @@ struct ArticleInfo: Entity, Hashable {
         self.price = price
         self.cover = cover
         self.extra = extra
+        self.status = status
+        self.createdAt = createdAt
+        self.lang = lang
     }
 
     /// Reads a row of exactly ``columnNames``, by index.
     init(row: RowView) throws {
         try self.init(
             id: row[0], title: row[1], body: row[2], authorID: row[3], isPublished: row[4],
-            publishedAt: row[5], rating: row[6], price: row[7], cover: row[8], extra: row[9]
+            publishedAt: row[5], rating: row[6], price: row[7], cover: row[8], extra: row[9], status: row[10],
+            createdAt: row[11], lang: row[12]
         )
     }
 
@@ -125,6 +201,9 @@ struct ArticleInfo: Entity, Hashable {
         try columns.encode(self.price, for: "price")
         try columns.encode(self.cover, for: "cover")
         try columns.encode(self.extra, for: "extra")
+        try columns.encode(self.status, for: "status")
+        try columns.encode(self.createdAt, for: "created_at")
+        try columns.encode(self.lang, for: "lang")
     }
 }
 
@@ -133,6 +212,51 @@ struct ArticleInfo: Entity, Hashable {
 ///
 /// For example, `let count = try ArticleDAL(database: pool).getRecordCount()`.
 final class ArticleDAL: BaseDAL<ArticleInfo>, @unchecked Sendable {}
+
+/// A row of `casing`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try CasingDAL(database: pool).getAll()`.
+struct CasingInfo: Entity, Hashable {
+    static let tableName = "casing"
+    static let columnNames: [String]? = [
+        "id", "Émile", "émile",
+    ]
+
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
+    var id: Optional<Int64>
+
+    /// Column `Émile` (TEXT).
+    var émile: Optional<String>
+
+    /// Column `émile` (TEXT).
+    var émile2: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(id: Int64? = nil, émile: String? = nil, émile2: String? = nil) {
+        self.id = id
+        self.émile = émile
+        self.émile2 = émile2
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(id: row[0], émile: row[1], émile2: row[2])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.id, for: "id")
+        try columns.encode(self.émile, for: "Émile")
+        try columns.encode(self.émile2, for: "émile")
+    }
+}
+
+/// The DAL of `casing`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try CasingDAL(database: pool).getRecordCount()`.
+final class CasingDAL: BaseDAL<CasingInfo>, @unchecked Sendable {}
 
 /// A row of `categories`, mapped explicitly (columns read by index, no Codable).
 ///
@@ -144,13 +268,13 @@ struct CategoryInfo: Entity, Hashable {
         "code", "name",
     ]
 
-    /// Column `code` (INTEGER).
+    /// Column `code` (INTEGER NOT NULL).
     var code: Int64
 
-    /// Column `name` (TEXT).
+    /// Column `name` (TEXT NOT NULL).
     var name: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(code: Int64, name: String) {
         self.code = code
         self.name = name
@@ -184,10 +308,10 @@ struct EventLogInfo: Entity, Hashable {
         "event id", "default", "class", "2fa", "userId", "user_id", "row", "columns", "self", "Type",
     ]
 
-    /// Column `event id` (TEXT).
+    /// Column `event id` (TEXT NOT NULL).
     var eventID: String
 
-    /// Column `default` (TEXT).
+    /// Column `default` (TEXT NOT NULL).
     var `default`: String
 
     /// Column `class` (INTEGER).
@@ -214,7 +338,7 @@ struct EventLogInfo: Entity, Hashable {
     /// Column `Type` (INTEGER).
     var type: Optional<Int64>
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
         eventID: String, `default`: String, `class`: Int64? = nil, c2fa: Bool? = nil, userID: Int64? = nil,
         userID2: Int64? = nil, row: String? = nil, columns: String? = nil, selfColumn: String? = nil,
@@ -261,6 +385,472 @@ struct EventLogInfo: Entity, Hashable {
 /// For example, `let count = try EventLogDAL(database: pool).getRecordCount()`.
 final class EventLogDAL: BaseDAL<EventLogInfo>, @unchecked Sendable {}
 
+/// A row of `keywords`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try KeywordDAL(database: pool).getAll()`.
+struct KeywordInfo: Entity, Hashable {
+    static let tableName = "keywords"
+    static let primaryKey = ["init"]
+    static let columnNames: [String]? = [
+        "init", "deinit", "subscript", "associatedtype", "Self", "Protocol", "Type", "_", "await", "async",
+        "some", "Any", "inout", "let", "var", "where", "is", "as", "in", "true", "nil", "super", "static",
+        "throws", "operator", "precedencegroup", "fileprivate", "get", "willSet", "consuming", "isolated",
+        "unsafe", "package", "@objc", "@available(*, unavailable)", "#if", "__shared",
+    ]
+
+    /// Column `init` (TEXT NOT NULL).
+    var `init`: String
+
+    /// Column `deinit` (TEXT).
+    var `deinit`: Optional<String>
+
+    /// Column `subscript` (TEXT).
+    var `subscript`: Optional<String>
+
+    /// Column `associatedtype` (TEXT).
+    var `associatedtype`: Optional<String>
+
+    /// Column `Self` (TEXT).
+    var selfColumn: Optional<String>
+
+    /// Column `Protocol` (TEXT).
+    var `protocol`: Optional<String>
+
+    /// Column `Type` (TEXT).
+    var type: Optional<String>
+
+    /// Column `_` (TEXT).
+    var column8: Optional<String>
+
+    /// Column `await` (TEXT).
+    var `await`: Optional<String>
+
+    /// Column `async` (TEXT).
+    var async: Optional<String>
+
+    /// Column `some` (TEXT).
+    var `some`: Optional<String>
+
+    /// Column `Any` (TEXT).
+    var any: Optional<String>
+
+    /// Column `inout` (TEXT).
+    var `inout`: Optional<String>
+
+    /// Column `let` (TEXT).
+    var `let`: Optional<String>
+
+    /// Column `var` (TEXT).
+    var `var`: Optional<String>
+
+    /// Column `where` (TEXT).
+    var `where`: Optional<String>
+
+    /// Column `is` (TEXT).
+    var `is`: Optional<String>
+
+    /// Column `as` (TEXT).
+    var `as`: Optional<String>
+
+    /// Column `in` (TEXT).
+    var `in`: Optional<String>
+
+    /// Column `true` (TEXT).
+    var `true`: Optional<String>
+
+    /// Column `nil` (TEXT).
+    var `nil`: Optional<String>
+
+    /// Column `super` (TEXT).
+    var `super`: Optional<String>
+
+    /// Column `static` (TEXT).
+    var `static`: Optional<String>
+
+    /// Column `throws` (TEXT).
+    var `throws`: Optional<String>
+
+    /// Column `operator` (TEXT).
+    var `operator`: Optional<String>
+
+    /// Column `precedencegroup` (TEXT).
+    var `precedencegroup`: Optional<String>
+
+    /// Column `fileprivate` (TEXT).
+    var `fileprivate`: Optional<String>
+
+    /// Column `get` (TEXT).
+    var get: Optional<String>
+
+    /// Column `willSet` (TEXT).
+    var willSet: Optional<String>
+
+    /// Column `consuming` (TEXT).
+    var consuming: Optional<String>
+
+    /// Column `isolated` (TEXT).
+    var isolated: Optional<String>
+
+    /// Column `unsafe` (TEXT).
+    var unsafe: Optional<String>
+
+    /// Column `package` (TEXT).
+    var package: Optional<String>
+
+    /// Column `@objc` (TEXT).
+    var objc: Optional<String>
+
+    /// Column `@available(*, unavailable)` (TEXT).
+    var availableUnavailable: Optional<String>
+
+    /// Column `#if` (TEXT).
+    var `if`: Optional<String>
+
+    /// Column `__shared` (TEXT).
+    var shared: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        `init`: String, `deinit`: String? = nil, `subscript`: String? = nil, `associatedtype`: String? = nil,
+        selfColumn: String? = nil, `protocol`: String? = nil, type: String? = nil, column8: String? = nil,
+        `await`: String? = nil, async: String? = nil, `some`: String? = nil, any: String? = nil,
+        `inout`: String? = nil, `let`: String? = nil, `var`: String? = nil, `where`: String? = nil,
+        `is`: String? = nil, `as`: String? = nil, `in`: String? = nil, `true`: String? = nil,
+        `nil`: String? = nil, `super`: String? = nil, `static`: String? = nil, `throws`: String? = nil,
+        `operator`: String? = nil, `precedencegroup`: String? = nil, `fileprivate`: String? = nil,
+        get: String? = nil, willSet: String? = nil, consuming: String? = nil, isolated: String? = nil,
+        unsafe: String? = nil, package: String? = nil, objc: String? = nil,
+        availableUnavailable: String? = nil, `if`: String? = nil, shared: String? = nil
+    ) {
+        self.`init` = `init`
+        self.`deinit` = `deinit`
+        self.`subscript` = `subscript`
+        self.`associatedtype` = `associatedtype`
+        self.selfColumn = selfColumn
+        self.`protocol` = `protocol`
+        self.type = type
+        self.column8 = column8
+        self.`await` = `await`
+        self.async = async
+        self.`some` = `some`
+        self.any = any
+        self.`inout` = `inout`
+        self.`let` = `let`
+        self.`var` = `var`
+        self.`where` = `where`
+        self.`is` = `is`
+        self.`as` = `as`
+        self.`in` = `in`
+        self.`true` = `true`
+        self.`nil` = `nil`
+        self.`super` = `super`
+        self.`static` = `static`
+        self.`throws` = `throws`
+        self.`operator` = `operator`
+        self.`precedencegroup` = `precedencegroup`
+        self.`fileprivate` = `fileprivate`
+        self.get = get
+        self.willSet = willSet
+        self.consuming = consuming
+        self.isolated = isolated
+        self.unsafe = unsafe
+        self.package = package
+        self.objc = objc
+        self.availableUnavailable = availableUnavailable
+        self.`if` = `if`
+        self.shared = shared
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            init: row[0], deinit: row[1], subscript: row[2], associatedtype: row[3], selfColumn: row[4],
+            protocol: row[5], type: row[6], column8: row[7], await: row[8], async: row[9], some: row[10],
+            any: row[11], `inout`: row[12], let: row[13], var: row[14], where: row[15], is: row[16],
+            as: row[17], in: row[18], true: row[19], nil: row[20], super: row[21], static: row[22],
+            throws: row[23], operator: row[24], precedencegroup: row[25], fileprivate: row[26], get: row[27],
+            willSet: row[28], consuming: row[29], isolated: row[30], unsafe: row[31], package: row[32],
+            objc: row[33], availableUnavailable: row[34], if: row[35], shared: row[36]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.`init`, for: "init")
+        try columns.encode(self.`deinit`, for: "deinit")
+        try columns.encode(self.`subscript`, for: "subscript")
+        try columns.encode(self.`associatedtype`, for: "associatedtype")
+        try columns.encode(self.selfColumn, for: "Self")
+        try columns.encode(self.`protocol`, for: "Protocol")
+        try columns.encode(self.type, for: "Type")
+        try columns.encode(self.column8, for: "_")
+        try columns.encode(self.`await`, for: "await")
+        try columns.encode(self.async, for: "async")
+        try columns.encode(self.`some`, for: "some")
+        try columns.encode(self.any, for: "Any")
+        try columns.encode(self.`inout`, for: "inout")
+        try columns.encode(self.`let`, for: "let")
+        try columns.encode(self.`var`, for: "var")
+        try columns.encode(self.`where`, for: "where")
+        try columns.encode(self.`is`, for: "is")
+        try columns.encode(self.`as`, for: "as")
+        try columns.encode(self.`in`, for: "in")
+        try columns.encode(self.`true`, for: "true")
+        try columns.encode(self.`nil`, for: "nil")
+        try columns.encode(self.`super`, for: "super")
+        try columns.encode(self.`static`, for: "static")
+        try columns.encode(self.`throws`, for: "throws")
+        try columns.encode(self.`operator`, for: "operator")
+        try columns.encode(self.`precedencegroup`, for: "precedencegroup")
+        try columns.encode(self.`fileprivate`, for: "fileprivate")
+        try columns.encode(self.get, for: "get")
+        try columns.encode(self.willSet, for: "willSet")
+        try columns.encode(self.consuming, for: "consuming")
+        try columns.encode(self.isolated, for: "isolated")
+        try columns.encode(self.unsafe, for: "unsafe")
+        try columns.encode(self.package, for: "package")
+        try columns.encode(self.objc, for: "@objc")
+        try columns.encode(self.availableUnavailable, for: "@available(*, unavailable)")
+        try columns.encode(self.`if`, for: "#if")
+        try columns.encode(self.shared, for: "__shared")
+    }
+}
+
+/// The DAL of `keywords`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try KeywordDAL(database: pool).getRecordCount()`.
+final class KeywordDAL: BaseDAL<KeywordInfo>, @unchecked Sendable {}
+
+/// A row of `ledger`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try LedgerDAL(database: pool).getAll()`.
+struct LedgerInfo: Entity, Hashable {
+    static let tableName = "ledger"
+    static let primaryKey = ["code"]
+    static let columnNames: [String]? = [
+        "code", "amount", "fee", "rate", "memo", "tag", "at",
+    ]
+
+    /// Column `code` (TEXT).
+    var code: String
+
+    /// Column `amount` (NUMERIC(12, 2) NOT NULL).
+    var amount: Decimal
+
+    /// Column `fee` (MONEY).
+    var fee: Optional<Decimal>
+
+    /// Column `rate` (DECIMAL).
+    var rate: Optional<Decimal>
+
+    /// Column `memo` (no declared type).
+    var memo: Optional<SQLiteValue>
+
+    /// Column `tag` (no declared type NOT NULL).
+    var tag: SQLiteValue
+
+    /// Column `at` (TIME).
+    var at: Optional<SQLiteValue>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        code: String, amount: Decimal, fee: Decimal? = nil, rate: Decimal? = nil, memo: SQLiteValue? = nil,
+        tag: SQLiteValue, at: SQLiteValue? = nil
+    ) {
+        self.code = code
+        self.amount = amount
+        self.fee = fee
+        self.rate = rate
+        self.memo = memo
+        self.tag = tag
+        self.at = at
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            code: row[0], amount: row[1], fee: row[2], rate: row[3], memo: row[4], tag: row[5], at: row[6]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.code, for: "code")
+        try columns.encode(self.amount, for: "amount")
+        try columns.encode(self.fee, for: "fee")
+        try columns.encode(self.rate, for: "rate")
+        try columns.encode(self.memo, for: "memo")
+        try columns.encode(self.tag, for: "tag")
+        try columns.encode(self.at, for: "at")
+    }
+}
+
+/// The DAL of `ledger`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try LedgerDAL(database: pool).getRecordCount()`.
+final class LedgerDAL: BaseDAL<LedgerInfo>, @unchecked Sendable {}
+
+/// A row of `look-alikes`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try LookAlikeDAL(database: pool).getAll()`.
+struct LookAlikeInfo: Entity, Hashable {
+    static let tableName = "look-alikes"
+    static let primaryKey = ["user_id"]
+    static let columnNames: [String]? = [
+        "user_id", "UserID", "user id", "user-id", "user.id",
+    ]
+
+    /// Column `user_id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
+    var userID: Optional<Int64>
+
+    /// Column `UserID` (TEXT NOT NULL).
+    var userID2: String
+
+    /// Column `user id` (TEXT).
+    var userID3: Optional<String>
+
+    /// Column `user-id` (TEXT).
+    var userID4: Optional<String>
+
+    /// Column `user.id` (TEXT).
+    var userID5: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        userID: Int64? = nil, userID2: String, userID3: String? = nil, userID4: String? = nil,
+        userID5: String? = nil
+    ) {
+        self.userID = userID
+        self.userID2 = userID2
+        self.userID3 = userID3
+        self.userID4 = userID4
+        self.userID5 = userID5
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(userID: row[0], userID2: row[1], userID3: row[2], userID4: row[3], userID5: row[4])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.userID, for: "user_id")
+        try columns.encode(self.userID2, for: "UserID")
+        try columns.encode(self.userID3, for: "user id")
+        try columns.encode(self.userID4, for: "user-id")
+        try columns.encode(self.userID5, for: "user.id")
+    }
+}
+
+/// The DAL of `look-alikes`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try LookAlikeDAL(database: pool).getRecordCount()`.
+final class LookAlikeDAL: BaseDAL<LookAlikeInfo>, @unchecked Sendable {}
+
+/// A row of `members`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try MemberDAL(database: pool).getAll()`.
+struct MemberInfo: Entity, Hashable {
+    static let tableName = "members"
+    static let columnNames: [String]? = [
+        "id", "hashValue", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition",
+        "encodeColumns", "row", "columns", "==", "hashValueColumn",
+    ]
+
+    /// Column `id` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
+    var id: Optional<Int64>
+
+    /// Column `hashValue` (TEXT NOT NULL).
+    var hashValueColumn: String
+
+    /// Column `hash` (TEXT).
+    var hash: Optional<String>
+
+    /// Column `tableName` (TEXT).
+    var tableName: Optional<String>
+
+    /// Column `primaryKey` (TEXT).
+    var primaryKey: Optional<String>
+
+    /// Column `columnNames` (TEXT).
+    var columnNames: Optional<String>
+
+    /// Column `tableDefinition` (TEXT).
+    var tableDefinition: Optional<String>
+
+    /// Column `encodeColumns` (TEXT).
+    var encodeColumns: Optional<String>
+
+    /// Column `row` (TEXT).
+    var row: Optional<String>
+
+    /// Column `columns` (TEXT).
+    var columns: Optional<String>
+
+    /// Column `==` (TEXT).
+    var column11: Optional<String>
+
+    /// Column `hashValueColumn` (TEXT).
+    var hashValueColumn2: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(
+        id: Int64? = nil, hashValueColumn: String, hash: String? = nil, tableName: String? = nil,
+        primaryKey: String? = nil, columnNames: String? = nil, tableDefinition: String? = nil,
+        encodeColumns: String? = nil, row: String? = nil, columns: String? = nil, column11: String? = nil,
+        hashValueColumn2: String? = nil
+    ) {
+        self.id = id
+        self.hashValueColumn = hashValueColumn
+        self.hash = hash
+        self.tableName = tableName
+        self.primaryKey = primaryKey
+        self.columnNames = columnNames
+        self.tableDefinition = tableDefinition
+        self.encodeColumns = encodeColumns
+        self.row = row
+        self.columns = columns
+        self.column11 = column11
+        self.hashValueColumn2 = hashValueColumn2
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(
+            id: row[0], hashValueColumn: row[1], hash: row[2], tableName: row[3], primaryKey: row[4],
+            columnNames: row[5], tableDefinition: row[6], encodeColumns: row[7], row: row[8], columns: row[9],
+            column11: row[10], hashValueColumn2: row[11]
+        )
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.id, for: "id")
+        try columns.encode(self.hashValueColumn, for: "hashValue")
+        try columns.encode(self.hash, for: "hash")
+        try columns.encode(self.tableName, for: "tableName")
+        try columns.encode(self.primaryKey, for: "primaryKey")
+        try columns.encode(self.columnNames, for: "columnNames")
+        try columns.encode(self.tableDefinition, for: "tableDefinition")
+        try columns.encode(self.encodeColumns, for: "encodeColumns")
+        try columns.encode(self.row, for: "row")
+        try columns.encode(self.columns, for: "columns")
+        try columns.encode(self.column11, for: "==")
+        try columns.encode(self.hashValueColumn2, for: "hashValueColumn")
+    }
+}
+
+/// The DAL of `members`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try MemberDAL(database: pool).getRecordCount()`.
+final class MemberDAL: BaseDAL<MemberInfo>, @unchecked Sendable {}
+
 /// A row of `odd "name" \ x`, mapped explicitly (columns read by index, no Codable).
 ///
 /// For example, `let rows = try OddNameXDAL(database: pool).getAll()`.
@@ -271,10 +861,10 @@ struct OddNameXInfo: Entity, Hashable {
         "line\nbreak */ \"q\"",
     ]
 
-    /// Column `line break */ "q"` (TEXT).
+    /// Column `line break */ "q"` (TEXT NOT NULL).
     var lineBreakQ: String
 
-    /// An entity with every column given (nullable ones default to `nil` or `.null`).
+    /// An entity with every column given; an optional left out is `nil` (see each property).
     init(lineBreakQ: String) {
         self.lineBreakQ = lineBreakQ
     }
@@ -295,3 +885,140 @@ struct OddNameXInfo: Entity, Hashable {
 ///
 /// For example, `let count = try OddNameXDAL(database: pool).getRecordCount()`.
 final class OddNameXDAL: BaseDAL<OddNameXInfo>, @unchecked Sendable {}
+
+/// A row of `visits`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try VisitDAL(database: pool).getAll()`.
+struct VisitInfo: Entity, Hashable {
+    static let tableName = "visits"
+    static let primaryKey: [String] = []
+    static let columnNames: [String]? = [
+        "page", "at",
+    ]
+
+    /// Column `page` (TEXT).
+    var page: Optional<String>
+
+    /// Column `at` (DATETIME).
+    var at: Optional<Date>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(page: String? = nil, at: Date? = nil) {
+        self.page = page
+        self.at = at
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(page: row[0], at: row[1])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.page, for: "page")
+        try columns.encode(self.at, for: "at")
+    }
+}
+
+/// The read-only DAL of `visits` (no primary key, which BaseDAL's updates and deletes need): finds, counts and
+/// paging come from `ReadOnlyDAL`, which has no insert, update or delete; add the
+/// table's own queries in an extension.
+///
+/// For example, `let count = try VisitDAL(database: pool).getRecordCount()`.
+final class VisitDAL: ReadOnlyDAL<VisitInfo>, @unchecked Sendable {}
+
+/// A row of `客户`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try 客户DAL(database: pool).getAll()`.
+struct 客户Info: Entity, Hashable {
+    static let tableName = "客户"
+    static let primaryKey = ["编号"]
+    static let columnNames: [String]? = [
+        "编号", "名字", "1号", "😀", "́x",
+    ]
+
+    /// Column `编号` (TEXT NOT NULL).
+    var 编号: String
+
+    /// Column `名字` (TEXT NOT NULL).
+    var 名字: String
+
+    /// Column `1号` (INTEGER).
+    var c1号: Optional<Int64>
+
+    /// Column `😀` (TEXT).
+    var 😀: Optional<String>
+
+    /// Column `́x` (TEXT).
+    var ćx: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(编号: String, 名字: String, c1号: Int64? = nil, 😀: String? = nil, ćx: String? = nil) {
+        self.编号 = 编号
+        self.名字 = 名字
+        self.c1号 = c1号
+        self.😀 = 😀
+        self.ćx = ćx
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(编号: row[0], 名字: row[1], c1号: row[2], 😀: row[3], ćx: row[4])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.编号, for: "编号")
+        try columns.encode(self.名字, for: "名字")
+        try columns.encode(self.c1号, for: "1号")
+        try columns.encode(self.😀, for: "😀")
+        try columns.encode(self.ćx, for: "́x")
+    }
+}
+
+/// The DAL of `客户`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try 客户DAL(database: pool).getRecordCount()`.
+final class 客户DAL: BaseDAL<客户Info>, @unchecked Sendable {}
+
+/// A row of `客户!`, mapped explicitly (columns read by index, no Codable).
+///
+/// For example, `let rows = try 客户2DAL(database: pool).getAll()`.
+struct 客户2Info: Entity, Hashable {
+    static let tableName = "客户!"
+    static let primaryKey = ["编号"]
+    static let columnNames: [String]? = [
+        "编号", "备注",
+    ]
+
+    /// Column `编号` (INTEGER).
+    /// `nil` until SQLite assigns it on insert.
+    var 编号: Optional<Int64>
+
+    /// Column `备注` (TEXT).
+    var 备注: Optional<String>
+
+    /// An entity with every column given; an optional left out is `nil` (see each property).
+    init(编号: Int64? = nil, 备注: String? = nil) {
+        self.编号 = 编号
+        self.备注 = 备注
+    }
+
+    /// Reads a row of exactly ``columnNames``, by index.
+    init(row: RowView) throws {
+        try self.init(编号: row[0], 备注: row[1])
+    }
+
+    /// Writes every column, in ``columnNames`` order.
+    func encodeColumns(to columns: inout ColumnValues) throws {
+        try columns.encode(self.编号, for: "编号")
+        try columns.encode(self.备注, for: "备注")
+    }
+}
+
+/// The DAL of `客户!`: finds, counts, paging, inserts, updates and deletes
+/// come from `BaseDAL`; add the table's own queries in an extension.
+///
+/// For example, `let count = try 客户2DAL(database: pool).getRecordCount()`.
+final class 客户2DAL: BaseDAL<客户2Info>, @unchecked Sendable {}
