@@ -85,7 +85,7 @@ extension BaseDAL {
             let sorted = fields.sorted { $0.key < $1.key }
             let sql = try mapping.sql(.updateFields(sorted.map(\.key))) {
                 let names = try sorted.map { try mapping.column($0.key) }
-                guard Set(names.map { $0.lowercased() }).count == names.count else {
+                guard Set(names.map { $0.identifierKey }).count == names.count else {
                     throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
                 }
                 return TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, mapping.dialect)

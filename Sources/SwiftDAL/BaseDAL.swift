@@ -76,7 +76,7 @@ open class BaseDAL<T: Entity>: ReadOnlyDAL<T>, IDAL, @unchecked Sendable {
         }
         if mapping.isExplicit && columns.names != mapping.selectedColumns {
             guard columns.names.count == mapping.selectedColumns.count,
-                zip(columns.names, mapping.selectedColumns).allSatisfy({ $0.lowercased() == $1.lowercased() })
+                zip(columns.names, mapping.selectedColumns).allSatisfy({ $0.identifierKey == $1.identifierKey })
             else {
                 throw DALError(
                     .schemaMismatch,

@@ -75,14 +75,14 @@ final class TableMapping: Sendable {
         self.columns = columns
         var canonical = [String: String]()
         for column in columns.reversed() {
-            canonical[column.name.lowercased()] = column.name
+            canonical[column.name.identifierKey] = column.name
         }
         canonicalNames = canonical
         notNullWithDefault = Set(columns.filter { $0.isNotNull && $0.defaultValueSQL != nil }.map(\.name))
         let tableColumns = columns.map(\.name).joined(separator: ", ")
 
         func resolveAll(_ names: [String], _ what: String) throws -> [String] {
-            let unknown = names.filter { canonical[$0.lowercased()] == nil }
+            let unknown = names.filter { canonical[$0.identifierKey] == nil }
             guard unknown.isEmpty else {
                 throw DALError(
                     .schemaMismatch,
@@ -90,7 +90,7 @@ final class TableMapping: Sendable {
                         + "(its columns: \(tableColumns))",
                     table: table, column: unknown.first)
             }
-            return names.compactMap { canonical[$0.lowercased()] }
+            return names.compactMap { canonical[$0.identifierKey] }
         }
 
         guard !configuredKey.isEmpty || !requiresPrimaryKey else {
@@ -204,7 +204,7 @@ final class TableMapping: Sendable {
     /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
     /// ``DALError/Code/invalidColumn`` naming it.
     func column(_ name: String) throws -> String {
-        if let real = canonicalNames[name.lowercased()] { return real }
+        if let real = canonicalNames[name.identifierKey] { return real }
         throw DALError(
             .invalidColumn,
             "table \(table) has no column named \(quoteIdentifier(name)) "

@@ -12,7 +12,7 @@ package final class ColumnLayout: Sendable {
         // The first column of a name wins, as in SQLite; lookups ignore ASCII case.
         for (index, name) in names.enumerated().reversed() {
             exact[name] = index
-            folded[name.lowercased()] = index
+            folded[name.identifierKey] = index
         }
         indexByName = exact
         indexByFoldedName = folded
@@ -33,7 +33,7 @@ package final class ColumnLayout: Sendable {
                 return index
             }
         }
-        return indexByName[name] ?? indexByFoldedName[name.lowercased()]
+        return indexByName[name] ?? indexByFoldedName[name.identifierKey]
     }
 
     func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }

@@ -192,3 +192,15 @@ package func appendJSON(_ value: SQLiteValue, to json: inout String) -> Bool {
     }
     return true
 }
+
+extension String {
+    /// The name as SQLite compares identifiers: only the ASCII letters A–Z folded to
+    /// lowercase (`"Émile"` and `"émile"` stay two names, as they are two columns to
+    /// SQLite; `lowercased()` would fold them into one).
+    ///
+    /// For example, `"User_ID".identifierKey == "user_id"` and `"É".identifierKey == "É"`.
+    package var identifierKey: String {
+        guard utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return self }
+        return String(decoding: utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}

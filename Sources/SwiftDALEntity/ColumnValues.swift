@@ -47,8 +47,8 @@ public struct ColumnValues: Sendable {
     /// For example, `columns.value(for: "id")`.
     public func value(for column: String) -> SQLiteValue? {
         if let index = names.firstIndex(of: column) { return values[index] }
-        let folded = column.lowercased()
-        return names.firstIndex { $0.lowercased() == folded }.map { values[$0] }
+        let folded = column.identifierKey
+        return names.firstIndex { $0.identifierKey == folded }.map { values[$0] }
     }
 
     /// The number of columns.

@@ -221,8 +221,8 @@ extension Database {
                 .invalidSQL, "rebuilding \(definition.name) needs foreign keys off: register the migration with disablesForeignKeys: true",
                 table: definition.name)
         }
-        let existing = Set(try self.columns(in: definition.name).map { $0.name.lowercased() })
-        let copied = columns ?? definition.columns.map(\.name).filter { existing.contains($0.lowercased()) }
+        let existing = Set(try self.columns(in: definition.name).map { $0.name.identifierKey })
+        let copied = columns ?? definition.columns.map(\.name).filter { existing.contains($0.identifierKey) }
         let temporary = "swiftdal_rebuild_\(definition.name)"
         try drop(table: temporary, ifExists: true)
         try create(definition.renamed(temporary))

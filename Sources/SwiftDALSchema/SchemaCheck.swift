@@ -24,17 +24,17 @@ extension Database {
         let real = try describe(table: definition.name)
         var problems = [String]()
         var realByName = [String: ColumnInfo]()
-        for column in real.columns { realByName[column.name.lowercased()] = column }
-        let realKey = Set(real.primaryKey.map { $0.lowercased() })
+        for column in real.columns { realByName[column.name.identifierKey] = column }
+        let realKey = Set(real.primaryKey.map { $0.identifierKey })
         for column in definition.columns {
-            guard let actual = realByName.removeValue(forKey: column.name.lowercased()) else {
+            guard let actual = realByName.removeValue(forKey: column.name.identifierKey) else {
                 problems.append("column \(column.name) is missing")
                 continue
             }
             if let problem = Self.typeProblem(writing: column.type, into: actual) {
                 problems.append("column \(column.name): \(problem)")
             }
-            let isKey = realKey.contains(column.name.lowercased())
+            let isKey = realKey.contains(column.name.identifierKey)
             if column.isNotNull && !actual.isNotNull && !isKey {
                 problems.append("column \(column.name) is nullable, but the entity cannot hold NULL")
             }
@@ -47,7 +47,7 @@ extension Database {
         for extra in realByName.values.sorted(by: { $0.name < $1.name }) where extra.isNotNull && extra.defaultValueSQL == nil {
             problems.append("column \(extra.name) is NOT NULL without a default but the entity does not write it")
         }
-        if !definition.primaryKey.isEmpty && definition.primaryKey.map({ $0.lowercased() }) != real.primaryKey.map({ $0.lowercased() }) {
+        if !definition.primaryKey.isEmpty && definition.primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey }) {
             problems.append("primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(definition.primaryKey.joined(separator: ", ")))")
         }
         return problems

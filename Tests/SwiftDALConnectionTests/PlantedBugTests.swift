@@ -211,8 +211,6 @@ final class ProblemLog: @unchecked Sendable {
     var all: [String] { lock.withLock { problems } }
 }
 
-/// Library bugs these tests found, recorded as known issues: each test passes while the bug
-/// is there, and fails once it is fixed (then remove the `withKnownIssue`).
 @Suite struct CursorWriteTests {
     /// A cursor over an autocommit `INSERT … RETURNING` abandoned after its first row: the
     /// reset when the cursor is released (or its access ends) halts the insert, which
