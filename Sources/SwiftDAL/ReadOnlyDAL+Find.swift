@@ -94,7 +94,8 @@ extension ReadOnlyDAL {
                 table: tableName)
         }
         return try withMapping(writing: false) { db, mapping in
-            try db.inTransaction(.deferred) {
+            // One snapshot for the count and the page (PostgreSQL: repeatable read).
+            try db.inTransaction(.deferred, isolation: .repeatableRead) {
                 var result = pager
                 result.recordCount = try self.count(db, mapping, condition)
                 let query = try self.selectQuery(
