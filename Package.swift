@@ -70,7 +70,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftdal-demo",
-            dependencies: ["SampleDAL"]
+            dependencies: ["SampleDAL", "SwiftDALPostgres", "SwiftDALTestSupport"]
         ),
         // Benchmarks (issue: speed close to the C API): the raw C baseline and the harness.
         .target(

@@ -5,15 +5,22 @@ struct Options {
     var databasePath = "data/swiftdal-demo.sqlite"
     var templatePath: String?
     var fixturesDirectory: String?
+    /// `--postgres [URL]`: run on PostgreSQL (`""`: on a throwaway server).
+    var postgresURL: String?
 
     static let usage = """
         usage: swift run swiftdal-demo [--database PATH] [--template PATH]
+               swift run swiftdal-demo --postgres [URL]
 
-        Runs a tour of every SwiftDAL operation on an embedded SQLite database.
+        Runs a tour of every SwiftDAL operation on an embedded SQLite database, or with
+        --postgres the same tour, through the same DALs, on PostgreSQL.
           --database PATH   the database file (default: data/swiftdal-demo.sqlite, created
                             from the template when missing; its directory is created too)
           --template PATH   the prepared database copied when the file is missing
                             (default: Fixtures/sample.sqlite of this package)
+          --postgres [URL]  run on the PostgreSQL server at URL (postgresql://user@host/db, or a
+                            libpq keyword string); without a URL, on a throwaway server started
+                            for the run (needs PostgreSQL's server programs) and stopped after
           --make-fixtures DIR  rebuild DIR's sample databases (v1, v2, current) and
                             schema.sql from the migrations and DIR's seed files, then exit
         """
@@ -30,6 +37,13 @@ struct Options {
             case "--template":
                 guard let value = remaining.popFirst() else { throw OptionError("--template needs a path") }
                 options.templatePath = value
+            case "--postgres":
+                if let next = remaining.first, !next.hasPrefix("--") {
+                    options.postgresURL = next
+                    remaining = remaining.dropFirst()
+                } else {
+                    options.postgresURL = ""
+                }
             case "--make-fixtures":
                 guard let value = remaining.popFirst() else { throw OptionError("--make-fixtures needs a directory") }
                 options.fixturesDirectory = value

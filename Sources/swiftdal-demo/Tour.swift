@@ -3,12 +3,12 @@ import SampleDAL
 
 /// The tour of every IDAL operation, through UserDAL, OrderDAL and UserTagDAL.
 struct Tour {
-    let pool: DatabasePool
+    let pool: any DatabaseWriter
     let users: UserDAL
     let orders: OrderDAL
     let tags: UserTagDAL
 
-    init(pool: DatabasePool) {
+    init(pool: any DatabaseWriter) {
         self.pool = pool
         users = UserDAL(database: pool)
         orders = OrderDAL(database: pool)
@@ -114,8 +114,8 @@ struct Tour {
         do {
             try users.insert(UserInfo(name: "alice2", email: "alice@example.com", age: 30))
             show("duplicate email", "unexpectedly inserted")
-        } catch let error as SQLiteError where error.constraintKind == .unique {
-            show("duplicate email insert", "refused: \(error.message) (code \(error.code.rawValue))")
+        } catch let error as any DatabaseError where error.constraintKind == .unique {
+            show("duplicate email insert", "refused by \(error.engine): \(error.message)")
         }
         do {
             _ = try users.getFieldList("email; DROP TABLE users", as: String.self)
@@ -128,8 +128,8 @@ struct Tour {
         }
         do {
             try orders.insert(OrderInfo(userID: 99_999, product: "Ghost", quantity: 1, unitPrice: 1))
-        } catch let error as SQLiteError where error.constraintKind == .foreignKey {
-            show("order for a missing user", "refused: \(error.message)")
+        } catch let error as any DatabaseError where error.constraintKind == .foreignKey {
+            show("order for a missing user", "refused by \(error.engine): \(error.message)")
         }
     }
 

@@ -10,6 +10,10 @@ do {
         print("rebuilt the fixtures in \(directory) from \(SampleSchema.versions.count) migrations")
         exit(0)
     }
+    if let url = options.postgresURL {
+        try await runOnPostgres(url: url, fixture: options.resolvedTemplate())
+        exit(0)
+    }
     let directory = (options.databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
