@@ -66,7 +66,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftdal-gen",
-            dependencies: ["SwiftDALCodegen", "SwiftDAL"]
+            dependencies: ["SwiftDALCodegen", "SwiftDAL", "SwiftDALPostgres"]
         ),
         .executableTarget(
             name: "swiftdal-demo",
@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALPostgresTests",
-            dependencies: ["SwiftDALPostgres", "SampleDAL", "SwiftDAL", "SwiftDALTestSupport"]
+            dependencies: ["SwiftDALPostgres", "SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
         ),
         .testTarget(
             name: "SwiftDALTests",

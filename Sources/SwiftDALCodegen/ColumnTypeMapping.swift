@@ -1,3 +1,5 @@
+import SwiftDAL
+
 /// The Swift type generated for a column, from its declared type by SQLite's own
 /// affinity rules (<https://sqlite.org/datatype3.html>, section 3.1), with the type names
 /// of the NUMERIC affinity that say what they hold given their Swift types: exact numbers
@@ -10,8 +12,16 @@ enum ColumnTypeMapping {
 
     /// The Swift type (without optionality) of a column declared as `declaredType`, and
     /// whether the type needs Foundation.
-    static func swiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool) {
+    /// PostgreSQL's names that say what they hold come first: `bytea`, `uuid`, and
+    /// `json`/`jsonb`, which PostgreSQL always returns as text (on SQLite a `JSON` column
+    /// has NUMERIC affinity, where `'5'` becomes the integer 5: `SQLiteValue` there).
+    static func swiftType(
+        forDeclaredType declaredType: String, engine: DatabaseEngine = .sqlite
+    ) -> (name: String, needsFoundation: Bool) {
         let type = declaredType.uppercased()
+        if type == "BYTEA" { return ("Data", true) }
+        if type == "UUID" { return ("UUID", true) }
+        if engine == .postgres, type == "JSON" || type == "JSONB" { return ("String", false) }
         // The affinity rules, in SQLite's order.
         if type.contains("INT") { return ("Int64", false) }
         if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return ("String", false) }
@@ -25,7 +35,7 @@ enum ColumnTypeMapping {
         // `Decimal` reads INTEGER, REAL and numeric TEXT, and stores text, losslessly.
         let firstWord = String(type.prefix { $0.isLetter })
         if exactNumberTypes.contains(firstWord) { return ("Decimal", true) }
-        // Any other name (TIME, JSON, UUID…): whatever storage class SQLite kept, exactly.
+        // Any other name (TIME, INTERVAL…): whatever storage class the database gave, exactly.
         return ("SQLiteValue", false)
     }
 }

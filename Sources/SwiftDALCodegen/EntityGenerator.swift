@@ -74,7 +74,7 @@ public struct EntityGenerator: Sendable {
                     table: table)
             }
         }
-        let rowIDKey = Self.rowIDKey(of: description, kind: kind)
+        let rowIDKey = Self.rowIDKey(of: description, kind: kind, engine: db.engine)
         var used = Set<String>()
         var properties = [EntityModel.Property]()
         for (position, column) in description.columns.enumerated() {
@@ -85,7 +85,7 @@ public struct EntityGenerator: Sendable {
                 name += String(number)
             }
             used.insert(name)
-            let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType)
+            let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType, engine: db.engine)
             let isRowIDKey = column.name == rowIDKey
             let isKey = column.primaryKeyIndex > 0
             // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
@@ -147,10 +147,17 @@ public struct EntityGenerator: Sendable {
     /// `INTEGER PRIMARY KEY` of a rowid table. SQLite makes no index for that key, and
     /// one for every other key (`INT PRIMARY KEY`, `INTEGER PRIMARY KEY DESC`, a `TEXT`
     /// key), which tells the quirks apart without parsing the `CREATE TABLE`.
-    static func rowIDKey(of description: TableDescription, kind: TableKind) -> String? {
+    ///
+    /// On PostgreSQL: the single integer primary-key column that the database fills in
+    /// (an identity column, or one with a default such as a serial's `nextval`).
+    static func rowIDKey(of description: TableDescription, kind: TableKind, engine: DatabaseEngine) -> String? {
         let key = description.primaryKey
-        guard kind == .rowIDTable, key.count == 1, !description.indexes.contains(where: { $0.origin == "pk" }),
-            description.columns.first(where: { $0.name == key[0] })?.declaredType.uppercased() == "INTEGER"
+        guard kind == .rowIDTable, key.count == 1, let column = description.columns.first(where: { $0.name == key[0] })
+        else { return nil }
+        if engine == .postgres {
+            return column.affinity == .integer && column.defaultValueSQL != nil ? key[0] : nil
+        }
+        guard !description.indexes.contains(where: { $0.origin == "pk" }), column.declaredType.uppercased() == "INTEGER"
         else { return nil }
         return key[0]
     }
@@ -159,7 +166,7 @@ public struct EntityGenerator: Sendable {
     /// hide it (a table `bases` would otherwise give `class BaseDAL: BaseDAL<BaseInfo>`).
     static let namesTheCodeUses: Set<String> = [
         "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
-        "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation",
+        "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation", "UUID",
     ]
 }
 

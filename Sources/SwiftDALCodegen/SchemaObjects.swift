@@ -6,6 +6,18 @@ enum SchemaObjects {
     /// SQLite's own (`sqlite_…`), the shadow tables that hold a virtual table's data
     /// (FTS5's `docs_data`, `docs_idx`…) and SwiftDAL's `swiftdal_migrations`.
     static func names(in db: Database) throws -> [String] {
+        if db.engine == .postgres {
+            // Tables, views and materialized views of the schemas on the search path.
+            return try db.fetchColumn(
+                String.self,
+                """
+                SELECT c.relname FROM pg_class c
+                WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid)
+                AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)
+                ORDER BY c.relname
+                """
+            ).filter { $0 != "swiftdal_migrations" }
+        }
         // pragma_table_list (SQLite 3.37+) tells shadow tables apart; older libraries
         // fall back to the schema table, which lists them as ordinary tables.
         var names = try? db.fetchColumn(
@@ -42,7 +54,7 @@ enum SchemaObjects {
     /// message alone (a view whose table was dropped: `no such table: main.gone`).
     static func reason(_ error: any Error) -> String {
         switch error {
-        case let error as SQLiteError: return error.message
+        case let error as any DatabaseError: return error.message
         case let error as DALError: return error.message
         default: return "\(error)"
         }

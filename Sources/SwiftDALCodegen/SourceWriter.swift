@@ -127,7 +127,7 @@ struct SourceWriter {
 
     /// What `nil` means for an optional property whose `nil` is not simply `NULL`.
     static func nilNote(_ property: EntityModel.Property) -> String? {
-        if property.isAssignedByDatabase { return "`nil` until SQLite assigns it on insert." }
+        if property.isAssignedByDatabase { return "`nil` until the database assigns it on insert." }
         guard property.isOptional, property.defaultValueSQL != nil else { return nil }
         return property.isNotNull
             ? "`nil` means the default on insert; an update keeps the stored value."

@@ -15,7 +15,7 @@ struct ExplicitUser: Entity, Hashable {
     ]
 
     /// Column `id` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var id: Optional<Int64>
 
     /// Column `name` (TEXT NOT NULL).

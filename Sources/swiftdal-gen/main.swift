@@ -1,16 +1,19 @@
 import Foundation
 import SwiftDAL
 import SwiftDALCodegen
+import SwiftDALPostgres
 
 // swiftdal-gen: explicitly mapped entities and table DALs, written from a database's schema.
 let usage = """
-    usage: swift run swiftdal-gen (--database PATH | --schema PATH) [options]
+    usage: swift run swiftdal-gen (--database PATH | --schema PATH | --postgres URL) [options]
 
     Writes, for each table, an entity struct mapped explicitly (columns read by index,
     no Codable: the fast mapping) and its BaseDAL subclass, from the database's schema;
     views and tables without a primary key get a ReadOnlyDAL subclass (no writes).
       --database PATH    read the schema of this SQLite file (opened read-only)
       --schema PATH      or run this SQL script in an in-memory database and read that
+      --postgres URL     or read a PostgreSQL database's catalog (postgresql://user@host/db,
+                         or a libpq keyword string): the tables and views on its search path
       --tables LIST      comma-separated tables and views (default: every table and view
                          but SQLite's own and swiftdal_migrations)
       --stem TABLE=NAME  the type stem of a table (repeatable): --stem people=Person gives
@@ -29,6 +32,7 @@ func run(_ arguments: [String]) throws {
     var remaining = arguments[...]
     var databasePath: String?
     var schemaPath: String?
+    var postgresURL: String?
     var tables: [String]?
     var outputPath: String?
     var options = EntityGenerator.Options()
@@ -40,6 +44,7 @@ func run(_ arguments: [String]) throws {
         switch argument {
         case "--database": databasePath = try value(argument)
         case "--schema": schemaPath = try value(argument)
+        case "--postgres": postgresURL = try value(argument)
         case "--tables": tables = try value(argument).split(separator: ",").map(String.init)
         case "--stem":
             let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
@@ -56,16 +61,18 @@ func run(_ arguments: [String]) throws {
         }
     }
     try options.validate()  // before any file is opened
-    let queue: DatabaseQueue
-    switch (databasePath, schemaPath) {
-    case (let path?, nil):
+    let queue: any DatabaseWriter
+    switch (databasePath, schemaPath, postgresURL) {
+    case (let path?, nil, nil):
         queue = try DatabaseQueue(path: path, mode: .readOnly)
-    case (nil, let path?):
+    case (nil, let path?, nil):
         let script = try String(contentsOfFile: path, encoding: .utf8)
         queue = try DatabaseQueue.inMemory()
         try queue.write { try $0.executeScript(script) }
+    case (nil, nil, let url?):
+        queue = try PostgresPool(url: url)
     default:
-        throw GenError(description: "give exactly one of --database and --schema\n\(usage)")
+        throw GenError(description: "give exactly one of --database, --schema and --postgres\n\(usage)")
     }
     // The header names the command that made the file (the same command makes the same bytes).
     let quoted = arguments.map { $0.contains(where: { $0 == " " || $0 == "'" }) ? "'\($0)'" : $0 }

@@ -116,7 +116,7 @@ struct ArticleInfo: Entity, Hashable {
     ]
 
     /// Column `id` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var id: Optional<Int64>
 
     /// Column `title` (VARCHAR(200) NOT NULL).
@@ -223,7 +223,7 @@ struct CasingInfo: Entity, Hashable {
     ]
 
     /// Column `id` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var id: Optional<Int64>
 
     /// Column `Émile` (TEXT).
@@ -703,7 +703,7 @@ struct LookAlikeInfo: Entity, Hashable {
     ]
 
     /// Column `user_id` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var userID: Optional<Int64>
 
     /// Column `UserID` (TEXT NOT NULL).
@@ -762,7 +762,7 @@ struct MemberInfo: Entity, Hashable {
     ]
 
     /// Column `id` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var id: Optional<Int64>
 
     /// Column `hashValue` (TEXT NOT NULL).
@@ -993,7 +993,7 @@ struct 客户2Info: Entity, Hashable {
     ]
 
     /// Column `编号` (INTEGER).
-    /// `nil` until SQLite assigns it on insert.
+    /// `nil` until the database assigns it on insert.
     var 编号: Optional<Int64>
 
     /// Column `备注` (TEXT).
