@@ -148,7 +148,7 @@ public final class PostgresServer: @unchecked Sendable {
         do {
             try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/log", "-w", "-t", "30", "start"])
         } catch {
-            let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            let log = readWholeFile(directory + "/log")
             throw StartFailure(description: "\(error)\n\(log.suffix(2000))")
         }
         lock.withLock { running = true }
@@ -178,7 +178,7 @@ public final class PostgresServer: @unchecked Sendable {
         let outputPath = directory + "/command-\(UUID().uuidString).out"
         defer { unlink(outputPath) }
         let status = try spawnAndWait(command, outputPath: outputPath)
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let text = readWholeFile(outputPath)
         guard status == 0 else {
             throw StartFailure(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
         }
@@ -226,4 +226,21 @@ private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int
     }
     // WIFEXITED/WEXITSTATUS are macros: the exit status is bits 8-15 when bits 0-6 are 0.
     return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+}
+
+/// The text of the file at `path` ("" when it cannot be read), read with POSIX calls
+/// (`String(contentsOfFile:)` leaked its buffer for some files under LeakSanitizer).
+private func readWholeFile(_ path: String) -> String {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return "" }
+    defer { close(descriptor) }
+    var bytes = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
