@@ -127,6 +127,9 @@ public final class Database {
     /// then replaces it).
     package var isBrokenEngineConnection: Bool { engineConnection?.isBroken ?? false }
 
+    /// How many statements have completed on the engine connection (0 for SQLite).
+    package var engineCompletedStatements: Int { engineConnection?.completedStatements ?? 0 }
+
     /// Closes a connection owned by an engine's pool.
     package func closeOwnedConnection() throws {
         try closeConnection()

@@ -40,6 +40,9 @@ package protocol EngineConnection: AnyObject {
     var isInTransaction: Bool { get }
     /// Whether the connection failed in a way that makes it unusable (dropped by pools).
     var isBroken: Bool { get }
+    /// How many statements have completed on this connection (a pool tells from it whether
+    /// a failed access had already received rows).
+    var completedStatements: Int { get }
     /// The statement that opens a transaction of `kind` at `isolation` (`nil`: the
     /// engine's choice for that kind), read-only when `readOnly`.
     func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool) -> String

@@ -19,9 +19,14 @@ public struct PostgresConfiguration: Sendable {
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?
-    /// Whether statements are prepared once per connection and reused (the fast way), or
-    /// sent unnamed every time (what PgBouncer's transaction pooling needs).
-    public var usesPreparedStatements = true
+    /// Whether the server is reached through a pooler in transaction mode (PgBouncer's
+    /// `pool_mode = transaction`), where consecutive transactions of one connection may run
+    /// on different server sessions: statements are then sent unnamed every time (no
+    /// prepared statement outlives its transaction), and no session setting is made (the
+    /// server's own `TimeZone` is used: timestamps carry their offset and read right in any
+    /// zone; `DateStyle` must be the default, ISO). ``statementTimeout`` needs a session
+    /// setting: set it on the server or the role instead (combining them is refused).
+    public var transactionPooling = false
     /// The isolation level of `write` transactions (`nil`: the server's default, read
     /// committed). `read` transactions are always repeatable read and read-only: one
     /// snapshot for the whole closure, as on SQLite.

@@ -15,6 +15,7 @@ final class PostgresConnection: EngineConnection {
     private var lastStatement: (text: String, statement: PreparedStatement)?
     private var statementNumber = 0
     private var failed = false
+    private(set) var completedStatements = 0
 
     private struct PreparedStatement {
         let text: PostgresStatementText
@@ -44,10 +45,14 @@ final class PostgresConnection: EngineConnection {
         }
         // libpq prints notices to stderr by default: a library must not.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
-        var settings = [
-            "SET TimeZone TO 'UTC'", "SET client_encoding TO 'UTF8'", "SET DateStyle TO 'ISO, YMD'",
-            "SET standard_conforming_strings TO on",
-        ]
+        // libpq itself asks for UTF-8 (client_encoding) at connection start.
+        guard PQsetClientEncoding(connection, "UTF8") == 0 else {
+            PQfinish(connection)
+            self.connection = nil
+            throw PostgresError(sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
+        }
+        guard !configuration.transactionPooling else { return }
+        var settings = ["SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on"]
         if let timeout = configuration.statementTimeout {
             settings.append("SET statement_timeout TO \(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))")
         }
@@ -146,7 +151,7 @@ final class PostgresConnection: EngineConnection {
         }
         let text = try PostgresStatementText(sql)
         var name: String?
-        if configuration.usesPreparedStatements {
+        if !configuration.transactionPooling {
             if statements.count >= Self.statementCacheCapacity { try clearStatementCache() }
             statementNumber += 1
             let statementName = "swiftdal_\(statementNumber)"
@@ -249,8 +254,10 @@ final class PostgresConnection: EngineConnection {
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK:
             PQclear(result)
+            completedStatements += 1
             return affected
         case PGRES_TUPLES_OK:
+            completedStatements += 1
             let rows = PostgresRows(result: result)  // frees the result when released
             for row in 0..<rows.rowCount { try body(RowView(rows: rows, row: row)) }
             return affected

@@ -64,6 +64,12 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
             throw DALError(.invalidValue, "a PostgreSQL pool needs at least one connection")
         }
         guard !url.utf8.contains(0) else { throw DALError(.invalidValue, "the connection string contains a NUL character") }
+        guard !(configuration.transactionPooling && configuration.statementTimeout != nil) else {
+            throw DALError(
+                .invalidValue,
+                "statementTimeout needs a session setting, which transaction pooling does not keep: "
+                    + "set statement_timeout on the server or the role instead")
+        }
         connectionString = url
         name = Self.describe(url)
         self.configuration = configuration

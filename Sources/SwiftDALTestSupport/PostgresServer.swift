@@ -31,6 +31,7 @@ public final class PostgresServer: @unchecked Sendable {
     private let lock = NSLock()
     private var running = false
     private var databases = 0
+    private var bouncerRunning = false
 
     /// Why the server could not start.
     public struct StartFailure: Error, CustomStringConvertible {
@@ -101,12 +102,116 @@ public final class PostgresServer: @unchecked Sendable {
     ///
     /// For example, `let url = try server.makeDatabase()`.
     public func makeDatabase() throws -> String {
+        connectionString(database: try makeDatabaseName())
+    }
+
+    /// Creates a new, empty database and returns its name (its connection string on this
+    /// server, or on a standby of it, is ``connectionString(database:)``).
+    ///
+    /// For example, `let name = try server.makeDatabaseName()`.
+    public func makeDatabaseName() throws -> String {
         let name: String = lock.withLock {
             databases += 1
             return "test_\(databases)"
         }
         try run("psql", ["-X", "-q", "-h", directory, "-p", "\(port)", "-U", "app", "-d", "postgres", "-c", "CREATE DATABASE \(name)"])
-        return connectionString(database: name)
+        return name
+    }
+
+    /// A hot standby of this server, fed by streaming replication: `pg_basebackup -R`
+    /// into a new directory, started on its own socket. Stop it with ``stop()``.
+    ///
+    /// For example, `let standby = try primary.makeStandby()`.
+    public func makeStandby() throws -> PostgresServer {
+        let directory = "/tmp/swiftdal-pg-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if runAsPostgres {
+            try FileManager.default.setAttributes(
+                [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: directory)
+        }
+        let standby = PostgresServer(
+            directory: directory, port: 20_000 + Int.random(in: 0..<20_000), binaries: binaries, runAsPostgres: runAsPostgres)
+        do {
+            try standby.run(
+                "pg_basebackup",
+                [
+                    "-h", self.directory, "-p", "\(port)", "-U", "app", "-D", standby.dataDirectory, "-R", "-X", "stream",
+                    "--no-sync", "--checkpoint=fast",
+                ])
+            // The copied settings name the primary's port and socket: the standby's own come last.
+            try standby.append(
+                "port = \(standby.port)\nunix_socket_directories = '\(directory)'\nhot_standby_feedback = on\n",
+                to: standby.dataDirectory + "/postgresql.auto.conf")
+            try standby.startServer()
+        } catch {
+            standby.removeFiles()
+            throw error
+        }
+        return standby
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote`), waiting until it accepts writes.
+    ///
+    /// For example, `try standby.promote()`.
+    public func promote() throws {
+        try run("pg_ctl", ["-D", dataDirectory, "-w", "promote"])
+    }
+
+    /// Starts PgBouncer in front of this server, in transaction pooling mode, on a socket
+    /// of its own in ``directory``; returns its port. It is stopped with the server.
+    ///
+    /// For example, `let port = try server.startPgBouncer()`.
+    public func startPgBouncer(poolSize: Int = 4) throws -> Int {
+        let bouncerPort = 20_000 + Int.random(in: 0..<20_000)
+        let configuration = directory + "/pgbouncer.ini"
+        try write(
+            """
+            [databases]
+            * = host=\(directory) port=\(port)
+            [pgbouncer]
+            listen_addr =
+            listen_port = \(bouncerPort)
+            unix_socket_dir = \(directory)
+            auth_type = trust
+            auth_file = \(directory)/pgbouncer-users.txt
+            pool_mode = transaction
+            default_pool_size = \(poolSize)
+            max_client_conn = 200
+            logfile = \(directory)/pgbouncer.log
+            pidfile = \(directory)/pgbouncer.pid
+
+            """, to: configuration)
+        try write("\"app\" \"\"\n", to: directory + "/pgbouncer-users.txt")
+        try run("/usr/sbin/pgbouncer", ["-d", configuration])
+        lock.withLock { bouncerRunning = true }
+        // Daemonized, it listens a moment later: wait for its socket.
+        for _ in 0..<250 where !FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.\(bouncerPort)") {
+            usleep(20_000)
+        }
+        guard FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.\(bouncerPort)") else {
+            throw StartFailure(description: "PgBouncer did not start: \(readWholeFile(directory + "/pgbouncer.log").suffix(2000))")
+        }
+        return bouncerPort
+    }
+
+    private func stopPgBouncer() {
+        let running = lock.withLock { () -> Bool in
+            defer { bouncerRunning = false }
+            return bouncerRunning
+        }
+        guard running, let pid = Int32(readWholeFile(directory + "/pgbouncer.pid").trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+    }
+
+    private func write(_ text: String, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+            throw StartFailure(description: "cannot write \(path)")
+        }
+        if runAsPostgres {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: path)
+        }
     }
 
     /// Runs SQL with `psql` (outside SwiftDAL), returning what it prints.
@@ -136,6 +241,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Stops the server and removes its files.
     public func stop() {
+        stopPgBouncer()
         stopServer()
         removeFiles()
     }
@@ -169,7 +275,7 @@ public final class PostgresServer: @unchecked Sendable {
     /// returns what it printed; throws when it fails.
     @discardableResult
     private func run(_ program: String, _ arguments: [String]) throws -> String {
-        let executable = program == "psql" ? "/usr/bin/psql" : binaries + "/" + program
+        let executable = program.hasPrefix("/") ? program : program == "psql" ? "/usr/bin/psql" : binaries + "/" + program
         let command = runAsPostgres
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", executable] + arguments
             : [executable] + arguments

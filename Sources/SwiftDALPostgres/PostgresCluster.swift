@@ -1,0 +1,370 @@
+import Dispatch
+import Foundation
+import Synchronization
+public import SwiftDALConnection
+
+/// How a ``PostgresCluster`` routes and checks its hosts.
+///
+/// For example:
+///
+/// ```swift
+/// var configuration = PostgresClusterConfiguration()
+/// configuration.maximumReplicaLag = .bytes(1 << 20)
+/// ```
+public struct PostgresClusterConfiguration: Sendable {
+    /// How far behind a replica may be and still serve reads without a token.
+    public enum ReplicaLag: Sendable, Hashable {
+        /// At most this many bytes of the primary's write-ahead log not yet replayed.
+        case bytes(Int64)
+        /// The last transaction replayed at most this long ago, when WAL is still pending.
+        case time(Duration)
+    }
+
+    /// The settings of each host's pool (the primary's and each replica's).
+    public var pool = PostgresConfiguration()
+    /// A replica further behind leaves the rotation until it catches up (16 MiB).
+    public var maximumReplicaLag = ReplicaLag.bytes(16 << 20)
+    /// How often each replica's health and lag are checked.
+    public var healthCheckInterval: Duration = .milliseconds(250)
+    /// Whether reads in a ``ConsistencySession`` honour its token (turn off only to see,
+    /// in a test, the stale read it prevents).
+    public var readYourWrites = true
+
+    /// The defaults above.
+    ///
+    /// For example, `let cluster = try PostgresCluster(primary: url, replicas: [r1, r2], configuration: .init())`.
+    public init() {}
+}
+
+/// What a ``PostgresCluster`` last learned of a replica.
+///
+/// For example, `cluster.replicaStatuses.filter(\.isInRotation).count`.
+public struct ReplicaStatus: Sendable, Hashable {
+    /// The replica's host, port and database.
+    public let name: String
+    /// Whether reads may go to it now.
+    public let isInRotation: Bool
+    /// The bytes of WAL it had not replayed at the last check (`nil`: unknown).
+    public let lagBytes: Int64?
+    /// Why it is out of the rotation, when it is.
+    public let problem: String?
+}
+
+/// A PostgreSQL primary with hot standbys, as one ``DatabaseWriter``: every DAL works on
+/// it unchanged. Writes and `write { }` transactions go to the primary; reads and
+/// `read { }` go to a healthy replica (in turn), else to the primary.
+///
+/// **Read-your-writes.** Inside a ``ConsistencySession`` (`session.run { }`), each write
+/// moves the session to the primary's WAL position after it commits, and each read goes
+/// only to a replica that has replayed that position, checked on the connection chosen,
+/// at the moment it is chosen (the check is the read transaction's first statement, so its
+/// snapshot holds the write); when none has, the read goes to the primary. The session's
+/// ``ConsistencySession/token`` travels between requests and service instances. Without a
+/// session (or a token), a read may be as stale as ``PostgresClusterConfiguration/maximumReplicaLag``.
+///
+/// **Health.** Each replica is checked every ``PostgresClusterConfiguration/healthCheckInterval``:
+/// one that is unreachable, no longer a standby, or further behind than the bound leaves
+/// the rotation, and comes back by itself. A read that fails on a broken replica connection
+/// before any of its statements returned is run once more elsewhere (so a `read` closure
+/// may run twice then: keep its side effects after its reads); a read that cannot be
+/// served anywhere throws.
+///
+/// **A primary that moves.** Give the primary as a multi-host string with
+/// `target_session_attrs=read-write` (`host=a,b port=5432,5432 … target_session_attrs=read-write`):
+/// after a standby is promoted, the primary pool's broken connections are replaced by
+/// connections to the new primary, so writes resume without a restart; writes in flight
+/// get typed errors. (With asynchronous replication, commits the old primary acknowledged
+/// but had not sent may be lost in a crash: use synchronous replication where that matters.)
+///
+/// For example:
+///
+/// ```swift
+/// let cluster = try PostgresCluster(
+///     primary: "host=db1,db2 port=5432,5432 dbname=shop user=app target_session_attrs=read-write",
+///     replicas: ["host=db2 dbname=shop user=app", "host=db3 dbname=shop user=app"])
+/// let users = UserDAL(database: cluster)
+/// ```
+public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
+    /// The primary's pool (writes, and reads when no replica can serve).
+    public let primary: PostgresPool
+    private let replicas: [Replica]
+    /// The settings the cluster was made with.
+    public let configuration: PostgresClusterConfiguration
+    private let turn = Atomic<Int>(0)
+    private let stopping = DispatchSemaphore(value: 0)
+    private let isClosed = Atomic<Bool>(false)
+    private var healthThread: Thread?
+
+    private final class Replica: @unchecked Sendable {
+        let pool: PostgresPool
+        /// One connection of its own for the health checks, so that they never wait for reads.
+        let probe: PostgresPool
+        let health = Mutex(Health())
+
+        struct Health {
+            var isInRotation = false
+            var lagBytes: Int64?
+            var problem: String? = "not checked yet"
+        }
+
+        init(url: String, configuration: PostgresConfiguration) throws {
+            pool = try PostgresPool(url: url, configuration: configuration)
+            var probing = configuration
+            probing.maximumConnections = 1
+            probing.acquireTimeout = .seconds(2)
+            probe = try PostgresPool(url: url, configuration: probing)
+        }
+
+        var isInRotation: Bool { health.withLock { $0.isInRotation } }
+
+        func leaveRotation(_ problem: String) {
+            health.withLock {
+                $0.isInRotation = false
+                $0.problem = problem
+            }
+        }
+    }
+
+    /// The read went to a replica that had not replayed the session's writes.
+    private struct NotCaughtUp: Error {}
+
+    /// A cluster of the primary at `primary` and the hot standbys at `replicas` (each a
+    /// `postgresql://` URI or a libpq keyword string). No connection opens here; replicas
+    /// join the rotation after their first health check (immediately started).
+    ///
+    /// For example, `let cluster = try PostgresCluster(primary: primaryURL, replicas: [replicaURL])`.
+    public init(
+        primary: String, replicas: [String], configuration: PostgresClusterConfiguration = PostgresClusterConfiguration()
+    ) throws {
+        self.primary = try PostgresPool(url: primary, configuration: configuration.pool)
+        self.replicas = try replicas.map { try Replica(url: $0, configuration: configuration.pool) }
+        self.configuration = configuration
+        // The health thread holds the cluster only while it checks, so that a cluster
+        // released without close() still goes (and its thread with it).
+        let stopping = self.stopping
+        let interval = configuration.healthCheckInterval
+        let nanoseconds = max(
+            1_000_000, Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000))
+        let thread = Thread { [weak self] in
+            func check() -> Bool {
+                guard let cluster = self, !cluster.isClosed.load(ordering: .acquiring) else { return false }
+                cluster.checkHealth()
+                return true
+            }
+            while check() {
+                _ = stopping.wait(timeout: .now() + .nanoseconds(nanoseconds))
+            }
+        }
+        thread.name = "SwiftDAL.PostgresCluster.health"
+        healthThread = thread
+        thread.start()
+    }
+
+    // MARK: Health
+
+    /// Checks every replica now (the background checks do this on their own), and returns
+    /// what it found.
+    ///
+    /// For example, `let statuses = cluster.checkHealth()`.
+    @discardableResult
+    public func checkHealth() -> [ReplicaStatus] {
+        let primaryPosition = try? primary.reentrantRead { db in
+            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(ConsistencyToken.position(ofLSN:))
+        }
+        for replica in replicas {
+            do {
+                let row = try replica.probe.reentrantRead { db in
+                    try db.fetchOne(
+                        """
+                        SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,
+                               COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0)::float8
+                        """)
+                }
+                guard let row, try row.decode(Bool.self, at: 0) else {
+                    replica.leaveRotation("not a standby (promoted, or never one)")
+                    continue
+                }
+                let replayed = try row.decode(String?.self, at: 1).flatMap(ConsistencyToken.position(ofLSN:)) ?? 0
+                let lag = primaryPosition.map { Int64(clamping: $0 > replayed ? $0 - replayed : 0) }
+                let within: Bool
+                switch configuration.maximumReplicaLag {
+                case .bytes(let bound): within = (lag ?? 0) <= bound
+                case .time(let bound):
+                    let seconds = try row.decode(Double.self, at: 2)
+                    within = lag == 0 || Duration.milliseconds(Int64(seconds * 1000)) <= bound
+                }
+                replica.health.withLock {
+                    $0.isInRotation = within
+                    $0.lagBytes = lag
+                    $0.problem = within ? nil : "\(lag ?? 0) bytes of WAL behind the primary, past the bound"
+                }
+            } catch {
+                replica.leaveRotation("unreachable: \(error)")
+            }
+        }
+        return replicaStatuses
+    }
+
+    /// What the last health check found, replica by replica.
+    public var replicaStatuses: [ReplicaStatus] {
+        replicas.map { replica in
+            replica.health.withLock {
+                ReplicaStatus(name: replica.pool.name, isInRotation: $0.isInRotation, lagBytes: $0.lagBytes, problem: $0.problem)
+            }
+        }
+    }
+
+    // MARK: Routing
+
+    /// The replicas in rotation, starting with the next one in turn.
+    private func candidates() -> [Replica] {
+        guard !replicas.isEmpty else { return [] }
+        let start = turn.wrappingAdd(1, ordering: .relaxed).oldValue
+        return (0..<replicas.count).map { replicas[(start + $0) % replicas.count] }.filter(\.isInRotation)
+    }
+
+    /// Runs `body` on a replica that can serve it (see ``PostgresCluster``), else on the
+    /// primary. `transaction` says whether the replica's access is a `read` transaction.
+    private func routeRead<T>(transaction: Bool, _ body: (Database) throws -> T) throws -> T {
+        let minimum = configuration.readYourWrites ? ConsistencySession.current?.token : nil
+        var retried = false
+        for replica in candidates() {
+            // Whether the replica answered a statement of `body`: rows went to the caller, and
+            // the read is not run again.
+            var answered = false
+            let attempt = { (db: Database) throws -> T in
+                if let minimum {
+                    let replayed = try db.fetchScalar(String.self, "SELECT pg_last_wal_replay_lsn()::text")
+                        .flatMap(ConsistencyToken.position(ofLSN:))
+                    guard let replayed, replayed >= minimum.position else { throw NotCaughtUp() }
+                }
+                let before = db.engineCompletedStatements
+                do {
+                    return try body(db)
+                } catch {
+                    answered = db.engineCompletedStatements > before
+                    throw error
+                }
+            }
+            do {
+                return try transaction ? replica.pool.read(attempt) : replica.pool.reentrantRead(attempt)
+            } catch is NotCaughtUp {
+                continue
+            } catch let error as PostgresError where error.isConnectionFailure && !answered {
+                replica.leaveRotation("a read failed: \(error.message)")
+                guard !retried else { throw error }
+                retried = true
+            } catch DALError.Code.connectionUnavailable {
+                continue  // this replica's pool is full: another, or the primary
+            }
+        }
+        return try transaction ? primary.read(body) : primary.reentrantRead(body)
+    }
+
+    /// Moves the current session on to the primary's WAL position (after a commit).
+    private func recordWrite() throws {
+        guard configuration.readYourWrites, let session = ConsistencySession.current else { return }
+        let position = try primary.reentrantRead { db in
+            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(ConsistencyToken.position(ofLSN:))
+        }
+        if let position { session.advance(to: ConsistencyToken(position: position)) }
+    }
+
+    /// The connection this thread already holds from one of the cluster's pools.
+    private func heldConnection(writing: Bool) throws -> Database? {
+        if let held = try SwiftDALConnection.heldConnection(of: primary, writing: writing) { return held }
+        for replica in replicas {
+            if let held = try SwiftDALConnection.heldConnection(of: replica.pool, writing: writing) { return held }
+        }
+        return nil
+    }
+
+    // MARK: DatabaseWriter
+
+    /// Runs `body` in a read-only, repeatable-read transaction on a replica that can serve
+    /// it (see ``PostgresCluster``), else on the primary.
+    ///
+    /// For example, `let n = try cluster.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }`.
+    @discardableResult
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        guard try heldConnection(writing: false) == nil else { throw reentrancyError("read") }
+        return try routeRead(transaction: true, body)
+    }
+
+    /// See ``DatabaseReader/reentrantRead(_:)``: inside a `read` or `write` of the cluster,
+    /// its connection; otherwise a replica (or the primary), without a transaction.
+    ///
+    /// For example, `try cluster.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
+    @discardableResult
+    public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = try heldConnection(writing: false) { return try body(held) }
+        return try routeRead(transaction: false, body)
+    }
+
+    /// Runs `body` in a transaction on the primary; commits on return, rolls back on throw.
+    ///
+    /// For example, `try cluster.write { db in try db.execute("DELETE FROM sessions") }`.
+    @discardableResult
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        guard try heldConnection(writing: false) == nil else { throw reentrancyError("write") }
+        let result = try primary.write(body)
+        try recordWrite()
+        return result
+    }
+
+    /// See ``DatabaseWriter/reentrantWrite(_:)``: always on the primary (a write inside a
+    /// `read` of the cluster throws ``DALError/Code/writeInReadOnlyAccess``).
+    ///
+    /// For example, `try cluster.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        if let held = try heldConnection(writing: true) { return try body(held) }
+        let result = try primary.reentrantWrite(body)
+        try recordWrite()
+        return result
+    }
+
+    /// See ``DatabaseReader/perform(writing:_:)``: the current ``ConsistencySession`` goes
+    /// along to the pool's threads.
+    public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let session = ConsistencySession.current
+        return try await primary.perform(writing: writing) {
+            try ConsistencySession.$current.withValue(session) { try work() }
+        }
+    }
+
+    /// `read` for `async` code, on the pools' own threads.
+    ///
+    /// For example, `let n = try await cluster.read { db in try db.fetchScalar(Int.self, "SELECT 1") }`.
+    @discardableResult
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: false) { try self.read(body) }
+    }
+
+    /// `write` for `async` code, on the pools' own threads.
+    ///
+    /// For example, `try await cluster.write { db in try db.execute("DELETE FROM t") }`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await perform(writing: true) { try self.write(body) }
+    }
+
+    /// Stops the health checks and closes every pool.
+    ///
+    /// For example, `try cluster.close()`.
+    public func close() throws {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopping.signal()
+        while let thread = healthThread, !thread.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        var firstError: (any Error)?
+        for pool in [primary] + replicas.flatMap({ [$0.pool, $0.probe] }) {
+            do { try pool.close() } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
+    }
+
+    deinit {
+        isClosed.store(true, ordering: .releasing)
+        stopping.signal()
+    }
+}
