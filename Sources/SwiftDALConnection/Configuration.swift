@@ -37,6 +37,11 @@ public struct Configuration: Sendable {
     public var maximumValueLength: Int?
     /// The name of a registered SQLite VFS to open files through (`nil`: the default).
     public var vfsName: String?
+    /// A time limit for every call on this database (a `read`/`write` closure, a DAL
+    /// call): a call still running when it passes is stopped and throws
+    /// ``DALError/Code/timeout``; `nil` (the default): no limit. A limit set with
+    /// ``withDatabaseTimeout(_:operation:)`` takes its place for the calls inside it.
+    public var callTimeout: Duration?
     /// The most reader connections a ``DatabasePool`` opens (at least 1); each opens
     /// when reads first need it.
     public var maximumReaderCount = 4

@@ -51,6 +51,9 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// A connection, statement, cursor or row view used outside the `read`/`write`
         /// closure (or DAL call) it was lent to, or a pooled connection closed directly.
         public static let accessEnded = Code(rawValue: "accessEnded")
+        /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)``,
+        /// ``Configuration/callTimeout``) and was stopped; its transaction was rolled back.
+        public static let timeout = Code(rawValue: "timeout")
         /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert
         /// that inserted nothing or several rows) where a rowid was asked for.
         public static let noRowID = Code(rawValue: "noRowID")

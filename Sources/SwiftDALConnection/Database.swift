@@ -39,6 +39,9 @@ public final class Database {
     @usableFromInline let engineConnection: (any EngineConnection)?
     /// The rows changed by the engine connection's last statement.
     var engineChanges = 0
+    /// The SQLite handle, for `sqlite3_interrupt` from another thread (set once; only
+    /// used while a call holds the connection, so never after it closes).
+    private let interruptibleHandle: OpaquePointer?
     /// The statements of cursors still open in the current access: reset when the
     /// access ends, so that an escaped cursor never pins a snapshot or a lock.
     private var cursorStatements: [Statement] = []
@@ -90,12 +93,14 @@ public final class Database {
         var connection: OpaquePointer?
         let code = sqlite3_open_v2(path, &connection, flags, configuration.vfsName)
         guard code == SQLITE_OK, let connection else {
+            interruptibleHandle = nil
             let error = SQLiteError(connection: connection, code: code, sql: nil)
             sqlite3_close_v2(connection)
             throw SQLiteError(
                 code: error.code, message: "cannot open database at \(path): \(error.message)")
         }
         handle = connection
+        interruptibleHandle = connection
         sqlite3_extended_result_codes(connection, 1)
         do {
             try setUp(isMemory: isMemory)
@@ -115,6 +120,7 @@ public final class Database {
         self.configuration = configuration
         access = ConnectionAccess(path: name)
         engineConnection = engine
+        interruptibleHandle = nil
         access.becomeOwned()
     }
 
@@ -122,6 +128,16 @@ public final class Database {
     ///
     /// For example, `if db.engine == .postgres { … }`.
     public var engine: DatabaseEngine { engineConnection?.engine ?? .sqlite }
+
+    /// Interrupts the statement running on this connection now, from any thread (the
+    /// caller guarantees the connection stays open meanwhile).
+    func interruptRunningStatement() {
+        if let engineConnection {
+            engineConnection.cancelRunningStatement()
+        } else if let interruptibleHandle {
+            sqlite3_interrupt(interruptibleHandle)
+        }
+    }
 
     /// Whether the engine connection failed in a way that makes it unusable (its pool
     /// then replaces it).

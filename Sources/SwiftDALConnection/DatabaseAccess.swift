@@ -86,12 +86,19 @@ func currentSwiftDALQueueLabel() -> String? {
     DispatchQueue.getSpecific(key: swiftDALQueueKey)
 }
 
+/// Cancelling the awaiting task stops the call: the statement it runs is interrupted and
+/// it throws `CancellationError` (see ``CallControl``).
 package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
     try Task.checkCancellation()
-    return try await withCheckedThrowingContinuation { continuation in
-        queue.async {
-            continuation.resume(with: Result { try work() })
+    let control = CallControl()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try ThreadAccess.running(under: control, work) })
+            }
         }
+    } onCancel: {
+        control.stop(.cancelled)
     }
 }
 

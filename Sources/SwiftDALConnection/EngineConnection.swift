@@ -56,6 +56,8 @@ package protocol EngineConnection: AnyObject {
     var cachedStatementCount: Int { get }
     /// Forgets the prepared statements (after a schema change).
     func clearStatementCache() throws
+    /// Asks the server to stop the statement running now (callable from any thread).
+    func cancelRunningStatement()
     /// Closes the connection.
     func close()
 }

@@ -48,6 +48,8 @@ enum ThreadAccess {
         /// The reader slot this thread used last (a hint: trying it first keeps each
         /// thread on its own reader and its caches warm).
         var preferredReader = 0
+        /// The control of the `async` call running on this thread (its cancellation).
+        var control: CallControl?
     }
 
     private static let key: pthread_key_t = {
@@ -78,15 +80,44 @@ enum ThreadAccess {
 
     /// Runs `body` recording that this thread holds `database` of `owner`, with the
     /// connection lent to this thread for the time of `body` (see ``ConnectionAccess``).
-    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) rethrows -> T {
+    ///
+    /// The access runs under the call's control (the `async` call's cancellation, the time
+    /// limit of ``withDatabaseTimeout(_:operation:)`` or ``Configuration/callTimeout``):
+    /// stopping it interrupts the running statement, and the access throws
+    /// `CancellationError` or ``DALError/Code/timeout``.
+    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) throws -> T {
         let holdings = holdings
+        var control = holdings.control
+        if let limit = CallLimits.timeout ?? database.configuration.callTimeout {
+            let limited = control ?? CallControl()
+            limited.stop(after: limit)
+            control = limited
+        }
+        try control?.attach(database)
         holdings.entries.append(Entry(owner: ObjectIdentifier(owner), database: database, isWriter: isWriter))
         database.beginAccess()
         defer {
             database.endAccess()
             holdings.entries.removeLast()
+            control?.detach()
         }
-        return try body()
+        guard let control else { return try body() }
+        do {
+            return try body()
+        } catch {
+            // The interrupted statement's error (SQLITE_INTERRUPT, SQLSTATE 57014) says why.
+            if let reason = control.reason { throw reason.error }
+            throw error
+        }
+    }
+
+    /// Runs `work` as an `async` call under `control` (its cancellation).
+    static func running<T>(under control: CallControl, _ work: () throws -> T) rethrows -> T {
+        let holdings = holdings
+        let outer = holdings.control
+        holdings.control = control
+        defer { holdings.control = outer }
+        return try work()
     }
 }
 
@@ -109,6 +140,6 @@ package func isHoldingConnection(of owner: AnyObject) -> Bool {
 /// belong to this access (see ``ConnectionAccess``). For the engines' pools.
 package func withLentConnection<T>(
     _ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T
-) rethrows -> T {
+) throws -> T {
     try ThreadAccess.holding(database, of: owner, isWriter: isWriter, body)
 }

@@ -19,6 +19,11 @@ public struct PostgresConfiguration: Sendable {
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?
+    /// A time limit for every call on the pool (a `read`/`write` closure, a DAL call),
+    /// waiting for a connection aside: a call still running when it passes is stopped (a
+    /// cancel request to the server) and throws ``DALError/Code/timeout``. `nil`: none.
+    /// ``withDatabaseTimeout(_:operation:)`` sets one for the calls inside it.
+    public var callTimeout: Duration?
     /// Whether the server is reached through a pooler in transaction mode (PgBouncer's
     /// `pool_mode = transaction`), where consecutive transactions of one connection may run
     /// on different server sessions: statements are then sent unnamed every time (no

@@ -15,6 +15,8 @@ final class PostgresConnection: EngineConnection {
     private var lastStatement: (text: String, statement: PreparedStatement)?
     private var statementNumber = 0
     private var failed = false
+    /// libpq's cancel handle (`PGcancel`), usable from any thread.
+    private var canceller: OpaquePointer?
     private(set) var completedStatements = 0
 
     private struct PreparedStatement {
@@ -45,6 +47,7 @@ final class PostgresConnection: EngineConnection {
         }
         // libpq prints notices to stderr by default: a library must not.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
+        canceller = PQgetCancel(connection)
         // libpq itself asks for UTF-8 (client_encoding) at connection start.
         guard PQsetClientEncoding(connection, "UTF8") == 0 else {
             PQfinish(connection)
@@ -61,6 +64,15 @@ final class PostgresConnection: EngineConnection {
 
     deinit {
         PQfinish(connection)
+        PQfreeCancel(canceller)
+    }
+
+    func cancelRunningStatement() {
+        guard let canceller else { return }
+        var message = [CChar](repeating: 0, count: 256)
+        // The result says whether the request was sent; the statement's own error (57014)
+        // is what the call sees.
+        _ = PQcancel(canceller, &message, Int32(message.count))
     }
 
     var engine: DatabaseEngine { .postgres }

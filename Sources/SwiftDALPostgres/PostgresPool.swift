@@ -124,7 +124,9 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
 
     private func openDatabase(into slot: Slot) throws -> Database {
         let connection = try PostgresConnection(connectionString: connectionString, configuration: configuration, name: name)
-        let database = Database(engine: connection, name: name, configuration: Configuration())
+        var settings = Configuration()
+        settings.callTimeout = configuration.callTimeout
+        let database = Database(engine: connection, name: name, configuration: settings)
         slot.database = database
         return database
     }

@@ -1,0 +1,113 @@
+import Dispatch
+
+/// What may stop a call while it runs: the cancellation of the task that awaits it, or
+/// its deadline. A queue or pool attaches the connection it lends to the call's control;
+/// stopping the call interrupts the statement running on that connection
+/// (`sqlite3_interrupt`, or PostgreSQL's cancel request), and the call throws
+/// `CancellationError` or ``DALError/Code/timeout``: its transaction is rolled back, and
+/// the connection goes back clean to its pool.
+package final class CallControl: @unchecked Sendable {
+    package enum Reason: Sendable {
+        case cancelled
+        case timedOut(Duration)
+
+        /// The error the call throws.
+        var error: any Error {
+            switch self {
+            case .cancelled: return CancellationError()
+            case .timedOut(let limit):
+                return DALError(.timeout, "the call ran past its time limit of \(limit) and was stopped; its transaction was rolled back")
+            }
+        }
+    }
+
+    private struct State {
+        var reason: Reason?
+        var attached: Database?
+        var timer: (any DispatchSourceTimer)?
+    }
+
+    // Not a Mutex: the state holds a connection and a timer, which are not Sendable.
+    private let lock = PlainMutex()
+    private var current = State()
+
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.withLock { body(&current) }
+    }
+
+    package init() {}
+
+    /// Why the call was stopped, if it was.
+    package var reason: Reason? { withState { $0.reason } }
+
+    /// Stops the call: records why (the first reason wins) and interrupts the statement
+    /// running on the attached connection, if any.
+    package func stop(_ reason: Reason) {
+        withState { state in
+            guard state.reason == nil else { return }
+            state.reason = reason
+            // Interrupting under the lock: the connection cannot be detached (and lent to
+            // another call) meanwhile.
+            state.attached?.interruptRunningStatement()
+        }
+    }
+
+    /// Stops the call with `.timedOut` when `limit` has passed.
+    package func stop(after limit: Duration) {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))
+        timer.setEventHandler { [weak self] in self?.stop(.timedOut(limit)) }
+        withState { $0.timer = timer }
+        timer.resume()
+    }
+
+    /// Attaches the connection a call is about to use; throws the call's error when it
+    /// was stopped already.
+    func attach(_ database: Database) throws {
+        let reason = withState { state -> Reason? in
+            if state.reason == nil { state.attached = database }
+            return state.reason
+        }
+        if let reason { throw reason.error }
+    }
+
+    /// Detaches the connection (and stops the timer) when the call is done with it.
+    func detach() {
+        let timer = withState { state -> (any DispatchSourceTimer)? in
+            state.attached = nil
+            defer { state.timer = nil }
+            return state.timer
+        }
+        timer?.cancel()
+    }
+}
+
+/// A time limit for every database call made inside `operation`: a call still running
+/// when it passes is stopped (its statement interrupted, its transaction rolled back) and
+/// throws ``DALError/Code/timeout``. It overrides the database's default
+/// (``Configuration/callTimeout``); calls made on other tasks are not affected.
+///
+/// For example:
+///
+/// ```swift
+/// let report = try await withDatabaseTimeout(.seconds(2)) {
+///     try await orders.find(condition: "placed_at > \(since)")
+/// }
+/// ```
+public func withDatabaseTimeout<T>(_ limit: Duration, operation: () async throws -> T) async rethrows -> T {
+    try await CallLimits.$timeout.withValue(limit, operation: operation)
+}
+
+/// ``withDatabaseTimeout(_:operation:)`` for synchronous code.
+///
+/// For example, `try withDatabaseTimeout(.milliseconds(500)) { try users.findById(1) }`.
+public func withDatabaseTimeout<T>(_ limit: Duration, operation: () throws -> T) rethrows -> T {
+    try CallLimits.$timeout.withValue(limit, operation: operation)
+}
+
+/// The time limit set by ``withDatabaseTimeout(_:operation:)``.
+package enum CallLimits {
+    @TaskLocal package static var timeout: Duration?
+}
