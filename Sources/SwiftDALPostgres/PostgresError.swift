@@ -1,4 +1,5 @@
 public import SwiftDALConnection
+import Foundation
 
 /// An error reported by PostgreSQL (or by libpq, for a connection that failed): the
 /// SQLSTATE, the server's message, and the schema, table, column and constraint it names.
@@ -125,4 +126,71 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
 
     /// The same as ``description``.
     public var debugDescription: String { description }
+}
+
+extension PostgresError: DetailedConstraintError {
+    /// The table and constraint the server names; the columns of a not-null violation
+    /// from its column field, those of a unique or foreign key from the detail's
+    /// `Key (a, b)=(…)` (the values are left out).
+    package func violation(_ kind: ConstraintKind) -> ConstraintViolation {
+        var columns = [String]()
+        if let column {
+            columns = [column]
+        } else if let detail {
+            columns = Self.keyColumns(inDetail: detail)
+        }
+        return ConstraintViolation(kind: kind, table: table, columns: columns, constraint: constraint)
+    }
+
+    /// The names between `Key (` and `)=(`, split at top-level commas; quoted names are
+    /// unquoted; an expression (`lower(email)`) is kept as written.
+    static func keyColumns(inDetail detail: String) -> [String] {
+        guard let start = detail.range(of: "Key (") else { return [] }
+        var names = [String]()
+        var current = ""
+        var depth = 0
+        var inQuotes = false
+        var index = start.upperBound
+        while index < detail.endIndex {
+            let character = detail[index]
+            index = detail.index(after: index)
+            if inQuotes {
+                if character == "\"" {
+                    if index < detail.endIndex, detail[index] == "\"" {
+                        current.append("\"")
+                        index = detail.index(after: index)
+                    } else {
+                        inQuotes = false
+                    }
+                } else {
+                    current.append(character)
+                }
+                continue
+            }
+            switch character {
+            case "\"" where current.allSatisfy({ $0 == " " }):
+                current = ""
+                inQuotes = true
+            case "(":
+                depth += 1
+                current.append(character)
+            case ")" where depth == 0:
+                names.append(trimmed(current))
+                return names.allSatisfy { !$0.isEmpty } ? names : []
+            case ")":
+                depth -= 1
+                current.append(character)
+            case "," where depth == 0:
+                names.append(trimmed(current))
+                current = ""
+            default:
+                current.append(character)
+            }
+        }
+        return []
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
 }

@@ -181,6 +181,57 @@ struct SampleDatabase: @unchecked Sendable {
     }
 
     @Test(arguments: Engine.allCases)
+    func constraintViolationsNameTheirTableAndColumnsForAnAPI(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        func violation(_ body: () throws -> Void) -> (ConstraintViolation?, Int) {
+            do {
+                try body()
+                return (nil, 200)
+            } catch let error as any DatabaseError {
+                return (error.constraintViolation, httpStatus(for: error))
+            } catch {
+                return (nil, httpStatus(for: error))
+            }
+        }
+        let unique = violation { try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1)) }
+        #expect(unique.0?.kind == .unique)
+        #expect(unique.0?.table == "users")
+        #expect(unique.0?.columns == ["email"])
+        #expect(unique.1 == 409)
+        let key = violation { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }
+        #expect(key.0?.kind == .primaryKey)
+        #expect(key.0?.table == "user_tags")
+        #expect(key.0?.columns == ["user_id", "tag"])
+        #expect(key.1 == 409)
+        let notNull = violation {
+            try sample.database.write { db in
+                _ = try db.execute("INSERT INTO users (name, email) VALUES (NULL, \("nn@example.com"))")
+            }
+        }
+        #expect(notNull.0?.kind == .notNull)
+        #expect(notNull.0?.table == "users")
+        #expect(notNull.0?.columns == ["name"])
+        #expect(notNull.1 == 422)
+        let foreignKey = violation { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) }
+        #expect(foreignKey.0?.kind == .foreignKey)
+        #expect(foreignKey.1 == 422)
+        // SQLite's message names no table or column for a foreign key; PostgreSQL's does.
+        #expect(foreignKey.0?.columns == (engine == .postgres ? ["user_id"] : []))
+        let check = violation { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1)) }
+        #expect(check.0?.kind == .check)
+        #expect(check.0?.constraint != nil)
+        #expect(check.1 == 422)
+        // The rest of the table: not found, a refused column, a plain SQL error.
+        #expect(httpStatus(for: DALError(.notFound, "no user 12345", table: "users")) == 404)
+        #expect(violation { _ = try sample.users.find(condition: "nope = 1") }.1 != 200)
+        #expect(httpStatus(for: CancellationError()) == 499)
+        #expect(httpStatus(for: DALError(.timeout, "late")) == 503)
+        #expect(httpStatus(for: DALError(.invalidColumn, "nope")) == 400)
+        #expect(violation { try sample.database.read { db in _ = try db.execute("SELEC 1") } }.1 == 500)
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
     func severalDALCallsShareOneTransaction(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         #expect(throws: TestFailure.self) {

@@ -53,6 +53,28 @@ import Testing
         // The detail may quote values: it stays out of the description.
         #expect(unique?.detail?.contains("(a)") == true)
         #expect(unique.map { !$0.description.contains("(a)") } == true)
+        // What an API reports: kind, table, columns (from the detail, values left out), name.
+        #expect(unique?.constraintViolation == ConstraintViolation(
+            kind: .unique, table: "item", columns: ["code"], constraint: "item_code_unique"))
+        #expect(foreignKey?.constraintViolation?.columns == ["parent_id"])
+        #expect(notNull?.constraintViolation?.columns == ["code"])
+        #expect(check?.constraintViolation?.constraint == "item_qty_positive")
+        #expect(unique.map { httpStatus(for: $0) } == 409)
+        #expect(check.map { httpStatus(for: $0) } == 422)
+        try pool.write { db in
+            try db.executeScript(
+                #"""
+                CREATE TABLE odd("Key, (odd)" TEXT, "say ""hi""" TEXT, email TEXT);
+                CREATE UNIQUE INDEX odd_pair ON odd("Key, (odd)", "say ""hi""");
+                CREATE UNIQUE INDEX odd_email ON odd(lower(email));
+                INSERT INTO odd VALUES ('k', 'v', 'A@x');
+                """#)
+        }
+        let quoted = error("INSERT INTO odd VALUES ('k', 'v', 'other')")
+        #expect(quoted?.constraintViolation?.columns == ["Key, (odd)", "say \"hi\""])
+        let expression = error("INSERT INTO odd VALUES ('k2', 'v', 'a@X')")
+        #expect(expression?.constraintViolation?.columns == ["lower(email)"])
+        #expect(expression?.constraintViolation?.constraint == "odd_email")
         let syntax = error("SELEC 1")
         #expect(syntax?.sqlState == "42601")
         #expect(syntax?.isRetryable == false)

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A constraint violation as an API reports it: what kind of constraint, on which table
+/// and columns, under which name, as far as the engine says. SQLite names the table and
+/// columns of a `UNIQUE`, `PRIMARY KEY` or `NOT NULL` failure (`UNIQUE constraint failed:
+/// users.email`) and the name or expression of a `CHECK`, but nothing for a `FOREIGN KEY`;
+/// PostgreSQL names the table and constraint of every one, the column of a `NOT NULL`, and
+/// the key columns of a `UNIQUE` or `FOREIGN KEY` (read from its detail, values left out).
+///
+/// For example:
+///
+/// ```swift
+/// catch let error as any DatabaseError {
+///     if let violation = error.constraintViolation {
+///         return Response(status: violation.httpStatus, body: "\(violation.kind) on \(violation.columns)")
+///     }
+/// }
+/// ```
+public struct ConstraintViolation: Sendable, Hashable {
+    /// Which constraint failed.
+    public let kind: ConstraintKind
+    /// The table, when the engine names it.
+    public let table: String?
+    /// The columns, when the engine names them (empty otherwise).
+    public let columns: [String]
+    /// The constraint's name (PostgreSQL), or a `CHECK`'s name or expression (SQLite).
+    public let constraint: String?
+
+    /// Creates a violation. SwiftDAL creates these from engine errors.
+    ///
+    /// For example, `ConstraintViolation(kind: .unique, table: "users", columns: ["email"], constraint: nil)`.
+    public init(kind: ConstraintKind, table: String?, columns: [String], constraint: String?) {
+        self.kind = kind
+        self.table = table
+        self.columns = columns
+        self.constraint = constraint
+    }
+
+    /// The HTTP status an API answers with: 409 Conflict for a unique or primary key
+    /// (the resource exists), 422 Unprocessable Content for the others (check, not null,
+    /// foreign key: the request's content is wrong).
+    public var httpStatus: Int {
+        switch kind {
+        case .unique, .primaryKey: 409
+        default: 422
+        }
+    }
+
+    /// Reads SQLite's message: `UNIQUE constraint failed: t.a, t.b`, `NOT NULL constraint
+    /// failed: t.a`, `CHECK constraint failed: name`.
+    static func parsing(sqliteMessage message: String, kind: ConstraintKind) -> ConstraintViolation {
+        guard let colon = message.range(of: "constraint failed: ") else {
+            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: nil)
+        }
+        let rest = String(message[colon.upperBound...])
+        if kind == .check || kind == .other {
+            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: rest)
+        }
+        var table: String?
+        var columns = [String]()
+        for part in rest.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            // `table.column`: the table's name has no dot in SQLite's message form.
+            guard let dot = name.firstIndex(of: ".") else {
+                columns.append(name)
+                continue
+            }
+            table = table ?? String(name[..<dot])
+            columns.append(String(name[name.index(after: dot)...]))
+        }
+        return ConstraintViolation(kind: kind, table: table, columns: columns, constraint: nil)
+    }
+}
+
+extension DatabaseError {
+    /// The violated constraint in an API's terms, for constraint errors; `nil` otherwise.
+    ///
+    /// For example, `error.constraintViolation?.columns == ["email"]`.
+    public var constraintViolation: ConstraintViolation? {
+        guard let kind = constraintKind else { return nil }
+        if let detailed = self as? any DetailedConstraintError { return detailed.violation(kind) }
+        return ConstraintViolation.parsing(sqliteMessage: message, kind: kind)
+    }
+}
+
+/// An engine error that knows its constraint's table, columns and name itself.
+package protocol DetailedConstraintError {
+    func violation(_ kind: ConstraintKind) -> ConstraintViolation
+}
+
+/// The HTTP status an API answers a failed database call with, so that handlers map
+/// errors without parsing text:
+///
+/// | error | status |
+/// |---|---|
+/// | unique or primary-key violation | 409 Conflict |
+/// | check, not-null, foreign-key violation | 422 Unprocessable Content |
+/// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, unreachable server | 503 Service Unavailable |
+/// | ``DALError/Code/notFound`` | 404 Not Found |
+/// | a column, value or argument the caller gave that is refused (``DALError/Code/invalidColumn``, `.invalidIdentifier`, `.invalidValue`, `.argumentMismatch`, `.conversionFailed`) | 400 Bad Request |
+/// | `CancellationError` (the client went away) | 499 |
+/// | anything else | 500 Internal Server Error |
+///
+/// For example, `return Response(status: httpStatus(for: error))`.
+public func httpStatus(for error: any Error) -> Int {
+    if error is CancellationError { return 499 }
+    if let error = error as? any DatabaseError {
+        if let violation = error.constraintViolation { return violation.httpStatus }
+        if error.isRetryable { return 503 }
+        switch error.resultCode.primary {
+        case .busy, .locked, .cannotOpen, .interrupt: return 503
+        default: return 500
+        }
+    }
+    if let error = error as? DALError {
+        switch error.code {
+        case .notFound: return 404
+        case .timeout, .connectionUnavailable: return 503
+        case .invalidColumn, .invalidIdentifier, .invalidValue, .argumentMismatch, .conversionFailed: return 400
+        default: return 500
+        }
+    }
+    return 500
+}
