@@ -11,7 +11,8 @@
 /// var configuration = Configuration()
 /// configuration.synchronous = .normal
 /// configuration.pragmas = [Pragma(name: "cache_size", value: "-20000")]
-/// configuration.trace = { event in logger.debug("\(event.sql) took \(event.duration)") }
+/// configuration.observer = MetricsObserver()              // a DatabaseObserver of yours
+/// configuration.slowStatementThreshold = .milliseconds(100)
 /// let pool = try DatabasePool(path: "/var/lib/app/app.sqlite", configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
@@ -48,8 +49,15 @@ public struct Configuration: Sendable {
     /// Called on every new connection after the pragmas (register functions, attach…).
     public var prepareDatabase: (@Sendable (Database) throws -> Void)?
     /// Called after each statement runs, with its SQL (parameters as `?`, never
-    /// values) and its duration.
+    /// values) and its duration: a shorthand for tools; services set ``observer``.
     public var trace: (@Sendable (TraceEvent) -> Void)?
+    /// Told of every statement: its SQL (placeholders only), duration, row count, engine,
+    /// the wait for a connection, and its error if it failed. `nil` (the default): nothing
+    /// is measured.
+    public var observer: (any DatabaseObserver)?
+    /// Statements that run longer are reported with ``StatementEvent/isSlow`` set;
+    /// `nil` (the default): none is.
+    public var slowStatementThreshold: Duration?
 
     /// The defaults above.
     ///

@@ -57,9 +57,12 @@ final class ConnectionAccess: @unchecked Sendable {
     private let orphanCount = Atomic<Int>(0)
     /// What the connection is called in errors.
     let path: String
+    /// The observer and trace to report statements to, if any.
+    let observation: StatementObservation?
 
-    init(path: String) {
+    init(path: String, observation: StatementObservation?) {
         self.path = path
+        self.observation = observation
         holder = Atomic(Self.unrestricted)
     }
 

@@ -18,7 +18,7 @@ extension Database {
     @discardableResult
     public func execute(_ query: SQL) throws -> Int {
         if let engine = try checkedEngine() {
-            engineChanges = try engine.run(query) { _ in }
+            engineChanges = try run(query, on: engine) { _ in }
             return engineChanges
         }
         return try withStatement(query) { statement in
@@ -73,7 +73,18 @@ extension Database {
     ///
     /// For example, `try db.executeScript(String(contentsOfFile: "schema.sql", encoding: .utf8))`.
     public func executeScript(_ script: String) throws {
-        if let engine = try checkedEngine() { return try engine.executeScript(script) }
+        if let engine = try checkedEngine() {
+            guard let observation = access.observation else { return try engine.executeScript(script) }
+            let start = ContinuousClock.now
+            do {
+                try engine.executeScript(script)
+                observation.report(sql: script, since: start, rowCount: 0, error: nil)
+            } catch {
+                observation.report(sql: script, since: start, rowCount: 0, error: error)
+                throw error
+            }
+            return
+        }
         let handle = try openHandle()
         var utf8 = script
         try utf8.withUTF8 { buffer in
@@ -91,11 +102,19 @@ extension Database {
                     }
                     defer { sqlite3_finalize(statement) }
                     if let statement {
+                        let start = access.observation == nil ? nil : ContinuousClock.now
+                        var rows = 0
                         var stepCode = sqlite3_step(statement)
-                        while stepCode == SQLITE_ROW { stepCode = sqlite3_step(statement) }
-                        guard stepCode == SQLITE_DONE else {
-                            throw SQLiteError(connection: handle, code: stepCode, sql: text)
+                        while stepCode == SQLITE_ROW {
+                            rows += 1
+                            stepCode = sqlite3_step(statement)
                         }
+                        let failure = stepCode == SQLITE_DONE ? nil : SQLiteError(connection: handle, code: stepCode, sql: text)
+                        if let start, let observation = access.observation {
+                            let count = sqlite3_stmt_readonly(statement) != 0 ? rows : Int(sqlite3_changes64(handle))
+                            observation.report(sql: text, since: start, rowCount: count, error: failure)
+                        }
+                        if let failure { throw failure }
                     }
                     guard let tail, tail > cursor else { break }
                     cursor = tail
@@ -303,11 +322,26 @@ extension Database {
         return engineConnection
     }
 
+    /// Runs `query` on the engine connection, telling the observer (if any) of it.
+    @inline(__always)
+    private func run(_ query: SQL, on engine: any EngineConnection, _ body: (RowView) throws -> Void) throws -> Int {
+        guard let observation = access.observation else { return try engine.run(query, body) }
+        let start = ContinuousClock.now
+        do {
+            let count = try engine.run(query, body)
+            observation.report(sql: query.sql, since: start, rowCount: count, error: nil)
+            return count
+        } catch {
+            observation.report(sql: query.sql, since: start, rowCount: 0, error: error)
+            throw error
+        }
+    }
+
     /// Calls `body` with each row of `query` on the engine connection.
     @usableFromInline
     func engineForEach(_ query: SQL, _ body: (RowView) throws -> Void) throws {
         guard let engine = try checkedEngine() else { return }
-        engineChanges = try engine.run(query, body)
+        engineChanges = try run(query, on: engine, body)
     }
 
     /// Every row of `query` on the engine connection, mapped by `transform`.
@@ -315,7 +349,7 @@ extension Database {
     func engineFetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
         guard let engine = try checkedEngine() else { return [] }
         var results = [T]()
-        engineChanges = try engine.run(query) { results.append(try transform($0)) }
+        engineChanges = try run(query, on: engine) { results.append(try transform($0)) }
         return results
     }
 
@@ -324,7 +358,7 @@ extension Database {
     func engineFetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
         guard let engine = try checkedEngine() else { return nil }
         var first: T?
-        engineChanges = try engine.run(query) { row in
+        engineChanges = try run(query, on: engine) { row in
             if first == nil { first = try transform(row) }
         }
         return first

@@ -49,7 +49,6 @@ public final class Database {
     /// The most recently used cached statement: hot loops run one SQL text again and
     /// again, and comparing a string with itself is O(1), unlike hashing it.
     private var lastStatement: Statement?
-    private var traceBox: TraceBox?
     var savepointDepth = 0
 
     /// Opens (creating if missing, unless `mode` is `.readOnly`) the database at `path`.
@@ -83,7 +82,8 @@ public final class Database {
         self.path = path
         self.isReadOnly = mode == .readOnly
         self.configuration = configuration
-        access = ConnectionAccess(path: path)
+        access = ConnectionAccess(
+            path: path, observation: StatementObservation.make(configuration, engine: .sqlite, database: path))
         engineConnection = nil
         try checkNoNUL(path, "database path")
         if let vfsName = configuration.vfsName { try checkNoNUL(vfsName, "VFS name") }
@@ -118,7 +118,8 @@ public final class Database {
         path = name
         isReadOnly = false
         self.configuration = configuration
-        access = ConnectionAccess(path: name)
+        access = ConnectionAccess(
+            path: name, observation: StatementObservation.make(configuration, engine: engine.engine, database: name))
         engineConnection = engine
         interruptibleHandle = nil
         access.becomeOwned()
@@ -159,7 +160,6 @@ public final class Database {
         if let length = configuration.maximumValueLength {
             sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, Int32(clamping: max(1, length)))
         }
-        if let trace = configuration.trace { installTrace(trace) }
         // Reading the schema first turns "not a database" and corruption into an error
         // at open, not at the first query.
         _ = try fetchScalar(Int.self, "PRAGMA schema_version")
@@ -201,15 +201,16 @@ public final class Database {
             return
         }
         guard let handle else { return }
-        sqlite3_trace_v2(handle, 0, nil, nil)
         access.markClosed()
         lastStatement = nil
         statementCache.removeAll()
         cursorStatements.removeAll()
         sqlite3_close_v2(handle)
         self.handle = nil
-        traceBox = nil
     }
+
+    /// Whether the connection is closed, readable from any thread (for gauges).
+    var isClosedForGauges: Bool { access.holder.load(ordering: .relaxed) == ConnectionAccess.closed }
 
     /// Whether ``close()`` has succeeded.
     public var isClosed: Bool {
@@ -253,10 +254,8 @@ public final class Database {
     private func closeOwnConnection() throws {
         guard let handle else { return }
         clearStatementCacheUnchecked()
-        sqlite3_trace_v2(handle, 0, nil, nil)
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
-            if let traceBox { registerTrace(traceBox, on: handle) }
             var open = [String]()
             var statement = sqlite3_next_stmt(handle, nil)
             while let current = statement {
@@ -268,7 +267,6 @@ public final class Database {
                 "cannot close \(path): \(open.count) statement(s) still open: \(open.joined(separator: "; "))")
         }
         self.handle = nil
-        traceBox = nil
         access.markClosed()
     }
 
@@ -375,35 +373,6 @@ public final class Database {
     func clearStatementCacheUnchecked() {
         statementCache = statementCache.filter { $0.value.isInUse }
         lastStatement = nil
-    }
-
-    // MARK: Trace
-
-    private final class TraceBox {
-        let callback: @Sendable (TraceEvent) -> Void
-        init(_ callback: @escaping @Sendable (TraceEvent) -> Void) { self.callback = callback }
-    }
-
-    private func installTrace(_ callback: @escaping @Sendable (TraceEvent) -> Void) {
-        guard let handle else { return }
-        let box = TraceBox(callback)
-        traceBox = box
-        registerTrace(box, on: handle)
-    }
-
-    /// Points SQLite's profile callback at `box` (owned by this connection, which turns
-    /// the callback off before releasing it).
-    private func registerTrace(_ box: TraceBox, on handle: OpaquePointer) {
-        sqlite3_trace_v2(
-            handle, UInt32(SQLITE_TRACE_PROFILE),
-            { _, context, statement, nanoseconds in
-                guard let context, let statement, let nanoseconds else { return 0 }
-                let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
-                let sql = sqlite3_sql(OpaquePointer(statement)).map { String(cString: $0) } ?? ""
-                let duration = Duration.nanoseconds(nanoseconds.load(as: Int64.self))
-                box.callback(TraceEvent(sql: sql, duration: duration))
-                return 0
-            }, Unmanaged.passUnretained(box).toOpaque())
     }
 }
 

@@ -40,6 +40,12 @@ public protocol DatabaseReader: AnyObject, Sendable {
 
     /// Closes every connection. Later accesses throw ``DALError/Code/connectionClosed``.
     func close() throws
+
+    /// How busy the queue or pool is now (connections open and in use, callers
+    /// waiting), for gauges; readable from any thread at any time.
+    ///
+    /// For example, `let waiting = database.statistics.callersWaiting`.
+    var statistics: PoolStatistics { get }
 }
 
 /// Read and write access to a database: a ``DatabaseQueue`` or a ``DatabasePool``.

@@ -53,6 +53,10 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     private let isClosed = Atomic<Bool>(false)
     /// Counts the readers not in use: a thread past `wait()` is sure to find one.
     private let available: DispatchSemaphore
+    /// Gauges: readers open, callers waiting for a reader or the writer, writer in use.
+    private let openReaders = Atomic<Int>(0)
+    private let waiting = Atomic<Int>(0)
+    private let writerInUse = Atomic<Bool>(false)
     private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
     private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
     /// The configuration every connection was opened with (WAL journal forced).
@@ -78,7 +82,8 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
-        available.wait()
+        let wait = ConnectionWait(configuration)
+        available.wait(countingWaitersIn: waiting)
         let slot = acquireReader()
         defer {
             slot.release()
@@ -88,8 +93,11 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             guard !isClosed.load(ordering: .acquiring) else {
                 throw DALError(.connectionClosed, "the pool on \(path) is closed")
             }
-            return try Database(path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
+            let reader = try Database(path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
+            openReaders.add(1, ordering: .relaxed)
+            return reader
         }
+        wait.record(on: database)
         return try ThreadAccess.holding(database, of: self, isWriter: false) {
             // A read transaction a failed rollback left open would pin an old snapshot.
             try database.discardLeftoverTransaction()
@@ -116,8 +124,12 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        try writerMutex.withLock {
-            try ThreadAccess.holding(writer, of: self, isWriter: true) {
+        let wait = ConnectionWait(configuration)
+        return try writerMutex.withLock(countingWaitersIn: waiting) {
+            writerInUse.store(true, ordering: .relaxed)
+            defer { writerInUse.store(false, ordering: .relaxed) }
+            wait.record(on: writer)
+            return try ThreadAccess.holding(writer, of: self, isWriter: true) {
                 try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
                 return try body(writer)
             }
@@ -215,6 +227,20 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         try reentrantRead { try $0.backup(toPath: path) }
     }
 
+    /// How busy the pool is now: its writer and readers open and in use, and the callers
+    /// waiting for one.
+    ///
+    /// For example, `metrics.gauge("db.waiting", pool.statistics.callersWaiting)`.
+    public var statistics: PoolStatistics {
+        let closed = isClosed.load(ordering: .acquiring)
+        let readersInUse = readers.reduce(0) { $0 + ($1.busy.load(ordering: .relaxed) ? 1 : 0) }
+        return PoolStatistics(
+            connectionsOpen: closed ? 0 : 1 + openReaders.load(ordering: .relaxed),
+            connectionsInUse: readersInUse + (writerInUse.load(ordering: .relaxed) ? 1 : 0),
+            callersWaiting: waiting.load(ordering: .relaxed),
+            maximumConnections: 1 + readers.count)
+    }
+
     /// Waits for every reader and the writer to be free, then closes them all.
     ///
     /// For example, `try pool.close()`.
@@ -224,8 +250,13 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         defer { for _ in readers { available.signal() } }
         isClosed.store(true, ordering: .releasing)
         var firstError: (any Error)?
-        for reader in readers {
-            do { try reader.closeConnection() } catch { firstError = firstError ?? error }
+        for reader in readers where reader.database != nil {
+            do {
+                try reader.closeConnection()
+                openReaders.subtract(1, ordering: .relaxed)
+            } catch {
+                firstError = firstError ?? error
+            }
         }
         do { try writerMutex.withLock { try writer.closeConnection() } } catch { firstError = firstError ?? error }
         if let firstError {

@@ -20,6 +20,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// touched with `mutex` held.
     private var queryOnly = false
     private let queue: DispatchQueue
+    /// Gauges: callers waiting for the connection, whether a call holds it.
+    private let waiting = Atomic<Int>(0)
+    private let inUse = Atomic<Bool>(false)
     /// The configuration the connection was opened with.
     public let configuration: Configuration
 
@@ -68,7 +71,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("read") }
-        return try mutex.withLock {
+        return try withConnection {
             try ThreadAccess.holding(database, of: self, isWriter: false) {
                 try prepareForUse()
                 try database.execute(sql: "PRAGMA query_only = ON")
@@ -89,12 +92,34 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(of: self, writing: false) { return try body(held) }
-        return try mutex.withLock {
+        return try withConnection {
             try ThreadAccess.holding(database, of: self, isWriter: false) {
                 try prepareForUse()
                 return try body(database)
             }
         }
+    }
+
+    /// Runs `body` holding the connection's lock (counting the wait, marking it in use).
+    private func withConnection<T>(_ body: () throws -> T) throws -> T {
+        let wait = ConnectionWait(configuration)
+        return try mutex.withLock(countingWaitersIn: waiting) {
+            inUse.store(true, ordering: .relaxed)
+            defer { inUse.store(false, ordering: .relaxed) }
+            wait.record(on: database)
+            return try body()
+        }
+    }
+
+    /// How busy the queue is now: its one connection, whether a call holds it, and the
+    /// callers waiting for it.
+    ///
+    /// For example, `metrics.gauge("db.waiting", queue.statistics.callersWaiting)`.
+    public var statistics: PoolStatistics {
+        PoolStatistics(
+            connectionsOpen: database.isClosedForGauges ? 0 : 1,
+            connectionsInUse: inUse.load(ordering: .relaxed) ? 1 : 0,
+            callersWaiting: waiting.load(ordering: .relaxed), maximumConnections: 1)
     }
 
     /// Clears what a failed access may have left behind: an open transaction (a failed
@@ -113,7 +138,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("write") }
-        return try mutex.withLock {
+        return try withConnection {
             try ThreadAccess.holding(database, of: self, isWriter: true) {
                 try prepareForUse()
                 return try database.inTransaction(.immediate) { try body(database) }
@@ -127,7 +152,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(of: self, writing: true) { return try body(held) }
-        return try mutex.withLock {
+        return try withConnection {
             try ThreadAccess.holding(database, of: self, isWriter: true) {
                 try prepareForUse()
                 return try body(database)

@@ -1,4 +1,6 @@
+package import Dispatch
 import Glibc
+package import Synchronization
 
 /// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
 /// type: the connection it guards is not `Sendable`, and results need not be.
@@ -20,6 +22,36 @@ final class PlainMutex: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
+    }
+
+    /// `withLock`, counting the callers that find the lock taken in `waiters` while
+    /// they wait (for gauges; the uncontended path costs only the try).
+    func withLock<T>(countingWaitersIn waiters: borrowing Atomic<Int>, _ body: () throws -> T) rethrows -> T {
+        if pthread_mutex_trylock(mutex) != 0 {
+            waiters.add(1, ordering: .relaxed)
+            pthread_mutex_lock(mutex)
+            waiters.subtract(1, ordering: .relaxed)
+        }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+extension DispatchSemaphore {
+    /// `wait()`, counting the callers that find no unit free in `waiters` while they wait.
+    package func wait(countingWaitersIn waiters: borrowing Atomic<Int>) {
+        if wait(timeout: .now()) == .success { return }
+        waiters.add(1, ordering: .relaxed)
+        wait()
+        waiters.subtract(1, ordering: .relaxed)
+    }
+
+    /// `wait(timeout:)`, counting the callers that find no unit free in `waiters`.
+    package func wait(timeout: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>) -> DispatchTimeoutResult {
+        if wait(timeout: .now()) == .success { return .success }
+        waiters.add(1, ordering: .relaxed)
+        defer { waiters.subtract(1, ordering: .relaxed) }
+        return wait(timeout: timeout)
     }
 }
 

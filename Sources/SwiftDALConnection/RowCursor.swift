@@ -35,7 +35,7 @@ public final class RowCursor {
         do {
             try statement.bind(arguments)
         } catch {
-            finish(failed: true)
+            finish(failed: true, error: error)
             throw error
         }
     }
@@ -85,17 +85,19 @@ public final class RowCursor {
             }
             return try body(RowView(statement: statement))
         } catch {
-            finish(failed: true)
+            finish(failed: true, error: error)
             throw error
         }
     }
 
-    private func finish(failed: Bool) {
+    /// Ends the cursor's statement; `failed` when it stopped early (an error, or the
+    /// cursor released before its last row), so that its bindings are cleared too.
+    private func finish(failed: Bool, error: (any Error)? = nil) {
         isFinished = true
         statement.isInUse = false
         database.cursorFinished(statement)
         if failed {
-            statement.resetAfterFailure()
+            statement.resetAfterFailure(error)
         } else {
             try? statement.reset()  // after SQLITE_DONE the reset reports SQLITE_OK
         }

@@ -59,6 +59,10 @@ public final class Statement {
     /// (decoding by name asks for the columns in the same order on every row).
     private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
+    /// When the current execution's first step ran, if an observer is told of it.
+    private var observedStart: ContinuousClock.Instant?
+    /// The rows the current execution has produced.
+    private var rowsProduced = 0
 
     init(database: OpaquePointer, sql: String, persistent: Bool, access: ConnectionAccess, epoch: UInt64? = nil) throws {
         var statement: OpaquePointer?
@@ -335,6 +339,10 @@ public final class Statement {
     @usableFromInline
     func step(arguments: StatementArguments?) throws -> Bool {
         advanceRowToken()
+        if isFirstStep, access.observation != nil {
+            observedStart = .now
+            rowsProduced = 0
+        }
         let code = sqlite3_step(handle)
         if isFirstStep {
             isFirstStep = false
@@ -346,7 +354,9 @@ public final class Statement {
             }
         }
         switch code {
-        case SQLITE_ROW: return true
+        case SQLITE_ROW:
+            rowsProduced &+= 1
+            return true
         case SQLITE_DONE: return false
         case let code:
             throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql, arguments: arguments)
@@ -357,6 +367,7 @@ public final class Statement {
     func reset() throws {
         isFirstStep = true
         advanceRowToken()
+        if observedStart != nil { reportExecution(error: nil) }
         let code = sqlite3_reset(handle)
         if holdsLargeValue {
             holdsLargeValue = false
@@ -369,12 +380,22 @@ public final class Statement {
 
     /// Resets after a failure: the failure is already being thrown, so the reset's code
     /// (which repeats it) is not.
-    func resetAfterFailure() {
+    func resetAfterFailure(_ error: (any Error)? = nil) {
         isFirstStep = true
         advanceRowToken()
+        if observedStart != nil { reportExecution(error: error) }
         holdsLargeValue = false
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+    }
+
+    /// Tells the observer of the execution that is ending (before the reset, while
+    /// `sqlite3_changes` still counts its rows).
+    private func reportExecution(error: (any Error)?) {
+        guard let start = observedStart, let observation = access.observation else { return }
+        observedStart = nil
+        let rows = sqlite3_stmt_readonly(handle) != 0 ? rowsProduced : Int(sqlite3_changes64(sqlite3_db_handle(handle)))
+        observation.report(sql: sql, since: start, rowCount: rows, error: error)
     }
 
     /// Binds, runs `body`, then resets, on every path.
@@ -386,7 +407,7 @@ public final class Statement {
             try bind(arguments)
             result = try body(self)
         } catch {
-            resetAfterFailure()
+            resetAfterFailure(error)
             throw error
         }
         try reset()

@@ -349,6 +349,22 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: true) { try self.write(body) }
     }
 
+    /// How busy the cluster is now: the sum over the primary's pool and the replicas'
+    /// (their health probes aside). Each pool's own is `primary.statistics` and
+    /// ``replicaStatistics``.
+    ///
+    /// For example, `metrics.gauge("db.in_use", cluster.statistics.connectionsInUse)`.
+    public var statistics: PoolStatistics {
+        replicas.reduce(primary.statistics) { $0 + $1.pool.statistics }
+    }
+
+    /// Each replica's pool statistics, by the replica's name (host, port and database).
+    ///
+    /// For example, `for (name, gauges) in cluster.replicaStatistics { … }`.
+    public var replicaStatistics: [(name: String, statistics: PoolStatistics)] {
+        replicas.map { ($0.pool.name, $0.pool.statistics) }
+    }
+
     /// Stops the health checks and closes every pool.
     ///
     /// For example, `try cluster.close()`.

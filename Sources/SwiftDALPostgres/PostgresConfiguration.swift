@@ -36,9 +36,15 @@ public struct PostgresConfiguration: Sendable {
     /// committed). `read` transactions are always repeatable read and read-only: one
     /// snapshot for the whole closure, as on SQLite.
     public var writeIsolation: IsolationLevel?
-    /// Called after each statement runs, with its SQL (numbered parameters, never values)
-    /// and its duration.
+    /// Called after each statement runs, with its SQL (placeholders as written, never
+    /// values) and its duration: a shorthand for tools; services set ``observer``.
     public var trace: (@Sendable (TraceEvent) -> Void)?
+    /// Told of every statement: its SQL (placeholders only), duration, row count, the
+    /// server that ran it, the wait for a connection, and its error if it failed (see
+    /// ``DatabaseObserver``). `nil` (the default): nothing is measured.
+    public var observer: (any DatabaseObserver)?
+    /// Statements that run longer are reported with ``StatementEvent/isSlow`` set.
+    public var slowStatementThreshold: Duration?
 
     /// The defaults above.
     ///

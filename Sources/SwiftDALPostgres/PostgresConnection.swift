@@ -103,7 +103,6 @@ final class PostgresConnection: EngineConnection {
         if let error = query.arguments.conversionError { throw error }
         let statement = try prepared(postgresText(query.sql))
         let values = try statement.text.values(for: query.arguments)
-        let started = configuration.trace == nil ? nil : ContinuousClock.now
         var result = try execute(statement, values)
         if Self.isStalePlan(result), !isInTransaction {
             // Another connection's schema change altered a prepared statement's result
@@ -112,11 +111,6 @@ final class PostgresConnection: EngineConnection {
             PQclear(result)
             try forget(query.sql)
             result = try execute(prepared(postgresText(query.sql)), values)
-        }
-        defer {
-            if let started, let trace = configuration.trace {
-                trace(TraceEvent(sql: statement.text.sql, duration: ContinuousClock.now - started))
-            }
         }
         let affected = try consume(result, sql: statement.text.sql, body)
         if Self.isSchemaChange(query.sql) { try clearStatementCache() }

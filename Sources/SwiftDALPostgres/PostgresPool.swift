@@ -33,11 +33,16 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// The pool's settings.
     public let configuration: PostgresConfiguration
     private let connectionString: String
+    /// What each connection's `Database` is opened with (time limit, observer).
+    private let settings: Configuration
     /// What the pool's connections are called in errors: host, port and database.
     public let name: String
     private let slots: [Slot]
     private let available: DispatchSemaphore
     private let isClosed = Atomic<Bool>(false)
+    /// Gauges: connections open, callers waiting for one.
+    private let openCount = Atomic<Int>(0)
+    private let waiting = Atomic<Int>(0)
     private let queue = makeQueue("SwiftDAL.PostgresPool", concurrent: true)
 
     /// One connection place: the `Database` (over a libpq connection) when open.
@@ -73,6 +78,12 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         connectionString = url
         name = Self.describe(url)
         self.configuration = configuration
+        var settings = Configuration()
+        settings.callTimeout = configuration.callTimeout
+        settings.trace = configuration.trace
+        settings.observer = configuration.observer
+        settings.slowStatementThreshold = configuration.slowStatementThreshold
+        self.settings = settings
         slots = (0..<configuration.maximumConnections).map { _ in Slot() }
         available = DispatchSemaphore(value: configuration.maximumConnections)
     }
@@ -91,8 +102,9 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         guard !isClosed.load(ordering: .acquiring) else {
             throw DALError(.connectionClosed, "the PostgreSQL pool on \(name) is closed")
         }
+        let wait = ConnectionWait(settings)
         let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: Self.nanoseconds(configuration.acquireTimeout)))
-        guard available.wait(timeout: deadline) == .success else {
+        guard available.wait(timeout: deadline, countingWaitersIn: waiting) == .success else {
             throw DALError(
                 .connectionUnavailable,
                 "no PostgreSQL connection to \(name) became free within \(configuration.acquireTimeout) "
@@ -104,11 +116,13 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
                 // A connection that failed is closed now and replaced at the slot's next use.
                 slot.database = nil
                 try? database.closeOwnedConnection()
+                openCount.subtract(1, ordering: .relaxed)
             }
             slot.release()
             available.signal()
         }
         let database = try slot.database ?? openDatabase(into: slot)
+        wait.record(on: database)
         return try withLentConnection(database, of: self, isWriter: writing) {
             // A transaction a failed rollback left open must not be joined.
             try database.discardLeftoverTransaction()
@@ -124,10 +138,9 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
 
     private func openDatabase(into slot: Slot) throws -> Database {
         let connection = try PostgresConnection(connectionString: connectionString, configuration: configuration, name: name)
-        var settings = Configuration()
-        settings.callTimeout = configuration.callTimeout
         let database = Database(engine: connection, name: name, configuration: settings)
         slot.database = database
+        openCount.add(1, ordering: .relaxed)
         return database
     }
 
@@ -217,18 +230,22 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         for _ in slots { available.wait() }
         defer { for _ in slots { available.signal() } }
         isClosed.store(true, ordering: .releasing)
-        for slot in slots {
+        for slot in slots where slot.database != nil {
             try? slot.database?.closeOwnedConnection()
             slot.database = nil
+            openCount.subtract(1, ordering: .relaxed)
         }
     }
 
-    /// The number of connections open now (for gauges and tests).
+    /// How busy the pool is now: its connections open and in use, and the callers
+    /// waiting for one.
     ///
-    /// For example, `pool.openConnectionCount`.
-    public var openConnectionCount: Int {
-        // Read without the slots' locks: a gauge, exact when the pool is idle.
-        slots.reduce(0) { $0 + ($1.busy.load(ordering: .acquiring) || $1.database != nil ? 1 : 0) }
+    /// For example, `metrics.gauge("db.waiting", pool.statistics.callersWaiting)`.
+    public var statistics: PoolStatistics {
+        PoolStatistics(
+            connectionsOpen: openCount.load(ordering: .relaxed),
+            connectionsInUse: slots.reduce(0) { $0 + ($1.busy.load(ordering: .relaxed) ? 1 : 0) },
+            callersWaiting: waiting.load(ordering: .relaxed), maximumConnections: slots.count)
     }
 
     // MARK: Helpers

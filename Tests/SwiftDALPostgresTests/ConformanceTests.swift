@@ -26,16 +26,18 @@ struct SampleDatabase: @unchecked Sendable {
     let tags: UserTagDAL
     private let directory: TemporaryDirectory?
 
-    init(_ engine: Engine) throws {
+    init(
+        _ engine: Engine, sqlite: Configuration = Configuration(), postgres: PostgresConfiguration = PostgresConfiguration()
+    ) throws {
         self.engine = engine
         switch engine {
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
-            database = try DatabasePool(path: directory.file("sample.sqlite"), template: sampleFixture)
+            database = try DatabasePool(path: directory.file("sample.sqlite"), template: sampleFixture, configuration: sqlite)
         case .postgres:
             directory = nil
-            let pool = try makePostgresPool()
+            let pool = try makePostgresPool(postgres)
             try SampleSchema.migrator.migrate(pool)
             let source = try DatabaseQueue(path: sampleFixture, mode: .readOnly)
             try pool.write { _ in

@@ -227,7 +227,7 @@ import Testing
         let hostile = "'); DROP TABLE item; --"
         try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\(hostile), 1)") }
         #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT code FROM item") } == hostile)
-        #expect(recorded.values.contains("INSERT INTO item(code, qty) VALUES ($1, 1)"))
+        #expect(recorded.values.contains("INSERT INTO item(code, qty) VALUES (?, 1)"))
         #expect(!recorded.values.contains { $0.contains("DROP") })
         // Text with NUL cannot be stored by PostgreSQL: refused, never cut short.
         #expect(dalError { _ = try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a\u{0}b"), 1)") } }?

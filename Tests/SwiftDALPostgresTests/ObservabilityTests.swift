@@ -1,0 +1,163 @@
+import Dispatch
+import Foundation
+import SampleDAL
+import SwiftDAL
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Synchronization
+import Testing
+
+/// Collects what an observer is told.
+final class EventLog: DatabaseObserver {
+    private let events = Mutex<[StatementEvent]>([])
+
+    func statementDidFinish(_ event: StatementEvent) {
+        events.withLock { $0.append(event) }
+    }
+
+    var all: [StatementEvent] { events.withLock { $0 } }
+
+    /// The events recorded while `body` ran.
+    func during<R>(_ body: () throws -> R) rethrows -> (R, [StatementEvent]) {
+        let before = events.withLock { $0.count }
+        let result = try body()
+        return (result, events.withLock { Array($0[before...]) })
+    }
+}
+
+/// Waits (without a time assertion: up to a minute, for a slow machine) until `condition`.
+func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<6000 {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
+}
+
+/// Observability on every engine: the per-statement hook, the slow-statement threshold,
+/// the wait for a connection, and the pool gauges.
+@Suite struct ObservabilityTests {
+    private func sample(_ engine: Engine, observer: EventLog, threshold: Duration?, connections: Int = 4) throws -> SampleDatabase {
+        var sqlite = Configuration()
+        sqlite.observer = observer
+        sqlite.slowStatementThreshold = threshold
+        sqlite.maximumReaderCount = connections
+        var postgres = PostgresConfiguration()
+        postgres.observer = observer
+        postgres.slowStatementThreshold = threshold
+        postgres.maximumConnections = connections
+        return try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+    }
+
+    @Test(arguments: Engine.allCases)
+    func everyStatementIsReportedWithItsPlaceholdersRowsAndEngine(_ engine: Engine) throws {
+        let log = EventLog()
+        let sample = try sample(engine, observer: log, threshold: .seconds(3600))
+        let secret = "secret-\(UUID().uuidString)@example.com"
+        let (found, findEvents) = try log.during { try sample.users.find(condition: "age >= \(30)", orderBy: "id") }
+        let query = try #require(findEvents.last { $0.sql.contains("users") })
+        #expect(query.rowCount == found.count)
+        #expect(found.count > 1)
+        #expect(query.engine == (engine == .postgres ? .postgres : .sqlite))
+        #expect(query.error == nil)
+        #expect(query.isSlow == false)
+        #expect(!query.sql.contains("30"))
+        let (_, insertEvents) = try log.during {
+            try sample.users.insert(UserInfo(name: "Observed", email: secret, age: 44))
+        }
+        let insert = try #require(insertEvents.first { $0.sql.uppercased().hasPrefix("INSERT") })
+        #expect(insert.rowCount == 1)
+        let (changed, updateEvents) = try log.during {
+            try sample.database.write { db in try db.execute("UPDATE users SET age = age + 1 WHERE age >= \(30)") }
+        }
+        #expect(updateEvents.contains { $0.sql.hasPrefix("UPDATE") && $0.rowCount == changed })
+        #expect(changed > 1)
+        // A failing statement is reported with its error; no value reaches any event.
+        _ = try? sample.users.insert(UserInfo(name: "Twice", email: secret, age: 1))
+        let failed = try #require(log.all.last { $0.error != nil })
+        #expect((failed.error as? any DatabaseError)?.constraintKind == .unique)
+        for event in log.all {
+            #expect(!event.sql.contains(secret))
+            #expect(!String(describing: event.error.map { "\($0)" } ?? "").contains(secret))
+            #expect(event.database.isEmpty == false)
+            #expect(!event.database.contains("password"))
+        }
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func theSlowThresholdMarksTheStatementsPastIt(_ engine: Engine) throws {
+        let everything = EventLog()
+        let all = try sample(engine, observer: everything, threshold: .zero)
+        let (_, slow) = try everything.during { try all.users.getRecordCount() }
+        #expect(!slow.isEmpty)
+        #expect(slow.allSatisfy { $0.isSlow })
+        try all.close()
+        let nothing = EventLog()
+        let none = try sample(engine, observer: nothing, threshold: nil)
+        let (_, fast) = try nothing.during { try none.users.getRecordCount() }
+        #expect(!fast.isEmpty)
+        #expect(fast.allSatisfy { !$0.isSlow })
+        try none.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func theGaugesAndTheWaitShowACallerWaitingForAConnection(_ engine: Engine) throws {
+        let log = EventLog()
+        // One connection for reads: a second reader waits for the first.
+        let sample = try sample(engine, observer: log, threshold: nil, connections: 1)
+        let database = sample.database
+        _ = try sample.users.getRecordCount()  // opens the connection
+        let idle = database.statistics
+        #expect(idle.connectionsInUse == 0)
+        #expect(idle.callersWaiting == 0)
+        #expect(idle.connectionsOpen >= 1)
+        #expect(idle.maximumConnections == (engine == .postgres ? 1 : 2))
+
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? database.read { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        holding.wait()
+        #expect(database.statistics.connectionsInUse == 1)
+        let users = sample.users
+        let done = DispatchSemaphore(value: 0)
+        let waiter = Thread {
+            _ = try? users.getRecordCount()
+            done.signal()
+        }
+        let before = log.all.count
+        waiter.start()
+        #expect(eventually { database.statistics.callersWaiting == 1 })
+        release.signal()
+        done.wait()
+        // The waiting call's statement carries its wait; the holder's commit and every
+        // other statement carry none, so that the waits add up.
+        let events = Array(log.all[before...])
+        let waited = events.filter { $0.connectionWait > .zero }
+        #expect(waited.count == 1)
+        #expect(waited.first?.sql.contains("COUNT") == true)
+        #expect(eventually { database.statistics.callersWaiting == 0 && database.statistics.connectionsInUse == 0 })
+        try sample.close()
+        #expect(database.statistics.connectionsOpen == 0)
+    }
+
+    @Test func aQueueHasOneConnectionAndGaugesAddUp() throws {
+        let directory = try TemporaryDirectory()
+        let queue = try DatabaseQueue(path: directory.file("queue.sqlite"))
+        #expect(queue.statistics == PoolStatistics(connectionsOpen: 1, connectionsInUse: 0, callersWaiting: 0, maximumConnections: 1))
+        let inside = try queue.read { _ in queue.statistics.connectionsInUse }
+        #expect(inside == 1)
+        try queue.close()
+        #expect(queue.statistics.connectionsOpen == 0)
+        let sum =
+            PoolStatistics(connectionsOpen: 2, connectionsInUse: 1, callersWaiting: 3, maximumConnections: 5)
+            + PoolStatistics(connectionsOpen: 1, connectionsInUse: 1, callersWaiting: 0, maximumConnections: 4)
+        #expect(sum == PoolStatistics(connectionsOpen: 3, connectionsInUse: 2, callersWaiting: 3, maximumConnections: 9))
+    }
+}
