@@ -1,3 +1,5 @@
+internal import CSwiftDALSQLite
+
 /// A column of a table, as the database itself describes it (`pragma_table_info`).
 ///
 /// For example, `try db.columns(in: "users").map(\.name)`.
@@ -143,4 +145,32 @@ extension ColumnInfo {
     ///
     /// For example, `try db.columns(in: "orders").first { $0.name == "placed_at" }?.affinity == .numeric`.
     public var affinity: ColumnAffinity { ColumnAffinity(declaredType: declaredType) }
+}
+
+extension Database {
+    /// The plan the engine would use for `sql`, one line per step as the engine prints
+    /// it: SQLite's `EXPLAIN QUERY PLAN` details (`SEARCH users USING INDEX …`, `SCAN
+    /// orders`), PostgreSQL's `EXPLAIN` of the generic plan (`Index Scan using … on
+    /// users`, `Seq Scan on orders`), planned with sequential scans discouraged, so that
+    /// a table too small to be worth an index still shows whether one could be used.
+    /// The statement is planned, never run; its parameters need no values.
+    ///
+    /// For example, `try db.queryPlan(of: "SELECT * FROM users WHERE email = ?")`.
+    package func queryPlan(of sql: String) throws -> [String] {
+        if let engine = try checkedEngine() { return try engine.queryPlan(of: sql) }
+        let handle = try openHandle()
+        try checkNoNUL(sql, "SQL text")
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(handle, "EXPLAIN QUERY PLAN " + sql, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard code == SQLITE_OK, let statement else { throw SQLiteError(connection: handle, code: code, sql: sql) }
+        var lines = [String]()
+        var step = sqlite3_step(statement)
+        while step == SQLITE_ROW {
+            lines.append(sqlite3_column_text(statement, 3).map { String(cString: $0) } ?? "")
+            step = sqlite3_step(statement)
+        }
+        guard step == SQLITE_DONE else { throw SQLiteError(connection: handle, code: step, sql: sql) }
+        return lines
+    }
 }

@@ -58,6 +58,9 @@ package protocol EngineConnection: AnyObject {
     func clearStatementCache() throws
     /// Asks the server to stop the statement running now (callable from any thread).
     func cancelRunningStatement()
+    /// The plan the engine would use for `sql`, whatever the parameters' values, one line
+    /// per node, as the engine prints it.
+    func queryPlan(of sql: String) throws -> [String]
     /// Closes the connection.
     func close()
 }

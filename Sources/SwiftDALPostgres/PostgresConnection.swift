@@ -77,6 +77,31 @@ final class PostgresConnection: EngineConnection {
 
     var engine: DatabaseEngine { .postgres }
 
+    /// `EXPLAIN` of the generic plan (the one used whatever the parameters' values):
+    /// prepared under `force_generic_plan`, explained with NULL parameters, with
+    /// sequential scans discouraged. Runs inside the caller's transaction when there is
+    /// one (`SET LOCAL`), and leaves no prepared statement behind.
+    func queryPlan(of sql: String) throws -> [String] {
+        let text = try PostgresStatementText(postgresText(sql))
+        let count: Int
+        switch text.parameters {
+        case .positional(let positional): count = positional
+        case .named(let names): count = names.count
+        }
+        let scope = isInTransaction ? "LOCAL " : ""
+        try executeScript("SET \(scope)plan_cache_mode = force_generic_plan; SET \(scope)enable_seqscan = off")
+        defer {
+            if scope.isEmpty { try? executeScript("RESET plan_cache_mode; RESET enable_seqscan") }
+        }
+        try executeScript("PREPARE swiftdal_plan AS " + text.sql)
+        defer { try? executeScript("DEALLOCATE swiftdal_plan") }
+        let arguments = count == 0 ? "" : "(" + Array(repeating: "NULL", count: count).joined(separator: ", ") + ")"
+        let result = PQexec(try openConnection(), "EXPLAIN EXECUTE swiftdal_plan" + arguments)
+        var lines = [String]()
+        _ = try consume(result, sql: "EXPLAIN " + text.sql) { row in lines.append(try row.decode(String.self, at: 0)) }
+        return lines
+    }
+
     var isBroken: Bool {
         guard let connection else { return true }
         return failed || PQstatus(connection) != CONNECTION_OK

@@ -1,0 +1,156 @@
+public import SwiftDALConnection
+import Foundation
+import Synchronization
+
+/// A test helper that fails a DAL call whose SQL reads a whole table where an index
+/// should have been used: it records the statements the call runs, asks the engine for
+/// each one's plan (SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN` of the generic
+/// plan, with sequential scans discouraged so that a small test table still shows
+/// whether an index could serve), and throws ``QueryPlanViolation`` naming every
+/// statement that scans a table.
+///
+/// The guard must be the database's observer (``Configuration/observer``, or
+/// `PostgresConfiguration.observer`); it throws when a checked call recorded no
+/// statement, so that a guard left unplugged never passes silently. A scan that is
+/// right (counting a whole table, a `LIKE '%…%'` search) is allowed by naming its table.
+///
+/// For example:
+///
+/// ```swift
+/// let planGuard = QueryPlanGuard()
+/// var configuration = Configuration()
+/// configuration.observer = planGuard
+/// let pool = try DatabasePool(path: path, configuration: configuration)
+/// let users = UserDAL(database: pool)
+/// try planGuard.check(pool) { _ = try users.findByEmail("ann@example.com") }    // passes: an index
+/// try planGuard.check(pool, allowingScansOf: ["users"]) { _ = try users.getRecordCount() }
+/// ```
+public final class QueryPlanGuard: DatabaseObserver {
+    /// The SQL recorded while a check runs; `nil` outside checks.
+    private let recorded = Mutex<[String]?>(nil)
+
+    /// A guard; set it as the observer of the database it checks.
+    ///
+    /// For example, `configuration.observer = QueryPlanGuard()`.
+    public init() {}
+
+    public func statementDidFinish(_ event: StatementEvent) {
+        guard event.error == nil else { return }
+        recorded.withLock { $0?.append(event.sql) }
+    }
+
+    /// Runs `body`, then checks the plan of each query, update and delete it ran on
+    /// `database`: throws ``QueryPlanViolation`` when one scans a table not named in
+    /// `allowed`, and ``DALError/Code/invalidValue`` when `body` ran no statement seen by
+    /// this guard (it is not the database's observer). Returns what `body` returned.
+    ///
+    /// For example, `let user = try planGuard.check(pool) { try users.findById(7) }`.
+    @discardableResult
+    public func check<R>(_ database: any DatabaseWriter, allowingScansOf allowed: Set<String> = [], _ body: () throws -> R) throws -> R {
+        recorded.withLock { $0 = [] }
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            recorded.withLock { $0 = nil }
+            throw error
+        }
+        let statements = recorded.withLock { list -> [String] in
+            defer { list = nil }
+            return list ?? []
+        }
+        guard !statements.isEmpty else {
+            throw DALError(
+                .invalidValue,
+                "the query-plan guard saw no statement: set it as the database's observer (configuration.observer)")
+        }
+        var seen = Set<String>()
+        let planned = statements.filter { Self.isPlanned($0) && seen.insert($0).inserted }
+        let scans = try database.write { db -> [QueryPlanViolation.Scan] in
+            let tables = Set(try db.tableNames().map(\.identifierKey))
+            let allowedKeys = Set(allowed.map(\.identifierKey))
+            var scans = [QueryPlanViolation.Scan]()
+            for sql in planned {
+                let plan = try db.queryPlan(of: sql)
+                for name in Self.scannedNames(in: plan, engine: db.engine)
+                where !allowedKeys.contains(name.identifierKey)
+                    && (tables.contains(name.identifierKey) || db.engine == .sqlite) {
+                    scans.append(QueryPlanViolation.Scan(sql: sql, table: name, plan: plan))
+                }
+            }
+            return scans
+        }
+        guard scans.isEmpty else { throw QueryPlanViolation(scans: scans) }
+        return result
+    }
+
+    /// Whether `sql` is a statement whose plan can scan: a query, an update, a delete.
+    private static func isPlanned(_ sql: String) -> Bool {
+        let keyword = sql.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" })
+            .prefix(while: { $0.isLetter }).uppercased()
+        return ["SELECT", "WITH", "UPDATE", "DELETE"].contains(keyword)
+    }
+
+    /// The tables (or, on SQLite, the aliases) that `plan` reads whole.
+    static func scannedNames(in plan: [String], engine: DatabaseEngine) -> [String] {
+        plan.compactMap { line in
+            switch engine {
+            case .postgres:
+                // `Seq Scan on users u  (cost=…)`, `Parallel Seq Scan on "Odd Name"`.
+                guard let on = line.range(of: "Seq Scan on ") else { return nil }
+                return firstName(in: line[on.upperBound...])
+            default:
+                // `SCAN users`, `SCAN u USING INDEX …` (SQLite prints the alias when
+                // there is one); not a constant row, a virtual table or a subquery.
+                let trimmed = line.drop(while: { $0 == " " })
+                guard trimmed.hasPrefix("SCAN "), !trimmed.contains("VIRTUAL TABLE") else { return nil }
+                let rest = trimmed.dropFirst(5)
+                guard !rest.hasPrefix("CONSTANT ROW"), !rest.hasPrefix("(") else { return nil }
+                return firstName(in: rest)
+            }
+        }
+    }
+
+    /// The first name in `text`: a double-quoted identifier, or a word up to a space.
+    private static func firstName(in text: Substring) -> String? {
+        if text.hasPrefix("\"") {
+            var name = ""
+            var index = text.index(after: text.startIndex)
+            while index < text.endIndex {
+                let character = text[index]
+                index = text.index(after: index)
+                if character == "\"" {
+                    guard index < text.endIndex, text[index] == "\"" else { return name }
+                    index = text.index(after: index)
+                }
+                name.append(character)
+            }
+            return nil
+        }
+        let word = text.prefix(while: { $0 != " " })
+        return word.isEmpty ? nil : String(word)
+    }
+}
+
+/// The statements a ``QueryPlanGuard`` found scanning a table, with their plans.
+///
+/// For example, `catch let violation as QueryPlanViolation { print(violation.scans.map(\.table)) }`.
+public struct QueryPlanViolation: Error, CustomStringConvertible {
+    /// One statement that reads a whole table.
+    public struct Scan: Sendable {
+        /// The statement's SQL (placeholders only).
+        public let sql: String
+        /// The table scanned (on SQLite, its alias when the statement gives one).
+        public let table: String
+        /// The engine's plan, one line per step.
+        public let plan: [String]
+    }
+
+    /// Every scan found.
+    public let scans: [Scan]
+
+    public var description: String {
+        "the call scans a table instead of using an index:\n"
+            + scans.map { "- \($0.table) in `\($0.sql)`\n    " + $0.plan.joined(separator: "\n    ") }.joined(separator: "\n")
+    }
+}
