@@ -77,9 +77,16 @@ let package = Package(
             name: "CRawBench",
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("pthread")]
         ),
+        // The raw libpq baseline of the PostgreSQL benchmarks (`swiftdal-bench --engine
+        // postgres`); libpq's headers come through the system-library target.
+        .target(
+            name: "CRawPostgresBench",
+            dependencies: ["CSwiftDALPostgres"],
+            linkerSettings: [.linkedLibrary("pthread")]
+        ),
         .executableTarget(
             name: "swiftdal-bench",
-            dependencies: ["CRawBench", "SwiftDAL"],
+            dependencies: ["CRawBench", "CRawPostgresBench", "SwiftDAL", "SwiftDALPostgres", "SwiftDALTestSupport"],
             exclude: ["results", "schema.sql"]
         ),
         // Reliability (crash consistency under SIGKILL).

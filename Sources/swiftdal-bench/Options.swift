@@ -20,6 +20,14 @@ struct BenchOptions {
     var probePath: String?
     /// `--wal-growth N`: only measure the write-ahead log under a long reader, with N writes.
     var walGrowthWrites: Int?
+    /// `--engine`: SQLite (the default run) or PostgreSQL (its own workloads, baseline and report).
+    var engine = BenchEngine.sqlite
+    /// `--postgres-url`: the server to measure on; `nil` starts a throwaway server for the run.
+    var postgresURL: String?
+    /// `--server-setting NAME=VALUE`: settings of the throwaway PostgreSQL server, after the bench's own.
+    var serverSettings: [String: String] = [:]
+    /// The PostgreSQL mode's implementations (`--implementations` with `--engine postgres`).
+    var postgresImplementations: [PostgresImplementation] = PostgresImplementation.allCases
 
     static let usage = """
         usage: swift run -c release swiftdal-bench [options]
@@ -46,6 +54,17 @@ struct BenchOptions {
           --wal-growth N     only measure the write-ahead log's size while one read is held
                              and N writes run, then after the reader ends (SQLite's default
                              against SwiftDAL's journal size limit)
+
+        PostgreSQL (the same workloads against a raw libpq C baseline; see BENCHMARKS.md):
+          --engine postgres  run on PostgreSQL instead of SQLite (default rows 10000, runs 9;
+                             --rows, --runs, --warmup, --workloads, --json and --csv apply;
+                             --implementations takes raw,pipelined,explicit,codable)
+          --postgres-url URL the server to use (a libpq keyword string or postgresql:// URI);
+                             the bench works in its own schema swiftdal_bench there. Default:
+                             a throwaway server started for the run (initdb's defaults, fsync
+                             on) and stopped after it
+          --server-setting NAME=VALUE  a setting of the throwaway server (repeatable), e.g.
+                             --server-setting fsync=off
         """
 
     /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
@@ -69,6 +88,9 @@ struct BenchOptions {
     static func parse(_ arguments: [String]) throws -> BenchOptions? {
         var options = BenchOptions()
         var remaining = arguments[...]
+        var implementationNames: [Substring]?
+        var rowsGiven = false, runsGiven = false
+        var sqliteOnly = [String]()
         func value(_ name: String) throws -> String {
             guard let value = remaining.popFirst() else { throw BenchError("\(name) needs a value") }
             return value
@@ -79,8 +101,12 @@ struct BenchOptions {
         }
         while let argument = remaining.popFirst() {
             switch argument {
-            case "--rows": options.rows = try number(argument)
-            case "--runs": options.runs = Int(try number(argument))
+            case "--rows":
+                options.rows = try number(argument)
+                rowsGiven = true
+            case "--runs":
+                options.runs = Int(try number(argument))
+                runsGiven = true
             case "--warmup":
                 guard let count = Int(try value(argument)), count >= 0 else {
                     throw BenchError("\(argument) needs a number of runs (0 or more)")
@@ -90,21 +116,31 @@ struct BenchOptions {
             case "--workloads":
                 options.workloads = Set(try value(argument).split(separator: ",").map { $0.uppercased() })
             case "--implementations":
-                options.implementations = try value(argument).split(separator: ",").map { name in
-                    switch name.lowercased() {
-                    case "raw": return .raw
-                    case "explicit": return .explicit
-                    case "codable": return .codable
-                    default: throw BenchError("unknown implementation \(name)")
-                    }
-                }
+                implementationNames = try value(argument).split(separator: ",")
             case "--no-memory": options.memory = false
-            case "--wal-growth": options.walGrowthWrites = Int(try number(argument))
+            case "--wal-growth":
+                options.walGrowthWrites = Int(try number(argument))
+                sqliteOnly.append(argument)
             case "--json": options.jsonPath = try value(argument)
             case "--csv": options.csvPath = try value(argument)
-            case "--svg": options.svgPath = try value(argument)
+            case "--svg":
+                options.svgPath = try value(argument)
+                sqliteOnly.append(argument)
             case "--work-dir": options.workDirectory = try value(argument)
-            case "--pragma": options.pragmas.append(try pragma(try value(argument)))
+            case "--pragma":
+                options.pragmas.append(try pragma(try value(argument)))
+                sqliteOnly.append(argument)
+            case "--engine":
+                let name = try value(argument)
+                guard let engine = BenchEngine(rawValue: name.lowercased()) else {
+                    throw BenchError("--engine takes sqlite or postgres, not \(name)")
+                }
+                options.engine = engine
+            case "--postgres-url": options.postgresURL = try value(argument)
+            case "--server-setting":
+                let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, !parts[0].isEmpty else { throw BenchError("--server-setting needs NAME=VALUE") }
+                options.serverSettings[parts[0]] = parts[1]
             case "--probe": options.probe = try value(argument)
             case "--probe-implementation": options.probeImplementation = try value(argument)
             case "--probe-path": options.probePath = try value(argument)
@@ -114,8 +150,47 @@ struct BenchOptions {
             default: throw BenchError("unknown option \(argument)\n\(usage)")
             }
         }
+        switch options.engine {
+        case .sqlite:
+            if options.postgresURL != nil || !options.serverSettings.isEmpty {
+                throw BenchError("--postgres-url and --server-setting need --engine postgres")
+            }
+            if let implementationNames {
+                options.implementations = try implementationNames.map { name in
+                    switch name.lowercased() {
+                    case "raw": return .raw
+                    case "explicit": return .explicit
+                    case "codable": return .codable
+                    default: throw BenchError("unknown implementation \(name)")
+                    }
+                }
+            }
+        case .postgres:
+            if let option = sqliteOnly.first { throw BenchError("\(option) is for the SQLite run only") }
+            if options.postgresURL != nil && !options.serverSettings.isEmpty {
+                throw BenchError("--server-setting sets up the throwaway server: it does not go with --postgres-url")
+            }
+            if !rowsGiven { options.rows = PostgresScale.defaultRows }
+            if !runsGiven { options.runs = PostgresScale.defaultRuns }
+            if let implementationNames {
+                options.postgresImplementations = try implementationNames.map { name in
+                    switch name.lowercased() {
+                    case "raw": return .raw
+                    case "pipelined": return .pipelined
+                    case "explicit": return .explicit
+                    case "codable": return .codable
+                    default: throw BenchError("unknown implementation \(name) (PostgreSQL: raw, pipelined, explicit, codable)")
+                    }
+                }
+            }
+        }
         return options
     }
+}
+
+/// The engine a run measures.
+enum BenchEngine: String {
+    case sqlite, postgres
 }
 
 struct BenchError: Error, CustomStringConvertible {

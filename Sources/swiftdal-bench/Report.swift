@@ -188,11 +188,11 @@ struct BenchReport: Codable {
 }
 
 /// `seconds[i] / baseline[i]` for the rounds both have.
-private func pairedRatios(_ seconds: [Double], over baseline: [Double]) -> [Double] {
+func pairedRatios(_ seconds: [Double], over baseline: [Double]) -> [Double] {
     zip(seconds, baseline).compactMap { $1 > 0 ? $0 / $1 : nil }
 }
 
-private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
     let count = text.count
     guard count < width else { return text + " " }
     let spaces = String(repeating: " ", count: width - count)

@@ -3,9 +3,14 @@ import Foundation
 import SwiftDAL
 import Synchronization
 
-// swiftdal-bench: SwiftDAL and the raw SQLite C API on the same workloads, same run.
+// swiftdal-bench: SwiftDAL and the raw SQLite C API on the same workloads, same run
+// (`--engine postgres`: SwiftDAL on PostgreSQL and raw libpq, see PostgresBench.swift).
 do {
     guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    if options.engine == .postgres {
+        try runPostgresBench(options)
+        exit(0)
+    }
     extraPragmas.withLock { $0 = options.pragmas }
     guard rawbench_set_pragmas(try options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
     if options.probe != nil {

@@ -1,0 +1,622 @@
+// Raw libpq baseline for SwiftDAL's PostgreSQL benchmarks. See include/rawpgbench.h.
+// Every PGresult is checked and cleared; every connection is finished.
+#define _POSIX_C_SOURCE 200809L  // clock_gettime
+#include "rawpgbench.h"
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// MARK: Errors and connections
+
+static void set_error(rawpg_error *error, const char *format, ...) {
+    if (error == NULL) return;
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error->message, sizeof error->message, format, arguments);
+    va_end(arguments);
+    size_t length = strlen(error->message);
+    while (length > 0 && (error->message[length - 1] == '\n' || error->message[length - 1] == ' ')) {
+        error->message[--length] = '\0';
+    }
+}
+
+/// Records why `what` failed (the result's message, else the connection's), clears
+/// `result` (which may be NULL) and returns -1.
+static int fail(PGconn *conn, PGresult *result, const char *what, rawpg_error *error) {
+    const char *message = result != NULL ? PQresultErrorMessage(result) : "";
+    if (message == NULL || *message == '\0') message = conn != NULL ? PQerrorMessage(conn) : "out of memory";
+    if (message == NULL || *message == '\0') {
+        message = result != NULL ? PQresStatus(PQresultStatus(result)) : "no result (out of memory?)";
+    }
+    set_error(error, "%s: %s", what, message);
+    PQclear(result);
+    return -1;
+}
+
+static void ignore_notice(void *argument, const PGresult *result) {
+    (void)argument;
+    (void)result;
+}
+
+static int connect_db(const char *conninfo, PGconn **out, rawpg_error *error) {
+    PGconn *conn = PQconnectdb(conninfo);
+    if (conn == NULL) {
+        set_error(error, "cannot connect: out of memory");
+        return -1;
+    }
+    if (PQstatus(conn) != CONNECTION_OK) {
+        set_error(error, "cannot connect: %s", PQerrorMessage(conn));
+        PQfinish(conn);
+        return -1;
+    }
+    PQsetNoticeReceiver(conn, ignore_notice, NULL);
+    *out = conn;
+    return 0;
+}
+
+/// Runs `sql` (simple query protocol; several statements allowed), expecting no rows.
+static int command(PGconn *conn, const char *sql, rawpg_error *error) {
+    PGresult *result = PQexec(conn, sql);
+    if (result == NULL || PQresultStatus(result) != PGRES_COMMAND_OK) return fail(conn, result, sql, error);
+    PQclear(result);
+    return 0;
+}
+
+static int prepare(PGconn *conn, const char *name, const char *sql, int parameters, rawpg_error *error) {
+    PGresult *result = PQprepare(conn, name, sql, parameters, NULL);
+    if (result == NULL || PQresultStatus(result) != PGRES_COMMAND_OK) return fail(conn, result, sql, error);
+    PQclear(result);
+    return 0;
+}
+
+/// Executes the prepared statement `name` (text parameters, text results); returns the
+/// result when its status is `expected`, else NULL with `error` set.
+static PGresult *execute(PGconn *conn, const char *name, int count, const char *const *values,
+                         ExecStatusType expected, rawpg_error *error) {
+    PGresult *result = PQexecPrepared(conn, name, count, values, NULL, NULL, 0);
+    if (result == NULL || PQresultStatus(result) != expected) {
+        fail(conn, result, name, error);
+        return NULL;
+    }
+    return result;
+}
+
+static int64_t integer_value(const PGresult *result, int row, int column) {
+    return strtoll(PQgetvalue(result, row, column), NULL, 10);
+}
+
+int rawpg_library_version(void) { return PQlibVersion(); }
+
+int64_t rawpg_next_id(uint64_t *state, int64_t n) {
+    *state = (*state * 1103515245ULL + 12345ULL) % 2147483648ULL;
+    return (int64_t)(*state % (uint64_t)n) + 1;
+}
+
+// MARK: Rows
+
+/// Row i's values as text parameters $1-$5 (name, email, age, score, bio; bio NULL when i % 3 == 0).
+typedef struct {
+    char name[32];
+    char email[64];
+    char age[24];
+    char score[40];
+    char bio[48];
+    const char *values[5];
+} row_parameters;
+
+static void fill_row(row_parameters *row, int64_t i) {
+    snprintf(row->name, sizeof row->name, "user%lld", (long long)i);
+    snprintf(row->email, sizeof row->email, "user%lld@example.com", (long long)i);
+    snprintf(row->age, sizeof row->age, "%lld", (long long)(18 + i % 60));
+    snprintf(row->score, sizeof row->score, "%.17g", (double)i * 0.5);
+    row->values[0] = row->name;
+    row->values[1] = row->email;
+    row->values[2] = row->age;
+    row->values[3] = row->score;
+    if (i % 3 == 0) {
+        row->values[4] = NULL;
+    } else {
+        snprintf(row->bio, sizeof row->bio, "bio of user %lld", (long long)i);
+        row->values[4] = row->bio;
+    }
+}
+
+/// A user materialized in C: strings copied.
+typedef struct {
+    int64_t id;
+    char *name;
+    char *email;
+    int64_t age;
+    double score;
+    char *bio;
+} user_t;
+
+/// A copy of a text value (NULL for SQL NULL); sets `*failed` when out of memory.
+static char *copy_text(const PGresult *result, int row, int column, int *failed) {
+    if (PQgetisnull(result, row, column)) return NULL;
+    size_t length = (size_t)PQgetlength(result, row, column);
+    char *copy = malloc(length + 1);
+    if (copy == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    memcpy(copy, PQgetvalue(result, row, column), length + 1);  // libpq NUL-terminates values
+    return copy;
+}
+
+static void free_user(user_t *user) {
+    free(user->name);
+    free(user->email);
+    free(user->bio);
+}
+
+/// Reads row `row` of a `SELECT id, name, email, age, score, bio` result.
+static int read_user(const PGresult *result, int row, user_t *user, rawpg_error *error) {
+    int failed = 0;
+    user->id = integer_value(result, row, 0);
+    user->name = copy_text(result, row, 1, &failed);
+    user->email = copy_text(result, row, 2, &failed);
+    user->age = integer_value(result, row, 3);
+    user->score = strtod(PQgetvalue(result, row, 4), NULL);
+    user->bio = copy_text(result, row, 5, &failed);
+    if (failed || user->name == NULL || user->email == NULL) {
+        free_user(user);
+        set_error(error, failed ? "out of memory copying a row" : "a NOT NULL column read NULL");
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t user_checksum(const user_t *user) {
+    return user->id + (int64_t)strlen(user->name) + (int64_t)strlen(user->email) +
+           (user->bio ? (int64_t)strlen(user->bio) : 0);
+}
+
+// The statements, as SwiftDAL's BaseDAL writes them (same text for the server to plan,
+// quoting aside): the same plans on both sides.
+#define SELECT_USER "SELECT id, name, email, age, score, bio FROM users"
+#define INSERT_USER "INSERT INTO users(name, email, age, score, bio) VALUES ($1, $2, $3, $4, $5) RETURNING id"
+#define BEGIN_READ "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+// MARK: Setup
+
+static const char *SCHEMA =
+    "DROP TABLE IF EXISTS users;"
+    "CREATE TABLE users(id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, name TEXT NOT NULL,"
+    " email TEXT NOT NULL UNIQUE, age BIGINT NOT NULL, score DOUBLE PRECISION NOT NULL, bio TEXT);"
+    "CREATE INDEX users_age ON users(age);";
+
+/// Rows 1...n through COPY (text format: tab-separated, \N for NULL).
+static int copy_rows(PGconn *conn, int64_t n, rawpg_error *error) {
+    PGresult *result = PQexec(conn, "COPY users(name, email, age, score, bio) FROM STDIN");
+    if (result == NULL || PQresultStatus(result) != PGRES_COPY_IN) return fail(conn, result, "COPY", error);
+    PQclear(result);
+    char buffer[65536];
+    size_t used = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        row_parameters row;
+        fill_row(&row, i);
+        char line[256];
+        int length = snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%s\n", row.name, row.email, row.age, row.score,
+                              row.values[4] != NULL ? row.bio : "\\N");
+        if (length < 0 || (size_t)length >= sizeof line) {
+            set_error(error, "row %lld does not fit the COPY line buffer", (long long)i);
+            return -1;
+        }
+        if (used + (size_t)length > sizeof buffer) {
+            if (PQputCopyData(conn, buffer, (int)used) != 1) return fail(conn, NULL, "PQputCopyData", error);
+            used = 0;
+        }
+        memcpy(buffer + used, line, (size_t)length);
+        used += (size_t)length;
+    }
+    if (used > 0 && PQputCopyData(conn, buffer, (int)used) != 1) return fail(conn, NULL, "PQputCopyData", error);
+    if (PQputCopyEnd(conn, NULL) != 1) return fail(conn, NULL, "PQputCopyEnd", error);
+    result = PQgetResult(conn);
+    if (result == NULL || PQresultStatus(result) != PGRES_COMMAND_OK) return fail(conn, result, "COPY", error);
+    PQclear(result);
+    result = PQgetResult(conn);
+    if (result != NULL) return fail(conn, result, "COPY (a second result)", error);
+    return 0;
+}
+
+int rawpg_setup(const char *conninfo, int64_t n, int populated, rawpg_error *error) {
+    PGconn *conn;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = command(conn, SCHEMA, error);
+    if (rc == 0 && populated) rc = copy_rows(conn, n, error);
+    // Outside a transaction (VACUUM cannot run in one): every page's hint bits set and
+    // the planner's statistics taken, so that no implementation's run pays for them.
+    if (rc == 0 && populated) rc = command(conn, "VACUUM ANALYZE users", error);
+    PQfinish(conn);
+    return rc;
+}
+
+// MARK: Workloads
+
+static int w1_insert(PGconn *conn, int64_t n, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    if (prepare(conn, "w1", INSERT_USER, 5, error) != 0) return -1;
+    for (int64_t i = 1; i <= n; i++) {
+        row_parameters row;
+        fill_row(&row, i);
+        PGresult *result = execute(conn, "w1", 5, row.values, PGRES_TUPLES_OK, error);
+        if (result == NULL) return -1;
+        if (PQntuples(result) != 1) return fail(conn, result, "INSERT … RETURNING returned no row", error);
+        *checksum += integer_value(result, 0, 0);
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w1_insert(conn, n, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+/// Reads the results of `count` pipelined inserts and the sync that ends them.
+static int read_pipelined_inserts(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
+    for (int64_t k = 0; k < count; k++) {
+        PGresult *result = PQgetResult(conn);
+        if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK) {
+            return fail(conn, result, "pipelined INSERT", error);
+        }
+        if (PQntuples(result) != 1) return fail(conn, result, "INSERT … RETURNING returned no row", error);
+        *checksum += integer_value(result, 0, 0);
+        PQclear(result);
+        result = PQgetResult(conn);  // NULL: the end of this statement's results
+        if (result != NULL) return fail(conn, result, "pipelined INSERT (an extra result)", error);
+    }
+    PGresult *result = PQgetResult(conn);
+    if (result == NULL || PQresultStatus(result) != PGRES_PIPELINE_SYNC) {
+        return fail(conn, result, "PQpipelineSync", error);
+    }
+    PQclear(result);
+    return 0;
+}
+
+static int w1_insert_pipelined(PGconn *conn, int64_t n, int64_t batch, int64_t *checksum, rawpg_error *error) {
+    if (batch < 1) {
+        set_error(error, "the pipeline batch must be at least 1");
+        return -1;
+    }
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    if (prepare(conn, "w1", INSERT_USER, 5, error) != 0) return -1;
+    if (PQenterPipelineMode(conn) != 1) return fail(conn, NULL, "PQenterPipelineMode", error);
+    // A batch's statements are all sent (libpq flushes its buffer as it fills) before its
+    // results are read: batches keep what the server sends back within the socket's
+    // buffer, so that neither side blocks on a full buffer while the other writes.
+    for (int64_t first = 1; first <= n; first += batch) {
+        int64_t count = n - first + 1 < batch ? n - first + 1 : batch;
+        for (int64_t i = first; i < first + count; i++) {
+            row_parameters row;
+            fill_row(&row, i);
+            if (PQsendQueryPrepared(conn, "w1", 5, row.values, NULL, NULL, 0) != 1) {
+                return fail(conn, NULL, "PQsendQueryPrepared", error);
+            }
+        }
+        if (PQpipelineSync(conn) != 1) return fail(conn, NULL, "PQpipelineSync", error);
+        if (read_pipelined_inserts(conn, count, checksum, error) != 0) return -1;
+    }
+    if (PQexitPipelineMode(conn) != 1) return fail(conn, NULL, "PQexitPipelineMode", error);
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum,
+                              rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w1_insert_pipelined(conn, n, batch, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+static int w2_fetch_all(PGconn *conn, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, BEGIN_READ, error) != 0) return -1;
+    if (prepare(conn, "w2", SELECT_USER " ORDER BY id ASC", 0, error) != 0) return -1;
+    PGresult *result = execute(conn, "w2", 0, NULL, PGRES_TUPLES_OK, error);
+    if (result == NULL) return -1;
+    int count = PQntuples(result);
+    user_t *users = malloc(((size_t)count + 1) * sizeof(user_t));
+    if (users == NULL) return fail(conn, result, "out of memory", error);
+    int rc = 0, read = 0;
+    for (; read < count; read++) {
+        if (read_user(result, read, &users[read], error) != 0) {
+            rc = -1;
+            break;
+        }
+    }
+    PQclear(result);
+    for (int i = 0; i < read; i++) {
+        *checksum += user_checksum(&users[i]);
+        free_user(&users[i]);
+    }
+    free(users);
+    if (rc != 0) return rc;
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w2_fetch_all(conn, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+/// `count` lookups by key; with `errors`, a failed lookup is counted and the next one
+/// runs (W8), else the first failure returns -1.
+static int lookups(PGconn *conn, int64_t n, int64_t count, uint64_t seed, int64_t *checksum, int64_t *errors,
+                   rawpg_error *error) {
+    if (prepare(conn, "w3", SELECT_USER " WHERE id = $1", 1, error) != 0) return -1;
+    uint64_t state = seed;
+    char id[24];
+    const char *values[1] = {id};
+    for (int64_t k = 0; k < count; k++) {
+        snprintf(id, sizeof id, "%lld", (long long)rawpg_next_id(&state, n));
+        PGresult *result = execute(conn, "w3", 1, values, PGRES_TUPLES_OK, error);
+        if (result == NULL) {
+            if (errors == NULL) return -1;
+            *errors += 1;
+            continue;
+        }
+        if (PQntuples(result) == 1) {
+            user_t user;
+            if (read_user(result, 0, &user, error) != 0) {
+                PQclear(result);
+                if (errors == NULL) return -1;
+                *errors += 1;
+                continue;
+            }
+            *checksum += user.id + (int64_t)strlen(user.name);
+            free_user(&user);
+        }
+        PQclear(result);
+    }
+    return 0;
+}
+
+int rawpg_w3_lookup(const char *conninfo, int64_t n, int64_t count, int transaction, int64_t *checksum,
+                    rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = transaction ? command(conn, BEGIN_READ, error) : 0;
+    if (rc == 0) rc = lookups(conn, n, count, 42, checksum, NULL, error);
+    if (rc == 0 && transaction) rc = command(conn, "COMMIT", error);
+    PQfinish(conn);
+    return rc;
+}
+
+static int w4_filter(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, BEGIN_READ, error) != 0) return -1;
+    // LIMIT bound as a parameter, as BaseDAL's findTop binds it.
+    if (prepare(conn, "w4", SELECT_USER " WHERE (age = $1) ORDER BY id ASC LIMIT $2", 2, error) != 0) return -1;
+    char age[24];
+    const char *values[2] = {age, "100"};
+    for (int64_t k = 0; k < count; k++) {
+        snprintf(age, sizeof age, "%lld", (long long)(18 + k % 60));
+        PGresult *result = execute(conn, "w4", 2, values, PGRES_TUPLES_OK, error);
+        if (result == NULL) return -1;
+        int rows = PQntuples(result);
+        for (int row = 0; row < rows; row++) {
+            user_t user;
+            if (read_user(result, row, &user, error) != 0) {
+                PQclear(result);
+                return -1;
+            }
+            *checksum += user.id;
+            free_user(&user);
+        }
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w4_filter(conn, count, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+static int w5_update(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    if (prepare(conn, "w5", "UPDATE users SET score = $1 WHERE id = $2", 2, error) != 0) return -1;
+    uint64_t state = 42;
+    char score[40], id[24];
+    const char *values[2] = {score, id};
+    for (int64_t k = 0; k < count; k++) {
+        snprintf(score, sizeof score, "%.17g", (double)k * 0.25);
+        snprintf(id, sizeof id, "%lld", (long long)rawpg_next_id(&state, n));
+        PGresult *result = execute(conn, "w5", 2, values, PGRES_COMMAND_OK, error);
+        if (result == NULL) return -1;
+        *checksum += strtoll(PQcmdTuples(result), NULL, 10);
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w5_update(conn, n, count, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+static int w6_exists(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, BEGIN_READ, error) != 0) return -1;
+    if (prepare(conn, "w6", "SELECT EXISTS(SELECT 1 FROM users WHERE email = $1)", 1, error) != 0) return -1;
+    uint64_t state = 42;
+    char email[64];
+    const char *values[1] = {email};
+    for (int64_t k = 0; k < count; k++) {
+        int64_t id = rawpg_next_id(&state, n);
+        if (k % 2 == 1) {
+            snprintf(email, sizeof email, "user%lld@example.com", (long long)id);
+        } else {
+            snprintf(email, sizeof email, "nobody%lld@example.com", (long long)id);
+        }
+        PGresult *result = execute(conn, "w6", 1, values, PGRES_TUPLES_OK, error);
+        if (result == NULL) return -1;
+        if (PQntuples(result) != 1) return fail(conn, result, "EXISTS returned no row", error);
+        if (PQgetvalue(result, 0, 0)[0] == 't') *checksum += 1;
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w6_exists(conn, n, count, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, BEGIN_READ, error) != 0) return -1;
+    if (prepare(conn, "w7", "SELECT COUNT(*) FROM users WHERE (age = $1)", 1, error) != 0) return -1;
+    char age[24];
+    const char *values[1] = {age};
+    for (int64_t k = 0; k < count; k++) {
+        snprintf(age, sizeof age, "%lld", (long long)(18 + k % 60));
+        PGresult *result = execute(conn, "w7", 1, values, PGRES_TUPLES_OK, error);
+        if (result == NULL) return -1;
+        if (PQntuples(result) != 1) return fail(conn, result, "COUNT returned no row", error);
+        *checksum += integer_value(result, 0, 0);
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error) {
+    PGconn *conn;
+    *checksum = 0;
+    if (connect_db(conninfo, &conn, error) != 0) return -1;
+    int rc = w7_count(conn, count, checksum, error);
+    PQfinish(conn);
+    return rc;
+}
+
+// MARK: W8
+
+typedef struct {
+    const char *conninfo;
+    int64_t n;
+    int64_t count;
+    uint64_t seed;
+    int64_t batch;
+    int64_t checksum;
+    int64_t errors;
+    int rc;  // -1 when the thread could not connect or prepare
+    rawpg_error error;
+} worker_t;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *reader_main(void *argument) {
+    worker_t *worker = argument;
+    PGconn *conn;
+    worker->rc = connect_db(worker->conninfo, &conn, &worker->error);
+    if (worker->rc != 0) return NULL;
+    worker->rc = lookups(conn, worker->n, worker->count, worker->seed, &worker->checksum, &worker->errors,
+                         &worker->error);
+    PQfinish(conn);
+    return NULL;
+}
+
+/// One transaction of `count` inserts from row `first`; -1 on the first failure.
+static int insert_batch(PGconn *conn, int64_t first, int64_t count, rawpg_error *error) {
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    for (int64_t i = first; i < first + count; i++) {
+        row_parameters row;
+        fill_row(&row, i);
+        PGresult *result = execute(conn, "w8", 5, row.values, PGRES_TUPLES_OK, error);
+        if (result == NULL) return -1;
+        PQclear(result);
+    }
+    return command(conn, "COMMIT", error);
+}
+
+static void *writer_main(void *argument) {
+    worker_t *worker = argument;
+    PGconn *conn;
+    worker->rc = connect_db(worker->conninfo, &conn, &worker->error);
+    if (worker->rc != 0) return NULL;
+    worker->rc = prepare(conn, "w8", INSERT_USER, 5, &worker->error);
+    for (int64_t first = 0; worker->rc == 0 && first < worker->count; first += worker->batch) {
+        int64_t count = worker->count - first < worker->batch ? worker->count - first : worker->batch;
+        if (insert_batch(conn, worker->n + 1 + first, count, &worker->error) != 0) {
+            worker->errors += 1;
+            rawpg_error ignored;
+            if (command(conn, "ROLLBACK", &ignored) != 0 && PQstatus(conn) != CONNECTION_OK) worker->rc = -1;
+        }
+    }
+    PQfinish(conn);
+    return NULL;
+}
+
+int rawpg_w8_concurrent(const char *conninfo, int64_t n, int readers, int64_t lookups_per_reader, int64_t writes,
+                        int64_t batch, int64_t *errors, double *read_seconds, double *write_seconds,
+                        int64_t *checksum, rawpg_error *error) {
+    pthread_t threads[64];
+    worker_t workers[64];
+    *errors = 0;
+    *checksum = 0;
+    if (readers < 1 || readers > 63 || batch < 1) {
+        set_error(error, "W8 needs 1 to 63 readers and a batch of at least 1");
+        return -1;
+    }
+    memset(workers, 0, sizeof workers);
+    double start = now_seconds();
+    workers[0] = (worker_t){.conninfo = conninfo, .n = n, .count = writes, .batch = batch};
+    int started = 0;
+    if (pthread_create(&threads[0], NULL, writer_main, &workers[0]) != 0) {
+        set_error(error, "cannot start the writer thread");
+        return -1;
+    }
+    for (started = 1; started <= readers; started++) {
+        workers[started] = (worker_t){.conninfo = conninfo, .n = n, .count = lookups_per_reader,
+                                      .seed = (uint64_t)(42 + started - 1)};
+        if (pthread_create(&threads[started], NULL, reader_main, &workers[started]) != 0) break;
+    }
+    pthread_join(threads[0], NULL);
+    *write_seconds = now_seconds() - start;
+    for (int r = 1; r < started; r++) pthread_join(threads[r], NULL);
+    *read_seconds = now_seconds() - start;
+    if (started <= readers) {
+        set_error(error, "cannot start reader thread %d", started);
+        return -1;
+    }
+    int rc = 0;
+    for (int r = 0; r <= readers; r++) {
+        *errors += workers[r].errors;
+        if (r > 0) *checksum += workers[r].checksum;
+        if (workers[r].rc != 0 && rc == 0) {
+            set_error(error, "%s thread: %s", r == 0 ? "writer" : "reader", workers[r].error.message);
+            rc = -1;
+        }
+    }
+    return rc;
+}

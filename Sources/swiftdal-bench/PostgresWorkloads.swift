@@ -1,0 +1,208 @@
+import Dispatch
+import Foundation
+import SwiftDAL
+import SwiftDALPostgres
+
+/// The workloads through SwiftDAL's public API on PostgreSQL, as a user writes them: the
+/// same calls as ``SwiftWorkloads`` (a BaseDAL over the entity), on a `PostgresPool` with
+/// its default configuration. Each run opens its pool and closes it, inside the time
+/// measured, as the raw libpq side connects and disconnects inside it.
+struct PostgresSwiftWorkloads<User: BenchUser> {
+    let url: String
+    let scale: PostgresScale
+
+    private func open() throws -> (PostgresPool, BaseDAL<User>) {
+        let pool = try PostgresPool(url: url)
+        return (pool, BaseDAL<User>(database: pool))
+    }
+
+    func w1Insert() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.write { _ in
+            for i in 1...scale.rows {
+                checksum += try users.insert2(User(row: i))
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w2FetchAll() throws -> Int64 {
+        let (pool, users) = try open()
+        let all = try pool.read { _ in try users.getAll() }
+        let checksum = all.reduce(0) { $0 + $1.checksum }
+        try pool.close()
+        return checksum
+    }
+
+    func w3Lookup(inTransaction: Bool) throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: scale.rows)
+        var checksum: Int64 = 0
+        func run() throws {
+            for _ in 0..<scale.lookups {
+                if let user = try users.findById(sequence.next()) {
+                    checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                }
+            }
+        }
+        if inTransaction {
+            try pool.read { _ in try run() }
+        } else {
+            try run()
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w4Filter() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<Int(scale.filters) {
+                let age = 18 + k % 60
+                for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
+                    checksum += user.id ?? 0
+                }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w5Update() throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: scale.rows)
+        var checksum: Int64 = 0
+        try pool.write { _ in
+            for k in 0..<scale.updates {
+                if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w6Exists() throws -> Int64 {
+        let (pool, users) = try open()
+        var sequence = IDSequence(count: scale.rows)
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<scale.lookups {
+                let id = sequence.next()
+                let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
+                if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    func w7Count() throws -> Int64 {
+        let (pool, users) = try open()
+        var checksum: Int64 = 0
+        try pool.read { _ in
+            for k in 0..<Int(scale.counts) {
+                checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+            }
+        }
+        try pool.close()
+        return checksum
+    }
+
+    /// W8: `readers` threads of per-call lookups while one writer inserts in transactions
+    /// of `scale.concurrentBatch`; the pool has a connection for each thread.
+    func w8Concurrent(readers: Int) throws -> PostgresConcurrentResult {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = readers + 1
+        let pool = try PostgresPool(url: url, configuration: configuration)
+        let users = BaseDAL<User>(database: pool)
+        let counters = PostgresConcurrentCounters()
+        let group = DispatchGroup()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let scale = scale
+        // Dedicated threads, as the C harness uses pthreads.
+        func onThread(_ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread {
+                body()
+                group.leave()
+            }.start()
+        }
+        onThread {
+            var next = scale.rows + 1
+            var written: Int64 = 0
+            while written < scale.concurrentWrites {
+                let count = min(scale.concurrentBatch, scale.concurrentWrites - written)
+                do {
+                    try pool.write { _ in
+                        for i in next..<(next + count) { _ = try users.insert2(User(row: i)) }
+                    }
+                } catch {
+                    counters.failed(error)
+                }
+                next += count
+                written += count
+            }
+            counters.writeSeconds = (clock.now - start).seconds
+        }
+        for reader in 0..<readers {
+            onThread {
+                var sequence = IDSequence(seed: UInt64(42 + reader), count: scale.rows)
+                var checksum: Int64 = 0
+                for _ in 0..<scale.concurrentLookups {
+                    do {
+                        if let user = try users.findById(sequence.next()) {
+                            checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                        }
+                    } catch {
+                        counters.failed(error)
+                    }
+                }
+                counters.add(checksum)
+            }
+        }
+        group.wait()
+        let readSeconds = (clock.now - start).seconds
+        try pool.close()
+        return PostgresConcurrentResult(
+            readSeconds: readSeconds, writeSeconds: counters.writeSeconds, errors: counters.errors,
+            retryableErrors: counters.retryable, checksum: counters.checksum)
+    }
+}
+
+struct PostgresConcurrentResult {
+    var readSeconds: Double
+    var writeSeconds: Double
+    /// Failed lookups and failed write transactions.
+    var errors: Int64
+    /// Of those, the ones PostgreSQL calls retryable (serialization failures, deadlocks).
+    var retryableErrors: Int64
+    var checksum: Int64
+}
+
+final class PostgresConcurrentCounters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _errors: Int64 = 0
+    private var _retryable: Int64 = 0
+    private var _checksum: Int64 = 0
+    private var _writeSeconds = 0.0
+
+    func failed(_ error: any Error) {
+        lock.withLock {
+            _errors += 1
+            if let error = error as? any DatabaseError, error.isRetryable { _retryable += 1 }
+        }
+    }
+
+    func add(_ checksum: Int64) { lock.withLock { _checksum += checksum } }
+    var errors: Int64 { lock.withLock { _errors } }
+    var retryable: Int64 { lock.withLock { _retryable } }
+    var checksum: Int64 { lock.withLock { _checksum } }
+    var writeSeconds: Double {
+        get { lock.withLock { _writeSeconds } }
+        set { lock.withLock { _writeSeconds = newValue } }
+    }
+}
