@@ -79,15 +79,14 @@ extension BaseDAL {
     /// `RETURNING`, for a table whose primary key is one integer column (an identity or
     /// serial column, or a key the entity gives).
     private func insertReturningKey(_ entity: T, _ db: Database, _ mapping: TableMapping) throws -> Int64 {
-        guard mapping.kind != .view, let key = mapping.integerKeyColumn else {
+        guard mapping.kind != .view, mapping.integerKeyColumn != nil, mapping.primaryKey.count == 1 else {
             throw DALError(
                 .noRowID,
                 "\(mapping.table)'s primary key is not one integer column: insert2 has no new key to return; "
                     + "use insert(_:), the entity's own key identifies the row",
                 table: mapping.table)
         }
-        var query = try insertQuery(entity, mapping, upsert: false)
-        try query.append(SQL(sql: "RETURNING \(mapping.dialect.quote(key))"))
+        let query = try insertQuery(entity, mapping, upsert: false, returningKey: true)
         guard let id = try db.fetchScalar(Int64.self, query) else {
             throw DALError(.noRowID, "the INSERT returned no key", table: mapping.table, sql: query.sql)
         }
@@ -95,10 +94,10 @@ extension BaseDAL {
     }
 
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).
-    func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool) throws -> SQL {
+    func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool, returningKey: Bool = false) throws -> SQL {
         var columns = try encode(entity, mapping)
         let plan = try mapping.insertPlan(for: columns.names)
-        return plan.query(columns.takeValues(), upsert: upsert)
+        return plan.query(columns.takeValues(), upsert: upsert, returningKey: returningKey)
     }
 
     /// Runs `body` in an `IMMEDIATE` transaction, or in the one already open.

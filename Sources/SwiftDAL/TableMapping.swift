@@ -287,7 +287,8 @@ final class InsertPlan: Sendable {
     private let key: [String]
     private let table: String
     private let dialect: any SQLDialect
-    /// The statements for nothing left out and for the key left out, `[insert, upsert]`.
+    /// The statements for nothing left out and for the key left out,
+    /// `[insert, upsert, insert returning the key]`.
     private let withEveryColumn: [String]
     private let withoutKey: [String]
     /// Statements for other sets of left-out positions.
@@ -311,18 +312,20 @@ final class InsertPlan: Sendable {
         withoutKey = Self.statements(keyless, key: key, table: table, dialect: dialect)
     }
 
-    /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE]` of `columns`.
+    /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE, INSERT … RETURNING key]` of
+    /// `columns` (the last only used with a one-column key on an engine that returns keys).
     private static func statements(_ columns: [String], key: [String], table: String, dialect: any SQLDialect) -> [String] {
         let insert = TableMapping.insertSQL(table, columns, dialect)
         let keySet = Set(key)
         let upsert = dialect.upsertClause(conflictColumns: key, updateColumns: columns.filter { !keySet.contains($0) })
-        return [insert, "\(insert) \(upsert)"]
+        let returning = key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
+        return [insert, "\(insert) \(upsert)", returning]
     }
 
     /// The statement for `values` (in `encodedNames` order) and the values it binds:
     /// `NULL` key columns and `NULL` columns with a default are left out.
-    func query(_ values: consuming [SQLiteValue], upsert: Bool) -> SQL {
-        let variant = upsert ? 1 : 0
+    func query(_ values: consuming [SQLiteValue], upsert: Bool, returningKey: Bool = false) -> SQL {
+        let variant = returningKey ? 2 : upsert ? 1 : 0
         // The usual cases without allocating: nothing to leave out, or only the key.
         var nullKeys = 0
         var nullOthers = 0

@@ -315,7 +315,7 @@ extension Database {
     // MARK: Another engine's connection
 
     /// The engine connection, after the access check; `nil` for SQLite.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func checkedEngine() throws -> (any EngineConnection)? {
         guard let engineConnection else { return nil }
         try access.check()
@@ -323,8 +323,8 @@ extension Database {
     }
 
     /// Runs `query` on the engine connection, telling the observer (if any) of it.
-    @inline(__always)
-    private func run(_ query: SQL, on engine: any EngineConnection, _ body: (RowView) throws -> Void) throws -> Int {
+    @usableFromInline
+    func run(_ query: SQL, on engine: any EngineConnection, _ body: (RowView) throws -> Void) throws -> Int {
         guard let observation = access.observation else { return try engine.run(query, body) }
         let start = ContinuousClock.now
         do {
@@ -344,8 +344,9 @@ extension Database {
         engineChanges = try run(query, on: engine, body)
     }
 
-    /// Every row of `query` on the engine connection, mapped by `transform`.
-    @usableFromInline
+    /// Every row of `query` on the engine connection, mapped by `transform` (inlinable:
+    /// specialized for each entity type, like SQLite's loop).
+    @inlinable
     func engineFetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
         guard let engine = try checkedEngine() else { return [] }
         var results = [T]()
@@ -354,7 +355,7 @@ extension Database {
     }
 
     /// The first row of `query` on the engine connection, mapped by `transform`.
-    @usableFromInline
+    @inlinable
     func engineFetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
         guard let engine = try checkedEngine() else { return nil }
         var first: T?

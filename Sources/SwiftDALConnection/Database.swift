@@ -38,7 +38,7 @@ public final class Database {
     /// SQLite, whose connection is `handle`.
     @usableFromInline let engineConnection: (any EngineConnection)?
     /// The rows changed by the engine connection's last statement.
-    var engineChanges = 0
+    @usableFromInline var engineChanges = 0
     /// The SQLite handle, for `sqlite3_interrupt` from another thread (set once; only
     /// used while a call holds the connection, so never after it closes).
     private let interruptibleHandle: OpaquePointer?

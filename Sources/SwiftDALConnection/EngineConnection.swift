@@ -72,4 +72,10 @@ package protocol EngineRows: AnyObject {
     var layout: ColumnLayout { get }
     /// The value of `column` (0-based) in row `row` (0-based), as SQLite's storage classes.
     func value(row: Int, column: Int) throws -> SQLiteValue
+    /// The value when it reads as an INTEGER, `.null`, or `.other` (for ``value(row:column:)``).
+    func integerColumn(row: Int, column: Int) -> TypedColumn<Int64>
+    /// The value when it reads as a REAL, `.null`, or `.other`.
+    func realColumn(row: Int, column: Int) -> TypedColumn<Double>
+    /// The value when it reads as TEXT, `.null`, or `.other`.
+    func textColumn(row: Int, column: Int) -> TypedColumn<String>
 }

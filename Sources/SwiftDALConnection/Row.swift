@@ -250,10 +250,10 @@ public struct RowView: ColumnDecoding {
     }
 
     /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions;
-    /// another engine's rows take the general path).
+    /// another engine's rows answer from their own typed reads).
     @inlinable
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
-        guard let statement else { return .other }
+        guard let statement else { return engineRows?.integerColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
         try statement.checkRow(token)
         return try statement.integerColumn(at: index)
     }
@@ -261,7 +261,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` when it holds a REAL.
     @inlinable
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
-        guard let statement else { return .other }
+        guard let statement else { return engineRows?.realColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
         try statement.checkRow(token)
         return try statement.realColumn(at: index)
     }
@@ -269,7 +269,7 @@ public struct RowView: ColumnDecoding {
     /// Column `index` when it holds valid UTF-8 TEXT.
     @inlinable
     func textColumn(at index: Int) throws -> TypedColumn<String> {
-        guard let statement else { return .other }
+        guard let statement else { return engineRows?.textColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
         try statement.checkRow(token)
         return try statement.textColumn(at: index)
     }
@@ -366,7 +366,7 @@ extension RowView: Sendable {}
 /// What a typed fast read found in a column: the expected storage class's value,
 /// `NULL`, or something else (for the general path to convert or report).
 @usableFromInline
-enum TypedColumn<Value> {
+package enum TypedColumn<Value> {
     case value(Value)
     case null
     case other

@@ -19,10 +19,21 @@ final class PostgresConnection: EngineConnection {
     private var canceller: OpaquePointer?
     private(set) var completedStatements = 0
 
-    private struct PreparedStatement {
+    private final class PreparedStatement {
         let text: PostgresStatementText
         /// The server-side name, or `nil` when the statement is sent unnamed each time.
         let name: String?
+        /// Whether running it may change the result columns of prepared statements.
+        let changesSchema: Bool
+        /// The columns of its last result, reused while the next result has the same
+        /// number and types of columns (read once, not per result).
+        var shape: PostgresRows.Shape?
+
+        init(text: PostgresStatementText, name: String?, changesSchema: Bool) {
+            self.text = text
+            self.name = name
+            self.changesSchema = changesSchema
+        }
     }
 
     static let statementCacheCapacity = 256
@@ -125,8 +136,18 @@ final class PostgresConnection: EngineConnection {
     // MARK: Statements
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        try run(query, prepared: true, body)
+    }
+
+    /// `run`; a statement sent once (`prepared` false) goes unnamed and is not cached.
+    private func run(_ query: SQL, prepared isPrepared: Bool, _ body: (RowView) throws -> Void) throws -> Int {
         if let error = query.arguments.conversionError { throw error }
-        let statement = try prepared(postgresText(query.sql))
+        var statement =
+            isPrepared
+            ? try prepared(query.sql)
+            : PreparedStatement(
+                text: try PostgresStatementText(postgresText(query.sql)), name: nil,
+                changesSchema: Self.isSchemaChange(query.sql))
         let values = try statement.text.values(for: query.arguments)
         var result = try execute(statement, values)
         if Self.isStalePlan(result), !isInTransaction {
@@ -135,10 +156,11 @@ final class PostgresConnection: EngineConnection {
             // and the error is thrown).
             PQclear(result)
             try forget(query.sql)
-            result = try execute(prepared(postgresText(query.sql)), values)
+            statement = try prepared(query.sql)
+            result = try execute(statement, values)
         }
-        let affected = try consume(result, sql: statement.text.sql, body)
-        if Self.isSchemaChange(query.sql) { try clearStatementCache() }
+        let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
+        if statement.changesSchema { try clearStatementCache() }
         return affected
     }
 
@@ -155,12 +177,48 @@ final class PostgresConnection: EngineConnection {
     /// none fails with "cached plan must not change result type".
     /// (A script is split at every `;`: a semicolon inside a literal costs at most an
     /// unneeded clearing of the cache.)
-    private static func isSchemaChange(_ sql: String) -> Bool {
-        sql.split(separator: ";").contains { statement in
-            let first = statement.split(whereSeparator: { !$0.isLetter }).first?.uppercased()
-            return first == "ALTER" || first == "DROP" || first == "CREATE"
+    /// (Read byte by byte: it runs for every script and every statement first prepared.)
+    static func isSchemaChange(_ sql: String) -> Bool {
+        var word = 0  // the first word of the current statement, folded, packed in an integer
+        var length = 0
+        var atStart = true  // no letter of the current statement seen yet
+        for byte in sql.utf8 {
+            if byte == UInt8(ascii: ";") {
+                atStart = true
+                word = 0
+                length = 0
+                continue
+            }
+            guard atStart else { continue }
+            let lower = byte | 0x20
+            if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
+                if length < 6 { word = word << 8 | Int(lower) }
+                length += 1
+                continue
+            }
+            if length > 0 {
+                // The first word ended: `alter`, `drop` or `create`?
+                if (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
+                    || (length == 6 && word == Self.create)
+                {
+                    return true
+                }
+                atStart = false
+            }
         }
+        return (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop) || (length == 6 && word == Self.create)
     }
+
+    /// Whether `sql` starts a transaction, ends one, or handles a savepoint.
+    private static func isTransactionControl(_ sql: String) -> Bool {
+        let first = sql.drop(while: { $0 == " " || $0 == "\n" }).prefix(while: { $0.isLetter }).uppercased()
+        return ["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(first)
+    }
+
+    private static func packed(_ word: String) -> Int { word.utf8.reduce(0) { $0 << 8 | Int($1) } }
+    private static let alter = packed("alter")
+    private static let drop = packed("drop")
+    private static let create = packed("create")
 
     /// SwiftDAL's own SQLite forms that have a PostgreSQL spelling: the JSON arrays that
     /// bind long `\(values:)` lists.
@@ -173,16 +231,19 @@ final class PostgresConnection: EngineConnection {
             of: "SELECT value FROM json_each(?)", with: "SELECT value FROM json_array_elements_text(CAST(? AS json))")
     }
 
-    /// The prepared statement for `sql`, prepared (or rewritten) on first use.
+    /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared (or
+    /// rewritten) on first use.
     private func prepared(_ sql: String) throws -> PreparedStatement {
         if let lastStatement, lastStatement.text == sql { return lastStatement.statement }
         if let statement = statements[sql] {
             lastStatement = (sql, statement)
             return statement
         }
-        let text = try PostgresStatementText(sql)
+        let text = try PostgresStatementText(postgresText(sql))
         var name: String?
-        if !configuration.transactionPooling {
+        // Transaction control is sent unnamed: preparing it would cost a round trip and
+        // save nothing (it has neither parameters nor a plan).
+        if !configuration.transactionPooling && !Self.isTransactionControl(sql) {
             if statements.count >= Self.statementCacheCapacity { try clearStatementCache() }
             statementNumber += 1
             let statementName = "swiftdal_\(statementNumber)"
@@ -190,7 +251,7 @@ final class PostgresConnection: EngineConnection {
             _ = try consume(result, sql: text.sql) { _ in }
             name = statementName
         }
-        let statement = PreparedStatement(text: text, name: name)
+        let statement = PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql))
         statements[sql] = statement
         lastStatement = (sql, statement)
         return statement
@@ -199,8 +260,7 @@ final class PostgresConnection: EngineConnection {
     /// Deallocates the prepared statement of `sql`.
     private func forget(_ sql: String) throws {
         lastStatement = nil
-        guard let statement = statements.removeValue(forKey: postgresText(sql)) ?? statements.removeValue(forKey: sql),
-            let name = statement.name
+        guard let statement = statements.removeValue(forKey: sql), let name = statement.name
         else { return }
         try executeScript("DEALLOCATE \(name)")
     }
@@ -276,22 +336,25 @@ final class PostgresConnection: EngineConnection {
 
     /// Reads `result`: rows go to `body`; returns the rows the command affected; errors
     /// are thrown (and a failed connection is marked broken). Frees the result.
-    private func consume(_ result: OpaquePointer?, sql: String, _ body: (RowView) throws -> Void) throws -> Int {
+    private func consume(
+        _ result: OpaquePointer?, sql: String, statement: PreparedStatement? = nil, _ body: (RowView) throws -> Void
+    ) throws -> Int {
         guard let result else {
             failed = true
             throw connectionError(sql: sql)
         }
-        let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK:
+            let affected = Self.affectedRows(result)
             PQclear(result)
             completedStatements += 1
             return affected
         case PGRES_TUPLES_OK:
             completedStatements += 1
-            let rows = PostgresRows(result: result)  // frees the result when released
+            let rows = PostgresRows(result: result, shape: statement?.shape)  // frees the result when released
+            statement?.shape = rows.shape
             for row in 0..<rows.rowCount { try body(RowView(rows: rows, row: row)) }
-            return affected
+            return rows.rowCount
         case PGRES_EMPTY_QUERY:
             PQclear(result)
             throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql)
@@ -301,6 +364,17 @@ final class PostgresConnection: EngineConnection {
             if error.isConnectionFailure || isBroken { failed = true }
             throw error
         }
+    }
+
+    /// The rows a command affected (`PQcmdTuples`), parsed in place.
+    private static func affectedRows(_ result: OpaquePointer) -> Int {
+        guard var digit = PQcmdTuples(result) else { return 0 }
+        var count = 0
+        while digit.pointee >= 0x30 && digit.pointee <= 0x39 {
+            count = count &* 10 &+ Int(digit.pointee - 0x30)
+            digit += 1
+        }
+        return count
     }
 
     private func connectionError(sql: String?) -> PostgresError {
@@ -341,38 +415,52 @@ final class PostgresConnection: EngineConnection {
         return text
     }
 
+    /// The kind of the table `columns(in:)` read, valid until the next statement (a
+    /// mapping asks for both in turn: one round trip answers both).
+    private var describedKind: (table: String, kind: String, statement: Int)?
+
     func columns(in table: String) throws -> [ColumnInfo] {
         var columns = [ColumnInfo]()
+        var kind: String?
+        // Sent unnamed (read once per mapping: preparing it would cost a round trip more).
         _ = try run(
             """
             SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
                    CASE WHEN a.attidentity <> '' THEN 'GENERATED ' || CASE a.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END || ' AS IDENTITY'
                         ELSE pg_get_expr(d.adbin, d.adrelid) END,
-                   COALESCE((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n) WHERE k.attnum = a.attnum), 0)
+                   COALESCE((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n) WHERE k.attnum = a.attnum), 0),
+                   c.relkind::text
             FROM pg_attribute a
             JOIN pg_class c ON c.oid = a.attrelid
             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
             LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
             WHERE c.oid = to_regclass(\(quotedName(table))) AND a.attnum > 0 AND NOT a.attisdropped
             ORDER BY a.attnum
-            """
+            """, prepared: false
         ) { row in
+            kind = try row.decode(String.self, at: 5)
             columns.append(
                 ColumnInfo(
                     name: try row.decode(String.self, at: 0), declaredType: try row.decode(String.self, at: 1),
                     isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: try row.decode(String?.self, at: 3),
                     primaryKeyIndex: try row.decode(Int.self, at: 4)))
         }
-        guard !columns.isEmpty else {
+        guard !columns.isEmpty, let kind else {
             throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
         }
+        describedKind = (table, kind, completedStatements)
         return columns
     }
 
     func tableKind(of table: String) throws -> TableKind {
         var kind: String?
-        _ = try run("SELECT relkind::text FROM pg_class WHERE oid = to_regclass(\(quotedName(table)))") { row in
-            kind = try row.decode(String.self, at: 0)
+        if let described = describedKind, described.table == table, described.statement == completedStatements {
+            kind = described.kind
+            describedKind = nil
+        } else {
+            _ = try run("SELECT relkind::text FROM pg_class WHERE oid = to_regclass(\(quotedName(table)))", prepared: false) {
+                row in kind = try row.decode(String.self, at: 0)
+            }
         }
         switch kind {
         case nil: throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)

@@ -12,31 +12,94 @@ import SwiftDALConnection
 /// reference to it.
 final class PostgresRows: EngineRows {
     private let result: OpaquePointer
-    let layout: ColumnLayout
-    private let kinds: [ValueKind]
+    let shape: Shape
     let rowCount: Int
 
     enum ValueKind {
         case integer, boolean, real, numeric, bytes, text
     }
 
-    init(result: OpaquePointer) {
+    /// A result's columns: names (as a layout), types, and how each reads.
+    struct Shape {
+        let layout: ColumnLayout
+        let types: [UInt32]
+        let kinds: [ValueKind]
+    }
+
+    var layout: ColumnLayout { shape.layout }
+    /// `shape.kinds`, held directly (read for every value).
+    private let kinds: [ValueKind]
+
+    /// The rows of `result`; `shape`, a previous result's of the same prepared statement,
+    /// is reused when the columns' count and types match (their names cannot change
+    /// without the plan changing, which PostgreSQL refuses as a stale plan).
+    init(result: OpaquePointer, shape previous: Shape? = nil) {
         self.result = result
-        let columns = Int(PQnfields(result))
-        layout = ColumnLayout(names: (0..<columns).map { column in
-            PQfname(result, Int32(column)).map { String(cString: $0) } ?? "column\(column)"
-        })
-        kinds = (0..<columns).map { column in
-            switch PQftype(result, Int32(column)) {
-            case 20, 21, 23, 26: .integer  // int8, int2, int4, oid
-            case 16: .boolean
-            case 700, 701: .real  // float4, float8
-            case 1700: .numeric
-            case 17: .bytes  // bytea
-            default: .text
-            }
-        }
         rowCount = Int(PQntuples(result))
+        let columns = Int(PQnfields(result))
+        if let previous, previous.types.count == columns,
+            (0..<columns).allSatisfy({ PQftype(result, Int32($0)) == previous.types[$0] })
+        {
+            shape = previous
+            kinds = previous.kinds
+            return
+        }
+        let types = (0..<columns).map { PQftype(result, Int32($0)) }
+        shape = Shape(
+            layout: ColumnLayout(names: (0..<columns).map { column in
+                PQfname(result, Int32(column)).map { String(cString: $0) } ?? "column\(column)"
+            }),
+            types: types,
+            kinds: types.map { type in
+                switch type {
+                case 20, 21, 23, 26: .integer  // int8, int2, int4, oid
+                case 16: .boolean
+                case 700, 701: .real  // float4, float8
+                case 1700: .numeric
+                case 17: .bytes  // bytea
+                default: .text
+                }
+            })
+        kinds = shape.kinds
+    }
+
+    // MARK: Typed reads (the fast paths; `.other` sends a value to the general path)
+
+    /// The bytes of a non-NULL value, or `nil` for NULL.
+    @inline(__always)
+    private func bytes(_ row: Int, _ column: Int) -> UnsafeBufferPointer<UInt8>? {
+        let r = Int32(truncatingIfNeeded: row)
+        let c = Int32(truncatingIfNeeded: column)
+        guard PQgetisnull(result, r, c) == 0, let pointer = PQgetvalue(result, r, c) else { return nil }
+        return UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, r, c))).bindMemory(to: UInt8.self)
+    }
+
+    func integerColumn(row: Int, column: Int) -> TypedColumn<Int64> {
+        guard column >= 0, column < kinds.count, row >= 0, row < rowCount else { return .other }
+        switch kinds[column] {
+        case .integer, .numeric:
+            guard let bytes = bytes(row, column) else { return .null }
+            return Self.integer(bytes).map { .value($0) } ?? .other
+        case .boolean:
+            guard let bytes = bytes(row, column) else { return .null }
+            return .value(bytes.first == UInt8(ascii: "t") ? 1 : 0)
+        default:
+            return .other
+        }
+    }
+
+    func realColumn(row: Int, column: Int) -> TypedColumn<Double> {
+        guard column >= 0, column < kinds.count, row >= 0, row < rowCount, kinds[column] == .real else { return .other }
+        guard let bytes = bytes(row, column) else { return .null }
+        return Self.double(bytes).map { .value($0) } ?? .other
+    }
+
+    func textColumn(row: Int, column: Int) -> TypedColumn<String> {
+        guard column >= 0, column < kinds.count, row >= 0, row < rowCount, kinds[column] == .text else { return .other }
+        guard let bytes = bytes(row, column) else { return .null }
+        // The server sends UTF-8 (the client encoding is set at connection); checked all the same.
+        guard let text = Statement.validString(bytes) else { return .other }
+        return .value(text)
     }
 
     deinit {
