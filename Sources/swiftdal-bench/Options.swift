@@ -65,6 +65,9 @@ struct BenchOptions {
                              on) and stopped after it
           --server-setting NAME=VALUE  a setting of the throwaway server (repeatable), e.g.
                              --server-setting fsync=off
+          --engine cluster   a throwaway primary and two hot standbys: the W8 mix on the
+                             primary alone and on a PostgresCluster of all three, and the
+                             routing cost per read (--rows, --runs up to 5, --json apply)
         """
 
     /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
@@ -133,7 +136,7 @@ struct BenchOptions {
             case "--engine":
                 let name = try value(argument)
                 guard let engine = BenchEngine(rawValue: name.lowercased()) else {
-                    throw BenchError("--engine takes sqlite or postgres, not \(name)")
+                    throw BenchError("--engine takes sqlite, postgres or cluster, not \(name)")
                 }
                 options.engine = engine
             case "--postgres-url": options.postgresURL = try value(argument)
@@ -165,7 +168,7 @@ struct BenchOptions {
                     }
                 }
             }
-        case .postgres:
+        case .postgres, .cluster:
             if let option = sqliteOnly.first { throw BenchError("\(option) is for the SQLite run only") }
             if options.postgresURL != nil && !options.serverSettings.isEmpty {
                 throw BenchError("--server-setting sets up the throwaway server: it does not go with --postgres-url")
@@ -190,7 +193,7 @@ struct BenchOptions {
 
 /// The engine a run measures.
 enum BenchEngine: String {
-    case sqlite, postgres
+    case sqlite, postgres, cluster
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -117,6 +117,12 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = readers + 1
         let pool = try PostgresPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        return try w8Concurrent(on: pool, readers: readers)
+    }
+
+    /// W8 on `pool` (a pool, or a cluster of a primary and replicas), left open.
+    func w8Concurrent(on pool: any DatabaseWriter, readers: Int) throws -> PostgresConcurrentResult {
         let users = BaseDAL<User>(database: pool)
         let counters = PostgresConcurrentCounters()
         let group = DispatchGroup()
@@ -166,7 +172,6 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         }
         group.wait()
         let readSeconds = (clock.now - start).seconds
-        try pool.close()
         return PostgresConcurrentResult(
             readSeconds: readSeconds, writeSeconds: counters.writeSeconds, errors: counters.errors,
             retryableErrors: counters.retryable, checksum: counters.checksum)

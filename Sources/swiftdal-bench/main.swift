@@ -11,6 +11,10 @@ do {
         try runPostgresBench(options)
         exit(0)
     }
+    if options.engine == .cluster {
+        try runClusterBench(options)
+        exit(0)
+    }
     extraPragmas.withLock { $0 = options.pragmas }
     guard rawbench_set_pragmas(try options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
     if options.probe != nil {
