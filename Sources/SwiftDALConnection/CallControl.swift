@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// What may stop a call while it runs: the cancellation of the task that awaits it, or
 /// its deadline. A queue or pool attaches the connection it lends to the call's control;
@@ -97,17 +98,30 @@ package final class CallControl: @unchecked Sendable {
 /// }
 /// ```
 public func withDatabaseTimeout<T>(_ limit: Duration, operation: () async throws -> T) async rethrows -> T {
-    try await CallLimits.$timeout.withValue(limit, operation: operation)
+    CallLimits.scopes.add(1, ordering: .relaxed)
+    defer { CallLimits.scopes.subtract(1, ordering: .relaxed) }
+    return try await CallLimits.$timeout.withValue(limit, operation: operation)
 }
 
 /// ``withDatabaseTimeout(_:operation:)`` for synchronous code.
 ///
 /// For example, `try withDatabaseTimeout(.milliseconds(500)) { try users.findById(1) }`.
 public func withDatabaseTimeout<T>(_ limit: Duration, operation: () throws -> T) rethrows -> T {
-    try CallLimits.$timeout.withValue(limit, operation: operation)
+    CallLimits.scopes.add(1, ordering: .relaxed)
+    defer { CallLimits.scopes.subtract(1, ordering: .relaxed) }
+    return try CallLimits.$timeout.withValue(limit, operation: operation)
 }
 
 /// The time limit set by ``withDatabaseTimeout(_:operation:)``.
 package enum CallLimits {
     @TaskLocal package static var timeout: Duration?
+    /// How many `withDatabaseTimeout` scopes are open in the process: while none is, an
+    /// access does not look the task-local up (the common case costs one load).
+    static let scopes = Atomic<Int>(0)
+
+    /// The limit of the innermost `withDatabaseTimeout` around this call, if any.
+    @inline(__always)
+    static var current: Duration? {
+        scopes.load(ordering: .relaxed) == 0 ? nil : timeout
+    }
 }

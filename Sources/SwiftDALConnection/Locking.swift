@@ -40,7 +40,8 @@ final class PlainMutex: @unchecked Sendable {
 extension DispatchSemaphore {
     /// `wait()`, counting the callers that find no unit free in `waiters` while they wait.
     package func wait(countingWaitersIn waiters: borrowing Atomic<Int>) {
-        if wait(timeout: .now()) == .success { return }
+        // A deadline long past: a free unit is taken at once, no clock is read.
+        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return }
         waiters.add(1, ordering: .relaxed)
         wait()
         waiters.subtract(1, ordering: .relaxed)
@@ -48,7 +49,7 @@ extension DispatchSemaphore {
 
     /// `wait(timeout:)`, counting the callers that find no unit free in `waiters`.
     package func wait(timeout: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>) -> DispatchTimeoutResult {
-        if wait(timeout: .now()) == .success { return .success }
+        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return .success }
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
         return wait(timeout: timeout)
@@ -120,7 +121,7 @@ enum ThreadAccess {
     static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) throws -> T {
         let holdings = holdings
         var control = holdings.control
-        if let limit = CallLimits.timeout ?? database.configuration.callTimeout {
+        if let limit = CallLimits.current ?? database.configuration.callTimeout {
             let limited = control ?? CallControl()
             limited.stop(after: limit)
             control = limited
