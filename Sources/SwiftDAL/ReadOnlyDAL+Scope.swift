@@ -24,10 +24,12 @@ extension ReadOnlyDAL {
     }
 
     /// A read-only view of this DAL that also reads soft-deleted rows: the same table,
-    /// tenant, order and scope, without the `deleted_at IS NULL` filter (a DAL without a
-    /// soft-delete column reads the same rows through it). It has every read operation
-    /// (finds, counts, field values, paging) and no writes: bring a row back with
-    /// ``BaseDAL/restoreById(_:)``, or remove it for good with ``BaseDAL/purgeById(_:)``.
+    /// tenant, order, cursor key and scope, without the `deleted_at IS NULL` filter (a
+    /// DAL without a soft-delete column reads the same rows through it). It has every
+    /// read operation (finds, counts, field values, both kinds of paging) and no writes:
+    /// bring a row back with ``BaseDAL/restoreById(_:)``, or remove it for good with
+    /// ``BaseDAL/purgeById(_:)``. Its cursors are its own (a cursor of the DAL is refused
+    /// by the view and the other way round).
     ///
     /// For example, `let trash = try notes.includingDeleted.find(condition: "deleted_at IS NOT NULL")`.
     public var includingDeleted: ReadOnlyDAL<T> {
@@ -165,6 +167,7 @@ final class IncludingDeletedView<T: Entity>: ReadOnlyDAL<T>, @unchecked Sendable
     private let baseSortField: String
     private let baseSortDirection: SortDirection
     private let baseScope: DALScope
+    private let baseCursorKey: CursorSigningKey
 
     init(_ base: ReadOnlyDAL<T>) {
         baseTableName = base.tableName
@@ -172,6 +175,7 @@ final class IncludingDeletedView<T: Entity>: ReadOnlyDAL<T>, @unchecked Sendable
         baseSortField = base.defaultSortField
         baseSortDirection = base.defaultSortDirection
         baseScope = base.scope
+        baseCursorKey = base.cursorSigningKey
         super.init(includingDeletedRowsOf: base)
     }
 
@@ -180,6 +184,7 @@ final class IncludingDeletedView<T: Entity>: ReadOnlyDAL<T>, @unchecked Sendable
     override var defaultSortField: String { baseSortField }
     override var defaultSortDirection: SortDirection { baseSortDirection }
     override var scope: DALScope { baseScope }
+    override var cursorSigningKey: CursorSigningKey { baseCursorKey }
 }
 
 /// The mappings of tenant-bound DALs, shared by entity, database and hooks, so that a DAL

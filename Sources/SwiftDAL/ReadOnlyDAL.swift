@@ -11,7 +11,7 @@ import SwiftDALSchema
 /// listed in the order of the first column unless told otherwise.
 ///
 /// Subclasses may override these hooks: ``tableName``, ``primaryKey``,
-/// ``defaultSortField``, ``defaultSortDirection`` and ``scope``.
+/// ``defaultSortField``, ``defaultSortDirection``, ``scope`` and ``cursorSigningKey``.
 /// A DAL is shared between threads:
 /// subclasses add only immutable (`let`), `Sendable` stored properties, and restate the
 /// base class's `@unchecked Sendable`.
@@ -126,6 +126,14 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// override var scope: DALScope { DALScope(tenantColumn: "tenant_id", softDeleteColumn: "deleted_at") }
     /// ```
     open var scope: DALScope { .none }
+
+    /// The key that signs and checks this DAL's keyset-paging cursors (``findPage(after:limit:condition:orderBy:)``).
+    /// Default: ``CursorSigningKey/processDefault``, random per process: override it
+    /// with a configured key when cursors must survive restarts or work across the
+    /// instances of a service. Read at every `findPage`.
+    ///
+    /// For example, `override var cursorSigningKey: CursorSigningKey { AppKeys.cursors }`.
+    open var cursorSigningKey: CursorSigningKey { .processDefault }
 
     /// Whether the DAL needs a primary key (a DAL that writes does: it updates and
     /// deletes by key).

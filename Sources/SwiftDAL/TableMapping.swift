@@ -18,6 +18,7 @@ enum GeneratedSQLKey: Hashable {
     case purge(condition: String?)
     case restore(condition: String?, named: Bool)
     case update(columns: [String])
+    case page(condition: String?, order: [String], after: [Bool]?, named: Bool)
 
     enum LimitKind: Hashable {
         case none, limit, limitOffset

@@ -148,6 +148,7 @@ private struct TwoTenants {
             onlyOurs(try one.findTop(100, condition: condition), "findTop")
             onlyOurs(try one.findWithPager(condition: condition, pager: PagerInfo(pageIndex: 1, pageSize: 100)).items, "findWithPager")
             #expect(try one.findWithPager(condition: condition, pager: PagerInfo(pageSize: 2)).pager.recordCount == 5)
+            onlyOurs(try one.findPage(limit: 100, condition: condition).items, "findPage")
             var streamed = [ScopedNote]()
             try one.forEach(condition: condition) { streamed.append($0) }
             onlyOurs(streamed, "forEach")
@@ -174,6 +175,9 @@ private struct TwoTenants {
             #expect(dalError { _ = try one.deleteByCondition(broken) }?.code == .invalidSQL)
         }
         #expect(dalError { _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes) AS x WHERE (1 = 1")) }?.code == .invalidSQL)
+        // Their cursor is not ours.
+        let theirCursor = try #require(try world.two.findPage(limit: 1).nextCursor)
+        #expect(dalError { _ = try one.findPage(after: theirCursor, limit: 10) }?.code == .invalidCursor)
 
         // Writing their rows by key: nothing found, nothing written.
         var stolen = their
@@ -260,6 +264,7 @@ private struct TwoTenants {
             #expect(required { _ = try dal.findById(1) })
             #expect(required { _ = try dal.findByIds([1, 2]) })
             #expect(required { _ = try dal.find(condition: "1 = 1") })
+            #expect(required { _ = try dal.findPage(limit: 5) })
             #expect(required { _ = try dal.findWithPager(pager: PagerInfo()) })
             #expect(required { _ = try dal.getRecordCount() })
             #expect(required { _ = try dal.isExist(fieldName: "id", value: 1) })
@@ -295,6 +300,7 @@ private struct TwoTenants {
         #expect(try !one.isExist(fieldName: "id", value: id))
         #expect(try one.getFieldValue(id, fieldName: "title", as: String.self) == nil)
         #expect(try !one.getAll().contains { $0.id == id })
+        #expect(try !one.findPage(limit: 10).items.contains { $0.id == id })
         #expect(try !one.update(notes[1]))
         #expect(try !one.updateFields(["title": "x"], key: id))
         // Still in the table, marked with the database's time; the view reads it.
@@ -303,6 +309,7 @@ private struct TwoTenants {
         #expect(abs(deletedAt.timeIntervalSinceNow) < 600)
         #expect(try one.includingDeleted.getRecordCount() == 5)
         #expect(try one.includingDeleted.find(condition: "deleted_at IS NOT NULL").compactMap(\.id) == [id])
+        #expect(try one.includingDeleted.findPage(limit: 10).items.count == 5)
         // Upserting its key does not bring it back behind the caller's back.
         #expect(dalError { try one.upsert(stored) }?.code == .scopeViolation)
         // Restore, soft delete by condition, purge.
@@ -337,7 +344,38 @@ private struct TwoTenants {
         let named = SQL(sql: "title <> :skip", arguments: ["skip": "one-2"])
         #expect(try world.one.find(condition: named).map(\.title) == ["one-3", "one-4"])
         #expect(try world.one.getRecordCount(condition: named) == 2)
+        #expect(try world.one.findPage(limit: 1, condition: named).nextCursor != nil)
         #expect(try world.one.findWithPager(condition: named, pager: PagerInfo(pageIndex: 1, pageSize: 1)).pager.recordCount == 2)
+        try world.sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
+    func aTenantsPagesUseTheTenantIndex(_ engine: Engine) throws {
+        let world = try TwoTenants(engine)
+        var all = [ScopedNote]()
+        var cursor: PageCursor?
+        repeat {
+            let page = try world.one.findPage(after: cursor, limit: 2)
+            all += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(all.map(\.title) == ["one-0", "one-1", "one-2", "one-3", "one-4"])
+        let first = try world.one.findPage(limit: 2)
+        let query = try world.one.findPageQuery(after: first.nextCursor, limit: 2)
+        #expect(query.sql.contains(#"WHERE ("tenant_id" = ? AND "deleted_at" IS NULL) AND (("created_at", "id") > (?, ?))"#), "\(query.sql)")
+        let plan = try world.sample.database.read { db in
+            if engine == .postgres { _ = try db.execute("SET LOCAL enable_seqscan = off") }
+            let explain = engine == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
+            return try db.fetchAll(SQL(sql: explain + query.sql, arguments: query.arguments)).map {
+                try $0.decode(String.self, at: engine == .sqlite ? 3 : 0)
+            }.joined(separator: "\n")
+        }
+        switch engine {
+        case .sqlite: #expect(plan.contains("SEARCH notes USING INDEX notes_tenant_created (tenant_id=? AND created_at>?)"), "\(plan)")
+        case .postgres:
+            #expect(plan.contains("Index Scan using notes_tenant_created on notes"), "\(plan)")
+            #expect(plan.contains("ROW(created_at, id) > ROW("), "\(plan)")
+        }
         try world.sample.close()
     }
 
@@ -355,8 +393,8 @@ private struct TwoTenants {
         #expect(!restored)
         let removed = try await world.one.purgeByCondition("1 = 1")
         #expect(removed == 5)
-        let theirs2 = try await world.two.getAll()
-        #expect(theirs2.count == 4)
+        let page = try await world.two.findPage(limit: 10)
+        #expect(page.items.count == 4)
         try world.sample.close()
     }
 }
