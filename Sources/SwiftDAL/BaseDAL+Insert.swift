@@ -5,7 +5,9 @@ extension BaseDAL {
     /// Inserts `entity`. A `nil` primary key is assigned by SQLite, and a `nil` for a
     /// column with a `DEFAULT` leaves the column out, so that its default applies (see
     /// the README, "What nil means"). Throws ``SQLiteError`` on a constraint violation
-    /// (`constraintKind` tells which).
+    /// (`constraintKind` tells which). With a tenant ``scope`` the row gets the DAL's
+    /// tenant; an entity carrying another tenant's value throws
+    /// ``DALError/Code/scopeViolation`` (so do `insert2`, `insertRange` and `upsert`).
     ///
     /// For example, `try users.insert(UserInfo(name: "Ann", email: "ann@example.com", age: 31))`.
     public func insert(_ entity: T) throws {
@@ -61,16 +63,26 @@ extension BaseDAL {
     /// value differs from the stored one (exactly like ``update(_:)``), atomically: the
     /// check and the write run in one `IMMEDIATE` transaction, and the insert carries
     /// `ON CONFLICT(key) DO UPDATE`. Conflicts on other unique columns still throw.
+    /// With a ``scope``, only a row inside it is updated: when the key belongs to a row
+    /// outside it (another tenant's, or a soft-deleted one) nothing is written and
+    /// ``DALError/Code/scopeViolation`` is thrown.
     ///
     /// For example, `try users.upsert(user)`.
     public func upsert(_ entity: T) throws {
         try withMapping(writing: true) { db, mapping in
             try atomically(db) {
-                var columns = try encode(entity, mapping)
+                var columns = try applyingTenant(try encode(entity, mapping), mapping)
                 let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
                 if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
                 let plan = try mapping.insertPlan(for: columns.names)
-                try db.execute(plan.query(columns.takeValues(), upsert: true))
+                let changed = try db.execute(plan.query(columns.takeValues(), upsert: true))
+                if changed == 0 && mapping.isScoped {
+                    throw DALError(
+                        .scopeViolation,
+                        "upsert: a row with this key exists outside this DAL's scope (another tenant's, or deleted); "
+                            + "nothing was written",
+                        table: mapping.table)
+                }
             }
         }
     }
@@ -95,7 +107,7 @@ extension BaseDAL {
 
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).
     func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool, returningKey: Bool = false) throws -> SQL {
-        var columns = try encode(entity, mapping)
+        var columns = try applyingTenant(try encode(entity, mapping), mapping)
         let plan = try mapping.insertPlan(for: columns.names)
         return plan.query(columns.takeValues(), upsert: upsert, returningKey: returningKey)
     }

@@ -10,13 +10,16 @@ extension BaseDAL {
     /// `'1948-12-08'`, a number stored as text, JSON with its own spacing), and a
     /// `NOT NULL` column with a default keeps its value when the entity holds `nil`.
     /// When nothing changed, nothing is written. Use ``updateFields(_:key:)`` to write
-    /// given values whatever is stored.
+    /// given values whatever is stored. With a ``scope`` only a row inside it is found
+    /// and updated; the tenant column is never written (an entity carrying another
+    /// tenant's value throws ``DALError/Code/scopeViolation``; `nil` keeps the row's).
     ///
     /// For example, `user.age += 1; try users.update(user, key: user.id!)`.
     @discardableResult
     public func update(_ entity: T, key: some EntityKey) throws -> Bool {
         try withMapping(writing: true) { db, mapping in
             let columns = try encode(entity, mapping)
+            try checkTenant(columns, mapping)
             let key = try mapping.keyValues(key)
             return try atomically(db) { try updateChangedColumns(columns, key: key, db, mapping) }
         }
@@ -31,6 +34,7 @@ extension BaseDAL {
     public func update(_ entity: T) throws -> Bool {
         try withMapping(writing: true) { db, mapping in
             let columns = try encode(entity, mapping)
+            try checkTenant(columns, mapping)
             let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
             guard !key.contains(where: \.isNull) else { return false }
             return try atomically(db) { try updateChangedColumns(columns, key: key, db, mapping) }
@@ -38,12 +42,15 @@ extension BaseDAL {
     }
 
     /// Updates the row with `key` to `columns`, writing only the columns whose value
-    /// differs from the stored one; `false` when there is no such row. Runs inside a
-    /// transaction (the read and the write see the same row).
+    /// differs from the stored one; `false` when there is no such row (in the scope).
+    /// Runs inside a transaction (the read and the write see the same row). The tenant
+    /// column is never written (the caller checked the entity's value).
     func updateChangedColumns(_ columns: ColumnValues, key: [SQLiteValue], _ db: Database, _ mapping: TableMapping)
         throws -> Bool
     {
-        let query = SQL(sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause, arguments: StatementArguments(values: key))
+        let keyAndScope = key + scopeValues
+        let query = SQL(
+            sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause, arguments: StatementArguments(values: keyAndScope))
         // The stored row as stored, and as this entity type reads it (then written again):
         // a value is unchanged when it equals either.
         guard
@@ -57,7 +64,7 @@ extension BaseDAL {
         var values = [SQLiteValue]()
         for (index, name) in columns.names.enumerated() {
             let column = try mapping.column(name)
-            if keySet.contains(column) { continue }
+            if keySet.contains(column) || column == mapping.scope.tenantColumn { continue }
             let value = columns.values[index]
             if let position = mapping.selectedPosition(of: column), stored.raw.values[position] == value { continue }
             if let canonical = stored.canonical?.value(for: name), canonical == value { continue }
@@ -67,13 +74,15 @@ extension BaseDAL {
         }
         guard !names.isEmpty else { return true }
         let sql = try mapping.sql(.update(columns: names)) {
-            TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, mapping.dialect)
+            TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
         }
-        return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + key))) > 0
+        return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + keyAndScope))) > 0
     }
 
     /// Writes the given columns (names checked against the table) of the row with
     /// primary key `key`, whatever they store now; returns `false` when no row has it.
+    /// With a ``scope`` only a row inside it is written, and the tenant column cannot be
+    /// named (``DALError/Code/scopeViolation``).
     ///
     /// For example, `try users.updateFields(["age": 32, "bio": nil], key: 42)`.
     @discardableResult
@@ -88,12 +97,18 @@ extension BaseDAL {
                 guard Set(names.map { $0.identifierKey }).count == names.count else {
                     throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
                 }
-                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.keyPredicate, mapping.dialect)
+                if let tenant = mapping.scope.tenantColumn, names.contains(tenant) {
+                    throw DALError(
+                        .scopeViolation, "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
+                        table: mapping.table, column: tenant)
+                }
+                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
             }
             var values = [SQLiteValue]()
-            values.reserveCapacity(sorted.count + mapping.primaryKey.count)
+            values.reserveCapacity(sorted.count + mapping.primaryKey.count + scopeValues.count)
             for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
             values += try mapping.keyValues(key)
+            values += scopeValues
             return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
         }
     }

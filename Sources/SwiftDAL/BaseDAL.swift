@@ -12,7 +12,8 @@ import SwiftDALSchema
 ///
 /// Subclasses may override only these hooks (documented in the README):
 /// ``ReadOnlyDAL/tableName``, ``ReadOnlyDAL/primaryKey``, ``ReadOnlyDAL/defaultSortField``,
-/// ``ReadOnlyDAL/defaultSortDirection`` and ``validate(_:)``. A DAL is shared between
+/// ``ReadOnlyDAL/defaultSortDirection``, ``ReadOnlyDAL/scope`` (a tenant and soft delete),
+/// ``ReadOnlyDAL/cursorSigningKey`` and ``validate(_:)``. A DAL is shared between
 /// threads: subclasses add only immutable (`let`), `Sendable` stored properties, and
 /// restate the base class's `@unchecked Sendable` (Swift requires it of every subclass
 /// of a non-final class).

@@ -10,7 +10,7 @@ extension ReadOnlyDAL {
     }
 
     func count(_ db: Database, _ mapping: TableMapping, _ condition: SQL?) throws -> Int {
-        let query = try conditionQuery(mapping, .count(condition: condition?.sql), prefix: "SELECT COUNT(*)", condition: condition)
+        let query = try conditionQuery(mapping, { .count(condition: $0) }, prefix: "SELECT COUNT(*)", condition: condition)
         return try db.fetchScalar(Int.self, query) ?? 0
     }
 
@@ -20,7 +20,7 @@ extension ReadOnlyDAL {
     public func isExistRecord(condition: SQL) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
             let query = try conditionQuery(
-                mapping, .existsRecord(condition: condition.sql), prefix: "SELECT EXISTS(SELECT 1", condition: condition,
+                mapping, { .existsRecord(condition: $0) }, prefix: "SELECT EXISTS(SELECT 1", condition: condition,
                 suffix: ")")
             return try db.fetchScalar(Bool.self, query) ?? false
         }
@@ -33,8 +33,9 @@ extension ReadOnlyDAL {
     public func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
             let sql = try mapping.existsSQL(fieldName)
-            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.sqliteValue())))
-                ?? false
+            var arguments = StatementArguments(value: try value.sqliteValue())
+            if mapping.isScoped { try arguments.append(contentsOf: StatementArguments(values: scopeValues)) }
+            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: arguments)) ?? false
         }
     }
 
@@ -48,7 +49,7 @@ extension ReadOnlyDAL {
         try withMapping(writing: false) { db, mapping in
             let column = try mapping.quotedColumn(fieldName)
             let query = try conditionQuery(
-                mapping, .fieldList(field: fieldName, condition: condition?.sql), prefix: "SELECT DISTINCT \(column)",
+                mapping, { .fieldList(field: fieldName, condition: $0) }, prefix: "SELECT DISTINCT \(column)",
                 condition: condition, suffix: " ORDER BY \(column)")
             return try db.fetchColumn(Value.self, query)
         }
@@ -63,9 +64,9 @@ extension ReadOnlyDAL {
     ) throws -> Value? {
         try withMapping(writing: false) { db, mapping in
             let sql = try mapping.sql(.fieldValue(field: fieldName)) {
-                "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.keyPredicate)"
+                "SELECT \(try mapping.quotedColumn(fieldName)) FROM \(mapping.quotedTable) WHERE \(mapping.scopedKeyPredicate)"
             }
-            let value = try db.fetchFirst(SQL(sql: sql, arguments: try mapping.keyArguments(id))) {
+            let value = try db.fetchFirst(SQL(sql: sql, arguments: try scopedKeyArguments(id, mapping))) {
                 try $0.decode(Value?.self, at: 0)
             }
             return value ?? nil
@@ -73,6 +74,8 @@ extension ReadOnlyDAL {
     }
 
     /// The first column of every row of any query (values bound), converted to `Value`.
+    /// The query is run as written: a DAL's ``scope`` does not apply to it (add the
+    /// tenant condition yourself).
     ///
     /// For example, `let names = try users.sqlValueList("SELECT name FROM users WHERE age > \(30)", as: String.self)`.
     public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) throws -> [Value] {

@@ -9,7 +9,7 @@ extension ReadOnlyDAL {
     @inlinable
     public func findById(_ id: some EntityKey) throws -> T? {
         try withMapping(writing: false) { db, mapping in
-            let key = try mapping.keyArguments(id)
+            let key = try mapping.isScoped ? scopedKeyArguments(id, mapping) : mapping.keyArguments(id)
             return try db.fetchFirst(SQL(sql: mapping.findByIdSQL, arguments: key)) {
                 try self.decode($0, mapping)
             }
@@ -27,7 +27,8 @@ extension ReadOnlyDAL {
         guard !ids.isEmpty else { return [] }
         return try withMapping(writing: false) { db, mapping in
             let keys = try ids.map { try mapping.keyValues($0) }
-            let predicate = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, keys: keys)
+            let keyList = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, keys: keys)
+            let predicate = try scopedCondition(keyList, mapping) ?? keyList
             let query = SQL(
                 sql: "\(mapping.selectSQL) WHERE \(predicate.sql) \(mapping.defaultOrderClause)", arguments: predicate.arguments)
             return try db.fetchAll(query) { try self.decode($0, mapping) }

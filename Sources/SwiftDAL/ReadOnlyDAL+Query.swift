@@ -5,13 +5,14 @@ import SwiftDALIDAL
 /// The SELECTs behind the find operations: text cached per shape (condition text,
 /// order, paging), arguments combined per call.
 extension ReadOnlyDAL {
-    /// `SELECT … [WHERE (condition)] ORDER BY … [LIMIT [OFFSET]]` with its arguments.
-    /// Limit and offset are bound, by name when the condition's arguments are named.
+    /// `SELECT … [WHERE (condition) AND scope] ORDER BY … [LIMIT [OFFSET]]` with its
+    /// arguments (the scope applied by ``scopedCondition(_:_:rows:)``). Limit and offset
+    /// are bound, by name when the condition's arguments are named.
     @usableFromInline
     func selectQuery(
         _ mapping: TableMapping, condition: SQL?, orderBy: OrderBy?, limit: Int? = nil, offset: Int? = nil
     ) throws -> SQL {
-        let condition = condition.flatMap { $0.isEmpty ? nil : $0 }
+        let condition = try scopedCondition(condition, mapping)
         let named = condition?.arguments.namedValues != nil
         let limitKind: GeneratedSQLKey.LimitKind = limit == nil ? .none : offset == nil ? .limit : .limitOffset
         let text = try mapping.sql(.select(condition: condition?.sql, order: orderBy, limit: limitKind, named: named)) {
@@ -31,6 +32,23 @@ extension ReadOnlyDAL {
         return SQL(sql: text, arguments: try combine(condition?.arguments, extra))
     }
 
+    /// `first`'s arguments followed by `second`'s, for SQL whose placeholders come in
+    /// that order: merged by name when `first`'s are named (then `second`'s must be too),
+    /// else appended.
+    func concatenate(_ first: StatementArguments, _ second: StatementArguments) throws -> StatementArguments {
+        if second.isEmpty { return first }
+        if first.isEmpty && first.conversionError == nil { return second }
+        if first.namedValues != nil {
+            guard let more = second.namedValues else {
+                throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
+            }
+            return try combine(first, more.map { ($0.key, $0.value) })
+        }
+        var all = first
+        try all.append(contentsOf: second)
+        return all
+    }
+
     /// `condition`'s arguments followed by `extra` (by name when the condition's are named).
     func combine(_ arguments: StatementArguments?, _ extra: [(String, SQLiteValue)]) throws -> StatementArguments {
         guard let arguments else { return StatementArguments(values: extra.map(\.1)) }
@@ -45,13 +63,24 @@ extension ReadOnlyDAL {
         return combined
     }
 
-    /// `<prefix> FROM table [WHERE (condition)] [suffix]` for count-like queries, cached.
-    func conditionQuery(_ mapping: TableMapping, _ key: GeneratedSQLKey, prefix: String, condition: SQL?, suffix: String = "")
-        throws -> SQL
-    {
-        let condition = condition.flatMap { $0.isEmpty ? nil : $0 }
-        let text = try mapping.sql(key) {
-            var sql = "\(prefix) FROM \(mapping.quotedTable)"
+    /// `<prefix> FROM table [WHERE (condition) AND scope] [suffix]` for count-like
+    /// queries, cached under `key` made from the whole WHERE text.
+    func conditionQuery(
+        _ mapping: TableMapping, _ key: (String?) -> GeneratedSQLKey, prefix: String, condition: SQL?, suffix: String = "",
+        rows: ScopeRows = .visible
+    ) throws -> SQL {
+        try filteredQuery(mapping, key, head: { "\(prefix) FROM \(mapping.quotedTable)" }, condition: condition, suffix: suffix, rows: rows)
+    }
+
+    /// `<head> [WHERE (condition) AND scope] [suffix]`, cached under `key` made from the
+    /// whole WHERE text; `head` is called only when the text is built.
+    func filteredQuery(
+        _ mapping: TableMapping, _ key: (String?) -> GeneratedSQLKey, head: () -> String, condition: SQL?,
+        suffix: String = "", rows: ScopeRows = .visible
+    ) throws -> SQL {
+        let condition = try scopedCondition(condition, mapping, rows: rows)
+        let text = try mapping.sql(key(condition?.sql)) {
+            var sql = head()
             if let condition { sql += " WHERE (\(condition.sql))" }
             return sql + suffix
         }

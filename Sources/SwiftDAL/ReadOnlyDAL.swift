@@ -11,7 +11,8 @@ import SwiftDALSchema
 /// listed in the order of the first column unless told otherwise.
 ///
 /// Subclasses may override these hooks: ``tableName``, ``primaryKey``,
-/// ``defaultSortField`` and ``defaultSortDirection``. A DAL is shared between threads:
+/// ``defaultSortField``, ``defaultSortDirection``, ``scope`` and ``cursorSigningKey``.
+/// A DAL is shared between threads:
 /// subclasses add only immutable (`let`), `Sendable` stored properties, and restate the
 /// base class's `@unchecked Sendable`.
 ///
@@ -37,6 +38,14 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
 
     /// The database this DAL works on (a ``DatabasePool`` or ``DatabaseQueue``).
     public let database: any DatabaseWriter
+    /// The tenant given to ``init(database:tenant:)``, as given (checked at every use).
+    let tenantBinding: TenantBinding
+    /// What the scope binds after a condition or a key: the tenant, when there is one.
+    @usableFromInline let scopeValues: [SQLiteValue]
+    /// Whether this DAL reads soft-deleted rows too (an ``includingDeleted`` view).
+    let includesDeletedRows: Bool
+    /// The ``includingDeleted`` view, made at its first use.
+    let includingDeletedView = Mutex<ReadOnlyDAL<T>?>(nil)
     /// The current mapping, read lock-free on every call. Every mapping ever made is
     /// owned by `mappings` until the DAL is released, so a reference loaded here stays
     /// valid even if `invalidateSchemaCache()` runs concurrently.
@@ -48,6 +57,49 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// For example, `let sales = ProductSaleDAL(database: pool)`.
     public init(database: any DatabaseWriter) {
         self.database = database
+        tenantBinding = .none
+        scopeValues = []
+        includesDeletedRows = false
+    }
+
+    /// A DAL bound to one tenant: every read, count, update and delete of this instance
+    /// is restricted to the rows whose tenant column (declared by ``scope``) holds
+    /// `tenant`, and inserts set it. Make one per request, with the caller's tenant.
+    ///
+    /// A `nil` tenant (an `Optional` holding nil) makes every operation throw
+    /// ``DALError/Code/tenantRequired``, and a tenant given to a DAL whose scope declares
+    /// no tenant column throws ``DALError/Code/unsupportedOperation``: neither ever reads
+    /// every tenant's rows.
+    ///
+    /// DALs made with a tenant share what they read of the table's schema (with every
+    /// other tenant-bound DAL of the same entity, table, hooks and database), so that one
+    /// made per request reads no catalog: after a migration that changes the table, call
+    /// ``invalidateSchemaCache()`` on any one of them.
+    ///
+    /// For example, `let notes = NoteDAL(database: pool, tenant: request.tenantID)`.
+    public init(database: any DatabaseWriter, tenant: some SQLiteValueConvertible) {
+        self.database = database
+        var binding: TenantBinding
+        do {
+            let value = try tenant.sqliteValue()
+            binding = value.isNull ? .missing : .value(value)
+        } catch let error as DALError {
+            binding = .invalid(error)
+        } catch {
+            binding = .invalid(DALError(.invalidValue, "the tenant value does not convert", underlying: error))
+        }
+        tenantBinding = binding
+        if case .value(let value) = binding { scopeValues = [value] } else { scopeValues = [] }
+        includesDeletedRows = false
+    }
+
+    /// A read-only view of `base` that reads its soft-deleted rows too (see
+    /// ``includingDeleted``).
+    init(includingDeletedRowsOf base: ReadOnlyDAL<T>) {
+        database = base.database
+        tenantBinding = base.tenantBinding
+        scopeValues = base.scopeValues
+        includesDeletedRows = true
     }
 
     // MARK: Hooks a subclass may override (read once, at first use)
@@ -65,6 +117,24 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// The direction used with ``defaultSortField``. Default: ascending.
     open var defaultSortDirection: SortDirection { .ascending }
 
+    /// The rows this DAL may see and touch: a tenant column and a soft-delete column
+    /// (see ``DALScope``). Default: ``DALScope/none``, every row.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// override var scope: DALScope { DALScope(tenantColumn: "tenant_id", softDeleteColumn: "deleted_at") }
+    /// ```
+    open var scope: DALScope { .none }
+
+    /// The key that signs and checks this DAL's keyset-paging cursors (``findPage(after:limit:condition:orderBy:)``).
+    /// Default: ``CursorSigningKey/processDefault``, random per process: override it
+    /// with a configured key when cursors must survive restarts or work across the
+    /// instances of a service. Read at every `findPage`.
+    ///
+    /// For example, `override var cursorSigningKey: CursorSigningKey { AppKeys.cursors }`.
+    open var cursorSigningKey: CursorSigningKey { .processDefault }
+
     /// Whether the DAL needs a primary key (a DAL that writes does: it updates and
     /// deletes by key).
     var requiresPrimaryKey: Bool { false }
@@ -75,6 +145,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// For example, `users.invalidateSchemaCache()`.
     public final func invalidateSchemaCache() {
         currentMapping.store(nil, ordering: .releasing)
+        if sharesMapping { SharedMappings.forget(sharedMappingKey) }
     }
 
     /// Checks `T.tableDefinition()` against the real table and throws
@@ -104,11 +175,23 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// `SELECT <the entity's columns> FROM (…)`, so an explicit mapping still reads its
     /// columns in its own order. The query's row order is kept.
     ///
+    /// **Scopes**: SwiftDAL cannot rewrite the inside of your query. On a DAL with a
+    /// ``scope`` it filters the rows the query *returns* (`… FROM (…) WHERE tenant_id = ?
+    /// AND deleted_at IS NULL`, so the query must return those columns), which keeps
+    /// other tenants' and deleted entities out of the result; but the tables your query
+    /// reads (a join's other tables, a subquery, an aggregate) are not scoped: write
+    /// their tenant conditions yourself. ``sqlValueList(_:as:)``, ``read(_:)`` and
+    /// `write(_:)` are never scoped.
+    ///
     /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.
     public final func fetchEntities(_ sql: SQL) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
             let columns = mapping.selectedColumns.map(quoteIdentifier).joined(separator: ", ")
-            let query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql))", arguments: sql.arguments)
+            var query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql)) AS swiftdal_query", arguments: sql.arguments)
+            if let filter = scopeFilter(mapping, named: sql.arguments.namedValues != nil) {
+                try checkEnclosable(sql.sql, table: mapping.table)
+                query = SQL(sql: query.sql + " WHERE \(filter.sql)", arguments: try concatenate(sql.arguments, filter.arguments))
+            }
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -135,16 +218,43 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
         }
     }
 
+    /// The mapping of this DAL's table, made at first use (or shared, see
+    /// ``init(database:tenant:)``), after checking the DAL's tenant against its scope.
     final func mapping(_ db: Database) throws -> Unmanaged<TableMapping> {
-        if let mapping = currentMapping.load(ordering: .acquiring) { return mapping }
-        let mapping = try TableMapping(
-            entity: T.self, table: tableName, primaryKey: primaryKey, requiresPrimaryKey: requiresPrimaryKey,
-            defaultSort: defaultSortField.isEmpty ? nil : OrderBy(column: defaultSortField, defaultSortDirection),
-            db: db, dialect: dialect(for: db.engine))
+        let reference = try currentMapping.load(ordering: .acquiring) ?? makeMapping(db)
+        if sharesMapping || reference._withUnsafeGuaranteedRef({ $0.hasTenantColumn }) {
+            try checkTenant(hasTenantColumn: reference._withUnsafeGuaranteedRef { $0.hasTenantColumn })
+        }
+        return reference
+    }
+
+    private final func makeMapping(_ db: Database) throws -> Unmanaged<TableMapping> {
+        let key = sharesMapping ? sharedMappingKey : nil
+        let mapping =
+            try key.flatMap { SharedMappings.mapping(for: $0, database: database) }
+            ?? TableMapping(
+                entity: T.self, table: tableName, primaryKey: primaryKey, requiresPrimaryKey: requiresPrimaryKey,
+                defaultSort: defaultSortField.isEmpty ? nil : OrderBy(column: defaultSortField, defaultSortDirection),
+                scope: scope, includesDeletedRows: includesDeletedRows, db: db, dialect: dialect(for: db.engine))
+        if let key { SharedMappings.keep(mapping, for: key, database: database) }
         mappings.withLock { $0.append(mapping) }
         let reference = Unmanaged.passUnretained(mapping)
         currentMapping.store(reference, ordering: .releasing)
         return reference
+    }
+
+    /// Whether this DAL shares its mapping (it was made with a tenant).
+    private final var sharesMapping: Bool {
+        if case .none = tenantBinding { return false }
+        return true
+    }
+
+    /// What a shared mapping depends on: the entity, the database and every hook.
+    private final var sharedMappingKey: SharedMappings.Key {
+        SharedMappings.Key(
+            entity: ObjectIdentifier(T.self), database: ObjectIdentifier(database), table: tableName, primaryKey: primaryKey,
+            sortField: defaultSortField, sortDirection: defaultSortDirection, scope: scope,
+            includesDeletedRows: includesDeletedRows, requiresPrimaryKey: requiresPrimaryKey)
     }
 
     @inlinable

@@ -19,6 +19,10 @@ protocol SQLDialect: Sendable {
     var lockForUpdateClause: String { get }
     /// Whether an insert reads its new key back with `RETURNING` (else: the rowid).
     var returnsInsertedKeys: Bool { get }
+    /// Whether `NULL` sorts before every value in an ascending order (SQLite), or after
+    /// (PostgreSQL); descending orders put it at the other end. Keyset paging follows
+    /// the engine's own order, which its indexes serve.
+    var sortsNullsFirst: Bool { get }
 }
 
 extension SQLDialect {
@@ -67,6 +71,7 @@ struct SQLiteDialect: SQLDialect {
 
     var lockForUpdateClause: String { "" }
     var returnsInsertedKeys: Bool { false }
+    var sortsNullsFirst: Bool { true }
 }
 
 /// PostgreSQL: keys as a bound list (the server infers each parameter's type from the
@@ -79,6 +84,7 @@ struct PostgresDialect: SQLDialect {
 
     var lockForUpdateClause: String { " FOR UPDATE" }
     var returnsInsertedKeys: Bool { true }
+    var sortsNullsFirst: Bool { false }
 }
 
 /// The dialect of `engine`.

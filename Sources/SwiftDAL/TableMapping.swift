@@ -14,7 +14,11 @@ enum GeneratedSQLKey: Hashable {
     case select(condition: String?, order: OrderBy?, limit: LimitKind, named: Bool)
     case count(condition: String?)
     case delete(condition: String?)
+    case softDelete(condition: String?, named: Bool)
+    case purge(condition: String?)
+    case restore(condition: String?, named: Bool)
     case update(columns: [String])
+    case page(condition: String?, order: [String], after: [Bool]?, named: Bool)
 
     enum LimitKind: Hashable {
         case none, limit, limitOffset
@@ -52,8 +56,22 @@ final class TableMapping: Sendable {
     /// Whether the entity maps columns explicitly (by index, in `selectedColumns` order).
     let isExplicit: Bool
     let selectSQL: String
+    /// `key1 = ? AND …`: the primary key alone (see ``scopedKeyPredicate``).
     let keyPredicate: String
+    /// The primary key and the scope: what every key lookup, update and delete by key
+    /// matches. Its arguments are the key's, then the DAL's `scopeValues` (its tenant).
+    let scopedKeyPredicate: String
+    /// `SELECT … WHERE <scopedKeyPredicate>`.
     @usableFromInline let findByIdSQL: String
+    /// The scope, resolved against the table (see ``DALScope``).
+    let scope: ScopeSQL
+    /// Whether the scope restricts the rows the DAL sees (key lookups then bind the DAL's
+    /// `scopeValues` after the key).
+    @usableFromInline let isScoped: Bool
+    /// Whether the scope has a tenant column (the DAL must then have a tenant).
+    let hasTenantColumn: Bool
+    /// Whether the DAL declares any scope (a tenant or a soft-delete column).
+    let hasScope: Bool
     let defaultOrderClause: String
     let defaultOrder: OrderBy
     /// The insert plan of an explicit entity (its shape is known up front).
@@ -66,7 +84,8 @@ final class TableMapping: Sendable {
 
     init<T: Entity>(
         entity: T.Type, table: String, primaryKey configuredKey: [String], requiresPrimaryKey: Bool,
-        defaultSort: OrderBy?, db: Database, dialect: any SQLDialect
+        defaultSort: OrderBy?, scope declaredScope: DALScope = .none, includesDeletedRows: Bool = false,
+        db: Database, dialect: any SQLDialect
     ) throws {
         self.dialect = dialect
         self.table = table
@@ -111,8 +130,16 @@ final class TableMapping: Sendable {
         for (index, name) in selected.enumerated() where positions[name] == nil { positions[name] = index }
         selectedPositions = positions
         let quotedTable = dialect.quote(table)
+        let scope = try ScopeSQL(
+            declaredScope, includesDeletedRows: includesDeletedRows, table: table, quotedTable: quotedTable, columns: columns,
+            resolve: { try resolveAll([$0], $1)[0] }, dialect: dialect)
+        self.scope = scope
+        hasTenantColumn = scope.tenantColumn != nil
+        isScoped = scope.visibleRows != nil
+        hasScope = scope.tenantColumn != nil || scope.softDeleteColumn != nil
+        let scopeSuffix = scope.visibleRows.map { " AND \($0)" } ?? ""
         existsSQL = columns.map {
-            "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(dialect.quote($0.name)) = \(dialect.placeholder))"
+            "SELECT EXISTS(SELECT 1 FROM \(quotedTable) WHERE \(dialect.quote($0.name)) = \(dialect.placeholder)\(scopeSuffix))"
         }
         let select = "SELECT \(selected.map(dialect.quote).joined(separator: ", ")) FROM \(quotedTable)"
         let predicate = key.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: " AND ")
@@ -131,7 +158,8 @@ final class TableMapping: Sendable {
         isExplicit = T.columnNames != nil
         selectSQL = select
         keyPredicate = predicate
-        findByIdSQL = key.isEmpty ? "" : "\(select) WHERE \(predicate)"
+        scopedKeyPredicate = predicate + scopeSuffix
+        findByIdSQL = key.isEmpty ? "" : "\(select) WHERE \(predicate)\(scopeSuffix)"
         defaultOrder = sort
         defaultOrderClause = "ORDER BY " + order.joined(separator: ", ")
         self.quotedTable = quotedTable
@@ -141,9 +169,10 @@ final class TableMapping: Sendable {
             ? nil
             : InsertPlan(
                 encodedNames: selected, resolved: selected, key: key, omittable: omittable, table: quotedTable,
-                dialect: dialect)
+                upsertGuard: scope.upsertGuard, dialect: dialect)
         self.omittable = omittable
     }
+
 
     /// The columns an insert leaves out when their value is `NULL`: key columns (SQLite
     /// assigns a rowid alias; any other key column gets `NULL` either way) and columns
@@ -181,11 +210,13 @@ final class TableMapping: Sendable {
     /// names are the same (the usual case: one entity type, one shape), else a new one,
     /// validated against the table.
     func insertPlan(for names: [String]) throws -> InsertPlan {
-        if let explicitInsertPlan { return explicitInsertPlan }
+        // (An explicit entity's names were checked against its columnNames; a scope may
+        // have added the tenant column after them.)
+        if let explicitInsertPlan, names.count == explicitInsertPlan.encodedNames.count { return explicitInsertPlan }
         if let plan = codableInsertPlan.withLock({ $0 }), plan.encodedNames == names { return plan }
         let plan = InsertPlan(
             encodedNames: names, resolved: try names.map { try column($0) }, key: primaryKey, omittable: omittable,
-            table: quotedTable, dialect: dialect)
+            table: quotedTable, upsertGuard: scope.upsertGuard, dialect: dialect)
         codableInsertPlan.withLock { $0 = plan }
         return plan
     }
@@ -286,6 +317,8 @@ final class InsertPlan: Sendable {
     private let isKeyPosition: [Bool]
     private let key: [String]
     private let table: String
+    /// The condition an upsert's `DO UPDATE` must meet (the scope), or `nil`.
+    private let upsertGuard: String?
     private let dialect: any SQLDialect
     /// The statements for nothing left out and for the key left out,
     /// `[insert, upsert, insert returning the key]`.
@@ -296,28 +329,33 @@ final class InsertPlan: Sendable {
 
     init(
         encodedNames: [String], resolved: [String], key: [String], omittable: Set<String>, table: String,
-        dialect: any SQLDialect
+        upsertGuard: String? = nil, dialect: any SQLDialect
     ) {
         self.encodedNames = encodedNames
         self.resolved = resolved
         self.key = key
         self.table = table
+        self.upsertGuard = upsertGuard
         self.dialect = dialect
         let keySet = Set(key)
         keyPositions = resolved.indices.filter { keySet.contains(resolved[$0]) }
         omittablePositions = resolved.indices.filter { omittable.contains(resolved[$0]) }
         isKeyPosition = resolved.map { keySet.contains($0) }
-        withEveryColumn = Self.statements(resolved, key: key, table: table, dialect: dialect)
+        withEveryColumn = Self.statements(resolved, key: key, table: table, upsertGuard: upsertGuard, dialect: dialect)
         let keyless = resolved.indices.filter { !keySet.contains(resolved[$0]) }.map { resolved[$0] }
-        withoutKey = Self.statements(keyless, key: key, table: table, dialect: dialect)
+        withoutKey = Self.statements(keyless, key: key, table: table, upsertGuard: upsertGuard, dialect: dialect)
     }
 
-    /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE, INSERT … RETURNING key]` of
-    /// `columns` (the last only used with a one-column key on an engine that returns keys).
-    private static func statements(_ columns: [String], key: [String], table: String, dialect: any SQLDialect) -> [String] {
+    /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE [WHERE guard], INSERT … RETURNING key]`
+    /// of `columns` (the last only used with a one-column key on an engine that returns keys).
+    private static func statements(
+        _ columns: [String], key: [String], table: String, upsertGuard: String?, dialect: any SQLDialect
+    ) -> [String] {
         let insert = TableMapping.insertSQL(table, columns, dialect)
         let keySet = Set(key)
-        let upsert = dialect.upsertClause(conflictColumns: key, updateColumns: columns.filter { !keySet.contains($0) })
+        let updated = columns.filter { !keySet.contains($0) }
+        var upsert = dialect.upsertClause(conflictColumns: key, updateColumns: updated)
+        if let upsertGuard, !updated.isEmpty { upsert += " WHERE \(upsertGuard)" }
         let returning = key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
         return [insert, "\(insert) \(upsert)", returning]
     }
@@ -344,7 +382,7 @@ final class InsertPlan: Sendable {
             others.withLock { $0[omitted] }
             ?? {
                 let kept = resolved.indices.filter { !omitted.contains($0) }.map { resolved[$0] }
-                let built = Self.statements(kept, key: key, table: table, dialect: dialect)
+                let built = Self.statements(kept, key: key, table: table, upsertGuard: upsertGuard, dialect: dialect)
                 others.withLock { cache in
                     if cache.count >= 64 { cache.removeAll() }
                     cache[omitted] = built

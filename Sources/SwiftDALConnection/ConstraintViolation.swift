@@ -98,6 +98,8 @@ package protocol DetailedConstraintError {
 /// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, unreachable server | 503 Service Unavailable |
 /// | ``DALError/Code/notFound`` | 404 Not Found |
 /// | a column, value or argument the caller gave that is refused (``DALError/Code/invalidColumn``, `.invalidIdentifier`, `.invalidValue`, `.argumentMismatch`, `.conversionFailed`) | 400 Bad Request |
+/// | a keyset-paging cursor the DAL did not issue for this query (``DALError/Code/invalidCursor``) | 400 Bad Request |
+/// | a write that would cross the DAL's tenant or soft-delete scope (``DALError/Code/scopeViolation``) | 403 Forbidden |
 /// | `CancellationError` (the client went away) | 499 |
 /// | anything else | 500 Internal Server Error |
 ///
@@ -117,6 +119,8 @@ public func httpStatus(for error: any Error) -> Int {
         case .notFound: return 404
         case .timeout, .connectionUnavailable: return 503
         case .invalidColumn, .invalidIdentifier, .invalidValue, .argumentMismatch, .conversionFailed: return 400
+        case .invalidCursor: return 400
+        case .scopeViolation: return 403
         default: return 500
         }
     }

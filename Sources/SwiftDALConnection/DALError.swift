@@ -60,6 +60,17 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// An operation that this table or DAL cannot perform (a key lookup on a view
         /// without a primary key).
         public static let unsupportedOperation = Code(rawValue: "unsupportedOperation")
+        /// A keyset-paging cursor that is not one this DAL issued for this query: garbage,
+        /// truncated, tampered with, signed with another key, or made for another table,
+        /// order, condition or scope. Never SQL: the token is checked before any is built.
+        public static let invalidCursor = Code(rawValue: "invalidCursor")
+        /// A DAL that declares a tenant scope used without a tenant value (it would
+        /// otherwise read or write every tenant's rows).
+        public static let tenantRequired = Code(rawValue: "tenantRequired")
+        /// A write that would cross the DAL's scope: an entity carrying another tenant's
+        /// value, a write to the tenant column, an upsert whose key belongs to a row
+        /// outside the scope.
+        public static let scopeViolation = Code(rawValue: "scopeViolation")
 
         /// Lets a code be a `catch` pattern: `catch DALError.Code.notFound`.
         public static func ~= (pattern: Code, error: any Error) -> Bool {

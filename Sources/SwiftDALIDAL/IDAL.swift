@@ -53,6 +53,9 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func findTop(_ count: Int, condition: SQL?, orderBy: OrderBy?) throws -> [EntityType]
     /// One page of the entities matching `condition`, with the total record count.
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) throws -> Page<EntityType>
+    /// At most `limit` entities matching `condition` after `cursor` (keyset paging), and
+    /// the cursor of the next page (`nil` on the last).
+    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) throws -> KeysetPage<EntityType>
     /// Every entity, in `orderBy` (or the default order).
     func getAll(orderBy: OrderBy?) throws -> [EntityType]
 
@@ -106,6 +109,7 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func findLast(orderBy: OrderBy?) async throws -> EntityType?
     func findTop(_ count: Int, condition: SQL?, orderBy: OrderBy?) async throws -> [EntityType]
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) async throws -> Page<EntityType>
+    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) async throws -> KeysetPage<EntityType>
     func getAll(orderBy: OrderBy?) async throws -> [EntityType]
     func getRecordCount(condition: SQL?) async throws -> Int
     func isExistRecord(condition: SQL) async throws -> Bool

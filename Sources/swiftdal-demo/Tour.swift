@@ -56,6 +56,9 @@ struct Tour {
         let page = try users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
         show("findWithPager(page 2 of 3/page)",
              "\(names(page.items)) — \(page.pager.recordCount) records, \(page.pager.pageCount) pages")
+        let first = try users.findPage(limit: 3, orderBy: "age DESC")
+        let next = try users.findPage(after: first.nextCursor, limit: 3, orderBy: "age DESC")
+        show("findPage(3, age DESC), next page", "\(names(first.items)) / \(names(next.items))")
         show("getAll().count", try users.getAll().count)
         show("findByEmail (UserDAL's own)", describe(try users.findByEmail("chloe@example.com")))
         show("search(keyword: \"an\")", names(try users.search(keyword: "an")))
