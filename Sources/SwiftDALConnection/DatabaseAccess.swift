@@ -35,6 +35,11 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// cooperative pool.
     ///
     /// For example, `let n = try await pool.read { db in try db.fetchScalar(Int.self, "SELECT 1") }`.
+    ///
+    /// Every conforming type declares this (and `write`'s `async` form) itself, in three
+    /// lines: a default in a protocol extension ranks below the type's own synchronous
+    /// `read`, so `await pool.read { }` would pick the blocking form (tried: the async
+    /// tests then fail to compile).
     @discardableResult
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 
