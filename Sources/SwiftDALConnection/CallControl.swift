@@ -38,6 +38,11 @@ package final class CallControl: @unchecked Sendable {
 
     package init() {}
 
+    /// Where time limits fire: a serial queue has a thread of its own, so a limit fires
+    /// even while the calls it should stop (CPU-bound statements) keep every thread of
+    /// the shared concurrent pool busy, where a handler on a global queue would wait.
+    private static let timerQueue = makeQueue("SwiftDAL.CallControl.timers")
+
     /// Why the call was stopped, if it was.
     package var reason: Reason? { withState { $0.reason } }
 
@@ -55,7 +60,7 @@ package final class CallControl: @unchecked Sendable {
 
     /// Stops the call with `.timedOut` when `limit` has passed.
     package func stop(after limit: Duration) {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
         let (seconds, attoseconds) = limit.components
         let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))
