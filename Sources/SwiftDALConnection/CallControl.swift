@@ -26,6 +26,8 @@ package final class CallControl: @unchecked Sendable {
         var reason: Reason?
         var attached: Database?
         var timer: (any DispatchSourceTimer)?
+        /// What else to wake when the call is stopped (a stream's producer waiting for room).
+        var onStop: (@Sendable () -> Void)?
     }
 
     // Not a Mutex: the state holds a connection and a timer, which are not Sendable.
@@ -49,13 +51,27 @@ package final class CallControl: @unchecked Sendable {
     /// Stops the call: records why (the first reason wins) and interrupts the statement
     /// running on the attached connection, if any.
     package func stop(_ reason: Reason) {
-        withState { state in
-            guard state.reason == nil else { return }
+        let onStop = withState { state -> (@Sendable () -> Void)? in
+            guard state.reason == nil else { return nil }
             state.reason = reason
             // Interrupting under the lock: the connection cannot be detached (and lent to
             // another call) meanwhile.
             state.attached?.interruptRunningStatement()
+            defer { state.onStop = nil }
+            return state.onStop
         }
+        onStop?()
+    }
+
+    /// Runs `action` when the call is stopped (at once if it was already): for a call that
+    /// may wait on something other than a statement (a stream's producer waiting for its
+    /// consumer). Called outside the control's lock.
+    package func onStop(_ action: @escaping @Sendable () -> Void) {
+        let stopped = withState { state -> Bool in
+            if state.reason == nil { state.onStop = action }
+            return state.reason != nil
+        }
+        if stopped { action() }
     }
 
     /// Stops the call with `.timedOut` when `limit` has passed.
