@@ -27,7 +27,7 @@ package final class CallControl: @unchecked Sendable {
         var attached: Database?
         var timer: (any DispatchSourceTimer)?
         /// What else to wake when the call is stopped (a stream's producer waiting for room).
-        var onStop: (@Sendable () -> Void)?
+        var onStop: (@Sendable (Reason) -> Void)?
     }
 
     // Not a Mutex: the state holds a connection and a timer, which are not Sendable.
@@ -51,7 +51,7 @@ package final class CallControl: @unchecked Sendable {
     /// Stops the call: records why (the first reason wins) and interrupts the statement
     /// running on the attached connection, if any.
     package func stop(_ reason: Reason) {
-        let onStop = withState { state -> (@Sendable () -> Void)? in
+        let onStop = withState { state -> (@Sendable (Reason) -> Void)? in
             guard state.reason == nil else { return nil }
             state.reason = reason
             // Interrupting under the lock: the connection cannot be detached (and lent to
@@ -60,18 +60,18 @@ package final class CallControl: @unchecked Sendable {
             defer { state.onStop = nil }
             return state.onStop
         }
-        onStop?()
+        onStop?(reason)
     }
 
     /// Runs `action` when the call is stopped (at once if it was already): for a call that
     /// may wait on something other than a statement (a stream's producer waiting for its
     /// consumer). Called outside the control's lock.
-    package func onStop(_ action: @escaping @Sendable () -> Void) {
-        let stopped = withState { state -> Bool in
+    package func onStop(_ action: @escaping @Sendable (Reason) -> Void) {
+        let stopped = withState { state -> Reason? in
             if state.reason == nil { state.onStop = action }
-            return state.reason != nil
+            return state.reason
         }
-        if stopped { action() }
+        if let stopped { action(stopped) }
     }
 
     /// Stops the call with `.timedOut` when `limit` has passed.

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The bounded hand-over between a stream's producer, which runs on a SwiftDAL queue of
 /// its own holding one connection, and its consumer, an `async` iteration.
@@ -53,7 +52,9 @@ package final class StreamChannel<Element: Sendable>: Sendable {
 
     /// The most elements on their way at once (see the type's documentation).
     package let capacity: Int
-    private let state = Mutex(State())
+    /// Not a `Mutex`: the producer and the consumer contend for it all the time (see
+    /// ``Locked``).
+    private let state = Locked(State())
     /// Signalled once for each wait of the producer (`producerWaiting` set to false).
     private let room = DispatchSemaphore(value: 0)
     /// The producer's call: cancelling the consumer stops it, its time limit stops us.
@@ -68,9 +69,9 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         self.capacity = max(1, capacity)
         self.database = database
         self.produce = produce
-        control.onStop { [weak self, control] in
+        control.onStop { [weak self] reason in
             // The time limit passed (a cancellation stops the channel first).
-            if let self, let reason = control.reason { self.stop(reason) }
+            self?.stop(reason)
         }
     }
 

@@ -91,7 +91,9 @@ private func residentKiB() -> Int {
 
 /// Streaming on every engine: every row once, in order, with the DAL's scope; bounded
 /// read-ahead; early stops, cancellation and errors that leave the connection clean.
-@Suite struct StreamingTests {
+/// (One test at a time: they hold threads and stream many rows, and the whole suite runs
+/// on a machine of two cores, where other suites' cancellations wait for a free thread.)
+@Suite(.serialized) struct StreamingTests {
     @Test(arguments: Engine.allCases)
     func everyRowArrivesOnceInOrder(_ engine: Engine) async throws {
         let (sample, items) = try itemsDatabase(engine, count: 1000)
