@@ -38,10 +38,15 @@
 /// }
 /// ```
 public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
+    /// What the loop throws: the engine's typed errors, ``DALError``, `CancellationError`.
+    ///
+    /// For example, `catch let error as SQLiteError { … }` around the loop.
     public typealias Failure = any Error
 
     /// How far the reading side may run ahead of the loop, in elements (and the rows of
-    /// one PostgreSQL `FETCH`).
+    /// one PostgreSQL `FETCH`): the most elements a stream holds at once.
+    ///
+    /// For example, `let held = DatabaseStream<UserInfo>.bufferSize  // 256`.
     public static var bufferSize: Int { 256 }
 
     private let database: any DatabaseReader
