@@ -208,7 +208,8 @@ enum SharedMappings {
         let mapping: TableMapping
     }
 
-    private static let entries = Mutex<[Key: Entry]>([:])
+    /// (Contended by every DAL made per request: `Locked`, which Thread Sanitizer follows.)
+    private static let entries = Locked<[Key: Entry]>([:])
 
     static func mapping(for key: Key, database: any DatabaseWriter) -> TableMapping? {
         entries.withLock { entries in

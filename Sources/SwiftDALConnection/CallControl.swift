@@ -26,6 +26,8 @@ package final class CallControl: @unchecked Sendable {
         var reason: Reason?
         var attached: Database?
         var timer: (any DispatchSourceTimer)?
+        /// What else to wake when the call is stopped (a stream's producer waiting for room).
+        var onStop: (@Sendable (Reason) -> Void)?
     }
 
     // Not a Mutex: the state holds a connection and a timer, which are not Sendable.
@@ -38,24 +40,43 @@ package final class CallControl: @unchecked Sendable {
 
     package init() {}
 
+    /// Where time limits fire: a serial queue has a thread of its own, so a limit fires
+    /// even while the calls it should stop (CPU-bound statements) keep every thread of
+    /// the shared concurrent pool busy, where a handler on a global queue would wait.
+    private static let timerQueue = makeQueue("SwiftDAL.CallControl.timers")
+
     /// Why the call was stopped, if it was.
     package var reason: Reason? { withState { $0.reason } }
 
     /// Stops the call: records why (the first reason wins) and interrupts the statement
     /// running on the attached connection, if any.
     package func stop(_ reason: Reason) {
-        withState { state in
-            guard state.reason == nil else { return }
+        let onStop = withState { state -> (@Sendable (Reason) -> Void)? in
+            guard state.reason == nil else { return nil }
             state.reason = reason
             // Interrupting under the lock: the connection cannot be detached (and lent to
             // another call) meanwhile.
             state.attached?.interruptRunningStatement()
+            defer { state.onStop = nil }
+            return state.onStop
         }
+        onStop?(reason)
+    }
+
+    /// Runs `action` when the call is stopped (at once if it was already): for a call that
+    /// may wait on something other than a statement (a stream's producer waiting for its
+    /// consumer). Called outside the control's lock.
+    package func onStop(_ action: @escaping @Sendable (Reason) -> Void) {
+        let stopped = withState { state -> Reason? in
+            if state.reason == nil { state.onStop = action }
+            return state.reason
+        }
+        if let stopped { action(stopped) }
     }
 
     /// Stops the call with `.timedOut` when `limit` has passed.
     package func stop(after limit: Duration) {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
         let (seconds, attoseconds) = limit.components
         let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))

@@ -98,14 +98,23 @@ func currentSwiftDALQueueLabel() -> String? {
 }
 
 /// Cancelling the awaiting task stops the call: the statement it runs is interrupted and
-/// it throws `CancellationError` (see ``CallControl``).
+/// it throws `CancellationError` (see ``CallControl``). The time limit of the awaiting
+/// task's ``withDatabaseTimeout(_:operation:)`` goes along (a task-local value is not
+/// seen on the queue's thread).
 package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
     try Task.checkCancellation()
     let control = CallControl()
+    let limit = CallLimits.current
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try ThreadAccess.running(under: control, work) })
+                continuation.resume(
+                    with: Result {
+                        try ThreadAccess.running(under: control) {
+                            guard let limit else { return try work() }
+                            return try withDatabaseTimeout(limit, operation: work)
+                        }
+                    })
             }
         }
     } onCancel: {

@@ -34,6 +34,10 @@ package protocol EngineConnection: AnyObject {
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
+    /// Runs a query inside the open transaction, reading its rows `fetchSize` at a time
+    /// (never the whole result at once) and calling `body` with each; returns the number
+    /// of rows read. A throw from `body` stops the query.
+    func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int
     /// Runs a script of several statements, without arguments.
     func executeScript(_ script: String) throws
     /// Whether a transaction is open.

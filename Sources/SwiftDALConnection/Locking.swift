@@ -37,6 +37,24 @@ final class PlainMutex: @unchecked Sendable {
     }
 }
 
+/// A value behind a ``PlainMutex``: for state that threads contend for, where a
+/// `Synchronization.Mutex` would do but Thread Sanitizer must follow the locking (a
+/// `Mutex`'s contended path runs in the standard library, where it cannot see it, and it
+/// then reports the accesses the mutex orders as races).
+package final class Locked<Value>: @unchecked Sendable {
+    // `value` is only touched with `lock` held.
+    private let lock = PlainMutex()
+    private var value: Value
+
+    package init(_ value: Value) {
+        self.value = value
+    }
+
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&value) }
+    }
+}
+
 extension DispatchSemaphore {
     /// `wait()`, counting the callers that find no unit free in `waiters` while they wait.
     package func wait(countingWaitersIn waiters: borrowing Atomic<Int>) {

@@ -58,6 +58,9 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) throws -> KeysetPage<EntityType>
     /// Every entity, in `orderBy` (or the default order).
     func getAll(orderBy: OrderBy?) throws -> [EntityType]
+    /// The entities matching `condition`, as an `AsyncSequence` read with bounded memory
+    /// (see ``DatabaseStream``): `for try await user in dal.stream(condition: nil, orderBy: nil) { … }`.
+    func stream(condition: SQL?, orderBy: OrderBy?) -> DatabaseStream<EntityType>
 
     // MARK: Counting and existence
 

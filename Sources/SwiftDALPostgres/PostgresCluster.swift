@@ -384,3 +384,11 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         stopping.signal()
     }
 }
+
+extension PostgresCluster: TaskContextCapturing {
+    /// The current ``ConsistencySession``, for a stream's reads (made on a thread of their own).
+    package func captureTaskContext() -> @Sendable (_ work: () throws -> Void) throws -> Void {
+        let session = ConsistencySession.current
+        return { work in try ConsistencySession.$current.withValue(session, operation: work) }
+    }
+}

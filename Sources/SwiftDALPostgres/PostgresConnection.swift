@@ -14,6 +14,8 @@ final class PostgresConnection: EngineConnection {
     private var statements: [String: PreparedStatement] = [:]
     private var lastStatement: (text: String, statement: PreparedStatement)?
     private var statementNumber = 0
+    /// Numbers the cursors of streams (each named once per connection).
+    private var cursorNumber = 0
     private var failed = false
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
     private var canceller: OpaquePointer?
@@ -162,6 +164,59 @@ final class PostgresConnection: EngineConnection {
         let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
         if statement.changesSchema { try clearStatementCache() }
         return affected
+    }
+
+    // MARK: Streams
+
+    /// Reads the rows of `query` through a server-side cursor in the open transaction:
+    /// `DECLARE … NO SCROLL CURSOR FOR <query>` (its values bound, as in every statement),
+    /// then `FETCH FORWARD <fetchSize>` until a batch comes back short, then `CLOSE`. Only
+    /// one batch is in memory at a time.
+    ///
+    /// Why a cursor rather than libpq's single-row mode: the server stops between batches
+    /// and waits for the next `FETCH` (backpressure without holding a result, or a socket,
+    /// half read), and a stream stopped early costs one `CLOSE` or the transaction's
+    /// rollback, where single-row mode would have to read or cancel the rest of the
+    /// result before the connection could run anything else. The cursor lives and dies
+    /// inside the read transaction, so it also works behind PgBouncer's transaction
+    /// pooling (which single-row mode does too, but a session-level `WITH HOLD` cursor
+    /// would not).
+    func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int {
+        if let error = query.arguments.conversionError { throw error }
+        guard isInTransaction else {
+            throw DALError(.unsupportedOperation, "a PostgreSQL stream reads through a cursor, which needs a transaction", sql: query.sql)
+        }
+        let size = max(1, fetchSize)
+        cursorNumber += 1
+        let cursor = "swiftdal_stream_\(cursorNumber)"
+        let prefix = "DECLARE \(cursor) NO SCROLL CURSOR FOR "
+        // Sent unnamed: the cursor's name is in the text, and it runs once.
+        let declare = PreparedStatement(
+            text: try PostgresStatementText(prefix + postgresText(query.sql)), name: nil, changesSchema: false)
+        let sql = String(declare.text.sql.dropFirst(prefix.count))  // the query as PostgreSQL runs it, for errors
+        _ = try consume(try execute(declare, try declare.text.values(for: query.arguments)), sql: sql) { _ in }
+        // Keeps the columns' shape from one batch to the next.
+        let fetch = PreparedStatement(
+            text: try PostgresStatementText("FETCH FORWARD \(size) FROM \(cursor)"), name: nil, changesSchema: false)
+        var total = 0
+        do {
+            while true {
+                var count = 0
+                _ = try consume(PQexec(try openConnection(), fetch.text.sql), sql: sql, statement: fetch) { row in
+                    count += 1
+                    try body(row)
+                }
+                total += count
+                if count < size { break }
+            }
+        } catch {
+            // Closing frees the server's side now when the transaction goes on (a savepoint
+            // rolled back); an aborted transaction closes it at its rollback.
+            if let connection, PQtransactionStatus(connection) == PQTRANS_INTRANS { try? executeScript("CLOSE \(cursor)") }
+            throw error
+        }
+        try executeScript("CLOSE \(cursor)")
+        return total
     }
 
     func executeScript(_ script: String) throws {

@@ -18,6 +18,10 @@ struct BenchOptions {
     var probe: String?
     var probeImplementation: String?
     var probePath: String?
+    /// `--stream`: only measure streaming (memory and time), see StreamBench.swift.
+    var streamOnly = false
+    /// `--stream-probe NAME`: the child process of `--stream`.
+    var streamProbe: String?
     /// `--wal-growth N`: only measure the write-ahead log under a long reader, with N writes.
     var walGrowthWrites: Int?
     /// `--engine`: SQLite (the default run) or PostgreSQL (its own workloads, baseline and report).
@@ -42,7 +46,11 @@ struct BenchOptions {
           --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
           --implementations LIST  comma-separated subset of raw,explicit,codable (default all;
                              ratios need raw)
-          --stream-rows N    rows for the streaming-cursor memory probe (default 1000000)
+          --stream-rows N    rows for the streaming memory probes (default 1000000)
+          --stream           only measure streaming --stream-rows rows through DatabaseStream
+                             (for try await over users.stream()): peak memory of a child
+                             process, against an idle child and getAll(); with --engine
+                             postgres, on a throwaway server (or --postgres-url)
           --no-memory        skip the memory probes (child processes)
           --json PATH        also write the results as JSON
           --csv PATH         also write the results as CSV
@@ -147,6 +155,8 @@ struct BenchOptions {
             case "--probe": options.probe = try value(argument)
             case "--probe-implementation": options.probeImplementation = try value(argument)
             case "--probe-path": options.probePath = try value(argument)
+            case "--stream": options.streamOnly = true
+            case "--stream-probe": options.streamProbe = try value(argument)
             case "-h", "--help":
                 print(usage)
                 return nil

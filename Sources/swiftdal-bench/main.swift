@@ -7,6 +7,14 @@ import Synchronization
 // (`--engine postgres`: SwiftDAL on PostgreSQL and raw libpq, see PostgresBench.swift).
 do {
     guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    if let probe = options.streamProbe {
+        try runStreamProbe(options, probe: probe)
+        exit(0)
+    }
+    if options.streamOnly {
+        try runStreamBench(options)
+        exit(0)
+    }
     if options.engine == .postgres {
         try runPostgresBench(options)
         exit(0)

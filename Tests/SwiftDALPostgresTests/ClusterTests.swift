@@ -205,6 +205,62 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         #expect(try cluster.write { try $0.fetchScalar(Bool.self, "SELECT pg_is_in_recovery()") } == false)
     }
 
+    /// A stream of a cluster reads from a replica, through one cursor on one standby
+    /// connection; in a consistency session it sees the session's writes.
+    @Test func aStreamReadsFromAReplicaAndSeesTheSessionsWrites() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.maximumReplicaLag = .bytes(1 << 40)  // a paused standby stays in rotation
+        let cluster = try PostgresCluster(primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+        let notes = BaseDAL<Note>(database: cluster)
+        _ = try await notes.insertRange((0..<600).map { Note(body: "note \($0)") })
+        try waitUntil { try notes.getRecordCount() == 600 }
+        var bodies = [String]()
+        for try await note in notes.stream(orderBy: "id") { bodies.append(note.body) }
+        #expect(bodies == (0..<600).map { "note \($0)" })
+        for try await row in cluster.stream("SELECT pg_is_in_recovery()") { #expect(try row.decode(Bool.self, at: 0)) }
+        // The standby stops replaying: a session's stream after its write goes to the primary.
+        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
+        let session = ConsistencySession()
+        let mine = try await session.run {
+            try await notes.insert(Note(body: "mine"))
+            var found = [String]()
+            for try await note in notes.stream(condition: "body = \("mine")") { found.append(note.body) }
+            return found
+        }
+        #expect(mine == ["mine"])
+        try servers.standbys[0].psql("SELECT pg_wal_replay_resume()", database: servers.database)
+    }
+
+    /// Behind PgBouncer's transaction pooling, a stream's cursor lives in its read
+    /// transaction, on the one server connection PgBouncer gives that transaction.
+    @Test func aStreamWorksBehindPgBouncerInTransactionPooling() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let name = try server.makeDatabaseName()
+        let bouncer = try server.startPgBouncer(poolSize: 2)
+        var configuration = PostgresConfiguration()
+        configuration.transactionPooling = true
+        configuration.maximumConnections = 4
+        let pool = try PostgresPool(url: "host=\(server.directory) port=\(bouncer) user=app dbname=\(name)", configuration: configuration)
+        defer { try? pool.close() }
+        try SampleSchema.migrator.migrate(pool)
+        let users = UserDAL(database: pool)
+        try await users.insertRange((0..<700).map { UserInfo(name: "u\($0)", email: "u\($0)@x", age: $0 % 90) })
+        var streamed = [String]()
+        for try await user in users.stream(orderBy: "id") {
+            // Another call meanwhile, on another server connection.
+            if streamed.isEmpty { #expect(try await users.getRecordCount() == 700) }
+            streamed.append(user.email)
+        }
+        #expect(streamed == (0..<700).map { "u\($0)@x" })
+        for try await _ in users.stream() { break }
+        for _ in 0..<5 { #expect(try await users.getRecordCount() == 700) }
+    }
+
     @Test func theEngineWorksBehindPgBouncerInTransactionPooling() throws {
         let server = try PostgresServer.start()
         defer { server.stop() }

@@ -60,6 +60,27 @@ func endlessQuery(_ engine: Engine) -> SQL {
         try sample.close()
     }
 
+    /// The async form of `withDatabaseTimeout` reaches the calls awaited inside it, which
+    /// run on SwiftDAL's own threads.
+    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    func anAsyncTimeLimitStopsTheAwaitedCall(_ engine: Engine) async throws {
+        let sample = try SampleDatabase(engine)
+        let query = endlessQuery(engine)
+        await #expect {
+            try await withDatabaseTimeout(.milliseconds(300)) {
+                _ = try await sample.database.read { db in try db.fetchScalar(Int.self, query) }
+            }
+        } throws: { ($0 as? DALError)?.code == .timeout }
+        let users = sample.users
+        await #expect {
+            try await withDatabaseTimeout(.milliseconds(300)) { _ = try await users.find(condition: "id IN (\(sql: query))") }
+        } throws: { ($0 as? DALError)?.code == .timeout }
+        // Calls within their limit are untouched, and the connections are clean.
+        #expect(try await withDatabaseTimeout(.seconds(30)) { try await users.getRecordCount() } == 8)
+        #expect(try await users.getRecordCount() == 8)
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func aDatabaseDefaultTimeLimitAppliesToEveryCall(_ engine: Engine) throws {
         let database: any DatabaseWriter
