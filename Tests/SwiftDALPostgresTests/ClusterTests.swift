@@ -143,6 +143,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         try notes.insertRange((0..<100).map { Note(body: "n\($0)") })
         try waitUntil { try cluster.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM notes") } == 100 }
         let failures = LockedIDs()
+        let failureMessages = LockedMessages()
         let reads = LockedIDs()
         let stop = LockedFlagPG()
         let readers = (0..<3).map { reader in
@@ -154,6 +155,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
                         if try notes.getRecordCount() >= 100 { reads.insert(Int64(reader) * 1_000_000 + count) }
                     } catch {
                         failures.insert(Int64(reader) * 1_000_000 + count)
+                        failureMessages.append("\(error)")
                     }
                 }
             }
@@ -169,7 +171,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         #expect(statuses.filter(\.isInRotation).count == 1)
         #expect(statuses.first { !$0.isInRotation }?.problem?.contains("unreachable") == true)
         // A read that met the stopped standby before reading was served elsewhere: none failed.
-        #expect(failures.count == 0)
+        #expect(failures.count == 0, "reads that failed: \(failureMessages.all)")
         #expect(try notes.getRecordCount() == 100)
     }
 
@@ -297,4 +299,13 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 50)).items.count == 50)
         try pool.close()
     }
+}
+
+/// Messages appended from several threads (what failed, for a test's failure message).
+private final class LockedMessages: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages = [String]()
+
+    func append(_ message: String) { lock.withLock { messages.append(message) } }
+    var all: [String] { lock.withLock { messages } }
 }
