@@ -98,6 +98,7 @@ package final class CallControl: @unchecked Sendable {
     /// Detaches the connection (and stops the timer) when the call is done with it.
     func detach() {
         let timer = withState { state -> (any DispatchSourceTimer)? in
+            if state.reason != nil { state.attached?.clearInterrupt() }
             state.attached = nil
             defer { state.timer = nil }
             return state.timer

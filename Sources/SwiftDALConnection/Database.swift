@@ -132,6 +132,11 @@ public final class Database {
 
     /// Interrupts the statement running on this connection now, from any thread (the
     /// caller guarantees the connection stays open meanwhile).
+    /// Forgets an interrupt once the call it was made for has let the connection go.
+    func clearInterrupt() {
+        engineConnection?.clearCancelRequest()
+    }
+
     func interruptRunningStatement() {
         if let engineConnection {
             engineConnection.cancelRunningStatement()

@@ -62,6 +62,9 @@ package protocol EngineConnection: AnyObject {
     func clearStatementCache() throws
     /// Asks the server to stop the statement running now (callable from any thread).
     func cancelRunningStatement()
+    /// Forgets a cancel request once the call it was made for has ended (the connection
+    /// goes back to its pool): until then, statements about to be sent fail at once.
+    func clearCancelRequest()
     /// The plan the engine would use for `sql`, whatever the parameters' values, one line
     /// per node, as the engine prints it.
     func queryPlan(of sql: String) throws -> [String]

@@ -1,5 +1,6 @@
 internal import CSwiftDALPostgres
 import Foundation
+import Synchronization
 import SwiftDALConnection
 
 /// One libpq connection (`PGconn`), used by one thread at a time (a ``PostgresPool`` lends
@@ -19,6 +20,11 @@ final class PostgresConnection: EngineConnection {
     private var failed = false
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
     private var canceller: OpaquePointer?
+    /// Set when the call using the connection was stopped, until its pool takes the
+    /// connection back: a statement about to be sent then fails at once, since a cancel
+    /// request that reached the server between two statements of the call (its BEGIN,
+    /// a PREPARE) stopped nothing.
+    private let cancelRequested = Atomic<Bool>(false)
     private(set) var completedStatements = 0
 
     private final class PreparedStatement {
@@ -81,6 +87,7 @@ final class PostgresConnection: EngineConnection {
     }
 
     func cancelRunningStatement() {
+        cancelRequested.store(true, ordering: .sequentiallyConsistent)
         guard let canceller else { return }
         var message = [CChar](repeating: 0, count: 256)
         // The result says whether the request was sent; the statement's own error (57014)
@@ -330,8 +337,15 @@ final class PostgresConnection: EngineConnection {
     }
 
     /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
+    func clearCancelRequest() {
+        cancelRequested.store(false, ordering: .sequentiallyConsistent)
+    }
+
     private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
         let connection = try openConnection()
+        if cancelRequested.load(ordering: .sequentiallyConsistent) {
+            throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: statement.text.sql)
+        }
         var buffer = [UInt8]()
         var offsets = [Int?]()
         var lengths = [Int32]()
