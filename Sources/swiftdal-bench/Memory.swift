@@ -49,24 +49,11 @@ struct MemoryMeasurement: Codable {
 func measureInChild(probe: String, implementation: Implementation?, path: String, rows: Int64, pragmas: [String])
     throws -> MemoryMeasurement
 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
     var arguments = ["--probe", probe, "--probe-path", path, "--rows", String(rows)]
     arguments += pragmas.flatMap { ["--pragma", $0] }
     if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("probe \(probe) exited with \(process.terminationStatus)") }
-    var fields = [String: Int64]()
-    for pair in output.split(whereSeparator: \.isWhitespace) {
-        let parts = pair.split(separator: "=")
-        if parts.count == 2, let value = Int64(parts[1]) { fields[String(parts[0])] = value }
-    }
-    guard let peak = fields["peak_kib"] else { throw BenchError("probe \(probe) printed no peak: \(output)") }
+    let fields = try runProbeChild(probe: probe, arguments: arguments)
+    guard let peak = fields["peak_kib"] else { throw BenchError("probe \(probe) printed no peak") }
     return MemoryMeasurement(probe: probe, implementation: implementation, rows: rows, peakKiB: Int(peak),
                              checksum: fields["checksum"] ?? 0)
 }
@@ -89,4 +76,25 @@ func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
         probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows, pragmas: pragmas))
     removeDatabase(streamPath)
     return results
+}
+
+/// Runs this program again as a probe child with `arguments` and returns the
+/// `name=value` fields it printed (at least `peak_kib`).
+func runProbeChild(probe: String, arguments: [String]) throws -> [String: Int64] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw BenchError("probe \(probe) exited with \(process.terminationStatus)") }
+    var fields = [String: Int64]()
+    for pair in output.split(whereSeparator: \.isWhitespace) {
+        let parts = pair.split(separator: "=")
+        if parts.count == 2, let value = Int64(parts[1]) { fields[String(parts[0])] = value }
+    }
+    guard fields["peak_kib"] != nil else { throw BenchError("probe \(probe) printed no peak: \(output)") }
+    return fields
 }

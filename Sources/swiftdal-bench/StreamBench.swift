@@ -60,22 +60,9 @@ func runStreamBench(_ options: BenchOptions) throws {
 
 /// Runs one probe in a child process and returns the `name=value` fields it printed.
 private func runStreamChild(probe: String, engine: String, target: String, rows: Int64) throws -> [String: Int64] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-    process.arguments = ["--stream-probe", probe, "--probe-path", target, "--stream-rows", String(rows), "--engine", engine]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("probe \(probe) exited with \(process.terminationStatus)") }
-    var fields = [String: Int64]()
-    for pair in output.split(whereSeparator: \.isWhitespace) {
-        let parts = pair.split(separator: "=")
-        if parts.count == 2, let value = Int64(parts[1]) { fields[String(parts[0])] = value }
-    }
-    guard fields["peak_kib"] != nil else { throw BenchError("probe \(probe) printed no peak: \(output)") }
-    return fields
+    try runProbeChild(
+        probe: probe,
+        arguments: ["--stream-probe", probe, "--probe-path", target, "--stream-rows", String(rows), "--engine", engine])
 }
 
 /// The child's side: one probe, then its peak memory, rows, time and checksum on stdout.
