@@ -75,7 +75,7 @@ extension Database {
     public func executeScript(_ script: String) throws {
         if let engine = try checkedEngine() {
             guard let observation = access.observation else { return try engine.executeScript(script) }
-            let start = ContinuousClock.now
+            let start = MonotonicTime.now
             do {
                 try engine.executeScript(script)
                 observation.report(sql: script, since: start, rowCount: 0, error: nil)
@@ -102,7 +102,7 @@ extension Database {
                     }
                     defer { sqlite3_finalize(statement) }
                     if let statement {
-                        let start = access.observation == nil ? nil : ContinuousClock.now
+                        let start = access.observation == nil ? nil : MonotonicTime.now
                         var rows = 0
                         var stepCode = sqlite3_step(statement)
                         while stepCode == SQLITE_ROW {
@@ -326,7 +326,7 @@ extension Database {
     @usableFromInline
     func run(_ query: SQL, on engine: any EngineConnection, _ body: (RowView) throws -> Void) throws -> Int {
         guard let observation = access.observation else { return try engine.run(query, body) }
-        let start = ContinuousClock.now
+        let start = MonotonicTime.now
         do {
             let count = try engine.run(query, body)
             observation.report(sql: query.sql, since: start, rowCount: count, error: nil)

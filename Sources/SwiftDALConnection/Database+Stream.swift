@@ -15,7 +15,7 @@ extension Database {
             engineChanges = try engine.stream(query, fetchSize: fetchSize, body)
             return
         }
-        let start = ContinuousClock.now
+        let start = MonotonicTime.now
         var rows = 0
         do {
             engineChanges = try engine.stream(query, fetchSize: fetchSize) { row in

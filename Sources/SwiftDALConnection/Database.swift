@@ -32,6 +32,9 @@ public final class Database {
     /// Whether this connection was opened read-only.
     public let isReadOnly: Bool
     let configuration: Configuration
+    /// `configuration.callTimeout`, kept apart: every access reads it, and reading it
+    /// through `configuration` copied the whole configuration (its closures and observer).
+    let callTimeout: Duration?
     /// Who may use the connection now (see ``ConnectionAccess``).
     @usableFromInline let access: ConnectionAccess
     /// The connection of another engine (PostgreSQL) this `Database` runs on; `nil` for
@@ -43,8 +46,10 @@ public final class Database {
     /// used while a call holds the connection, so never after it closes).
     private let interruptibleHandle: OpaquePointer?
     /// The statements of cursors still open in the current access: reset when the
-    /// access ends, so that an escaped cursor never pins a snapshot or a lock.
-    private var cursorStatements: [Statement] = []
+    /// access ends, so that an escaped cursor never pins a snapshot or a lock. Only the
+    /// thread holding the connection touches it, never in overlapping accesses: its
+    /// exclusivity is not checked at run time (a thread-local lookup on every call).
+    @exclusivity(unchecked) private var cursorStatements: [Statement] = []
     private var statementCache: [String: Statement] = [:]
     /// The most recently used cached statement: hot loops run one SQL text again and
     /// again, and comparing a string with itself is O(1), unlike hashing it.
@@ -82,6 +87,7 @@ public final class Database {
         self.path = path
         self.isReadOnly = mode == .readOnly
         self.configuration = configuration
+        callTimeout = configuration.callTimeout
         access = ConnectionAccess(
             path: path, observation: StatementObservation.make(configuration, engine: .sqlite, database: path))
         engineConnection = nil
@@ -118,6 +124,7 @@ public final class Database {
         path = name
         isReadOnly = false
         self.configuration = configuration
+        callTimeout = configuration.callTimeout
         access = ConnectionAccess(
             path: name, observation: StatementObservation.make(configuration, engine: engine.engine, database: name))
         engineConnection = engine

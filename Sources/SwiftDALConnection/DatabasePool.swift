@@ -56,6 +56,8 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     /// Gauges: readers open, callers waiting for a reader or the writer, writer in use.
     private let openReaders = Atomic<Int>(0)
     private let waiting = Atomic<Int>(0)
+    /// Whether calls measure their wait for a connection (an observer reads it).
+    private let measuresWaits: Bool
     private let writerInUse = Atomic<Bool>(false)
     private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
     private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
@@ -73,6 +75,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         configuration.journalMode = .wal
         configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
         self.configuration = configuration
+        measuresWaits = configuration.observer != nil
         writer = try Database(path: path, isMemory: false, mode: .readWrite, configuration: configuration, owned: true)
         self.path = path
         // Readers open when a read first needs one: a pool costs one connection until it
@@ -82,7 +85,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
-        let wait = ConnectionWait(configuration)
+        let wait = ConnectionWait(measuring: measuresWaits)
         available.wait(countingWaitersIn: waiting)
         let slot = acquireReader()
         defer {
@@ -124,7 +127,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        let wait = ConnectionWait(configuration)
+        let wait = ConnectionWait(measuring: measuresWaits)
         return try writerMutex.withLock(countingWaitersIn: waiting) {
             writerInUse.store(true, ordering: .relaxed)
             defer { writerInUse.store(false, ordering: .relaxed) }

@@ -25,6 +25,8 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     private let inUse = Atomic<Bool>(false)
     /// The configuration the connection was opened with.
     public let configuration: Configuration
+    /// Whether calls measure their wait for the connection (an observer reads it).
+    private let measuresWaits: Bool
 
     /// Opens the database at `path`. When `template` is given and `path` does not exist,
     /// the template file is copied there first (the template itself is never modified).
@@ -37,6 +39,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         if let template { try Database.copyTemplateIfMissing(template, to: path) }
         database = try Database(path: path, isMemory: false, mode: mode, configuration: configuration, owned: true)
         self.configuration = configuration
+        measuresWaits = configuration.observer != nil
         queue = makeQueue("SwiftDAL.DatabaseQueue")
     }
 
@@ -54,6 +57,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         database.access.becomeOwned()
         self.database = database
         configuration = database.configuration
+        measuresWaits = configuration.observer != nil
         queue = makeQueue("SwiftDAL.DatabaseQueue")
     }
 
@@ -102,7 +106,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
 
     /// Runs `body` holding the connection's lock (counting the wait, marking it in use).
     private func withConnection<T>(_ body: () throws -> T) throws -> T {
-        let wait = ConnectionWait(configuration)
+        let wait = ConnectionWait(measuring: measuresWaits)
         return try mutex.withLock(countingWaitersIn: waiting) {
             inUse.store(true, ordering: .relaxed)
             defer { inUse.store(false, ordering: .relaxed) }

@@ -192,86 +192,100 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 /// }
 /// ```
 public struct RowView: ColumnDecoding {
-    /// The SQLite statement whose current row this is (`nil` for another engine's row).
-    @usableFromInline let statement: Statement?
-    /// Another engine's result (`nil` for SQLite).
-    @usableFromInline let engineRows: (any EngineRows)?
+    /// Where the row is read from: the SQLite ``Statement``, or, when `token` carries
+    /// ``engineRow``, another engine's ``EngineResult``. One plain reference (an enum of the
+    /// two retained its payload on every column read, and two optional fields made the
+    /// Codable decoder too large for an existential's inline buffer: boxed per row), so
+    /// a view is two words; only the two initializers below set it, with its flag.
+    @usableFromInline let source: AnyObject
     /// For SQLite, the statement's row token when this view was made: every read checks
     /// that the statement is still on that row, so a view kept past its closure throws
     /// ``DALError/Code/accessEnded`` instead of reading another row (or another
-    /// thread's statement). For another engine, the row's index in its result (results
-    /// are immutable, so a kept view still reads its own row).
+    /// thread's statement). For another engine, ``engineRow`` plus the row's index in its
+    /// result (results are immutable, so a kept view still reads its own row).
     @usableFromInline let token: UInt64
+
+    /// The flag of `token` saying that `source` is an ``EngineResult`` (a statement's row
+    /// counter starts at 0 and counts steps: it never reaches 2^63).
+    @usableFromInline static let engineRow: UInt64 = 1 << 63
 
     /// A view of the statement's current row.
     @inlinable
     init(statement: Statement) {
-        self.statement = statement
-        engineRows = nil
-        token = statement.currentRowToken
+        source = statement
+        token = statement.currentRowToken & ~Self.engineRow
     }
 
     /// A view of row `row` of an engine's result.
-    package init(rows: any EngineRows, row: Int) {
-        statement = nil
-        engineRows = rows
-        token = UInt64(truncatingIfNeeded: row)
+    package init(result: EngineResult, row: Int) {
+        source = result
+        token = UInt64(truncatingIfNeeded: row) & ~Self.engineRow | Self.engineRow
     }
+
+    /// The statement when this is a SQLite row, or `nil`.
+    @inlinable @inline(__always)
+    var sqliteStatement: Statement? {
+        token & Self.engineRow == 0 ? unsafeDowncast(source, to: Statement.self) : nil
+    }
+
+    /// Another engine's result; call only when ``sqliteStatement`` is `nil`.
+    @inlinable @inline(__always)
+    var engineResult: EngineResult { unsafeDowncast(source, to: EngineResult.self) }
+
+    /// The row's index in its engine result.
+    @inlinable @inline(__always)
+    var engineRowIndex: Int { Int(truncatingIfNeeded: token & ~Self.engineRow) }
 
     @inlinable
     var layout: ColumnLayout {
-        if let statement { return statement.layout }
-        return engineLayout
-    }
-
-    @usableFromInline
-    var engineLayout: ColumnLayout {
-        engineRows?.layout ?? ColumnLayout(names: [])
+        if let statement = sqliteStatement { return statement.layout }
+        return engineResult.rows.layout
     }
 
     /// Throws when this view's row is no longer the statement's current row.
     @inlinable @inline(__always)
     func checkRow() throws {
-        if let statement { try statement.checkRow(token) }
+        if let statement = sqliteStatement { try statement.checkRow(token) }
     }
 
     @inlinable
     func rawValue(at index: Int) throws -> SQLiteValue {
-        guard let statement else { return try engineValue(at: index) }
-        try statement.checkRow(token)
-        return try statement.value(at: Int32(index))
-    }
-
-    /// Column `index` of an engine's row, or an out-of-range error.
-    @usableFromInline
-    func engineValue(at index: Int) throws -> SQLiteValue {
-        guard let engineRows else { throw columnOutOfRange(index, engineLayout) }
-        return try engineRows.value(row: Int(truncatingIfNeeded: token), column: index)
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return try statement.value(at: Int32(index))
+        }
+        return try engineResult.rows.value(row: engineRowIndex, column: index)
     }
 
     /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions;
     /// another engine's rows answer from their own typed reads).
     @inlinable
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
-        guard let statement else { return engineRows?.integerColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
-        try statement.checkRow(token)
-        return try statement.integerColumn(at: index)
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return try statement.integerColumn(at: index)
+        }
+        return engineResult.rows.integerColumn(row: engineRowIndex, column: index)
     }
 
     /// Column `index` when it holds a REAL.
     @inlinable
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
-        guard let statement else { return engineRows?.realColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
-        try statement.checkRow(token)
-        return try statement.realColumn(at: index)
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return try statement.realColumn(at: index)
+        }
+        return engineResult.rows.realColumn(row: engineRowIndex, column: index)
     }
 
     /// Column `index` when it holds valid UTF-8 TEXT.
     @inlinable
     func textColumn(at index: Int) throws -> TypedColumn<String> {
-        guard let statement else { return engineRows?.textColumn(row: Int(truncatingIfNeeded: token), column: index) ?? .other }
-        try statement.checkRow(token)
-        return try statement.textColumn(at: index)
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return try statement.textColumn(at: index)
+        }
+        return engineResult.rows.textColumn(row: engineRowIndex, column: index)
     }
 
     /// Column names, in order.
@@ -289,9 +303,11 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `if let index = try row.columnIndex(named: "email") { … }`.
     public func columnIndex(named name: String) throws -> Int? {
-        guard let statement else { return engineLayout.index(of: name) }
-        try statement.checkRow(token)
-        return statement.columnIndex(named: name)
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return statement.columnIndex(named: name)
+        }
+        return engineResult.rows.layout.index(of: name)
     }
 
     /// The number of columns.
@@ -299,9 +315,11 @@ public struct RowView: ColumnDecoding {
     /// For example, `let width = try row.count`.
     public var count: Int {
         get throws {
-            guard let statement else { return engineLayout.names.count }
-            try statement.checkRow(token)
-            return statement.resultWidth
+            if let statement = sqliteStatement {
+                try statement.checkRow(token)
+                return statement.resultWidth
+            }
+            return engineResult.rows.layout.names.count
         }
     }
 
@@ -309,12 +327,12 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `rows.append(try row.copy())`.
     public func copy() throws -> Row {
-        guard let statement else {
-            let layout = engineLayout
-            return Row(layout: layout, values: try layout.names.indices.map { try engineValue(at: $0) })
+        if let statement = sqliteStatement {
+            try statement.checkRow(token)
+            return try statement.copyRow()
         }
-        try statement.checkRow(token)
-        return try statement.copyRow()
+        let layout = engineResult.rows.layout
+        return Row(layout: layout, values: try layout.names.indices.map { try rawValue(at: $0) })
     }
 
     /// The raw value of column `index` (0-based).
@@ -362,6 +380,17 @@ public struct RowView: ColumnDecoding {
 
 @available(*, unavailable)
 extension RowView: Sendable {}
+
+/// One result of another engine's connection, made once per result and shared by the
+/// views of its rows (a class of its own, so that ``RowView`` holds one plain reference).
+@usableFromInline
+package final class EngineResult {
+    @usableFromInline package let rows: any EngineRows
+
+    package init(_ rows: any EngineRows) {
+        self.rows = rows
+    }
+}
 
 /// What a typed fast read found in a column: the expected storage class's value,
 /// `NULL`, or something else (for the general path to convert or report).

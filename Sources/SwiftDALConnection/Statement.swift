@@ -60,7 +60,7 @@ public final class Statement {
     private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
     /// When the current execution's first step ran, if an observer is told of it.
-    private var observedStart: ContinuousClock.Instant?
+    private var observedStart: MonotonicTime?
     /// The rows the current execution has produced.
     private var rowsProduced = 0
 
@@ -340,7 +340,7 @@ public final class Statement {
     func step(arguments: StatementArguments?) throws -> Bool {
         advanceRowToken()
         if isFirstStep, access.observation != nil {
-            observedStart = .now
+            observedStart = MonotonicTime.now
             rowsProduced = 0
         }
         let code = sqlite3_step(handle)

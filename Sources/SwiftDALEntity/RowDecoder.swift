@@ -6,9 +6,11 @@ import SwiftDALConnection
 /// nested `Decodable` values are read from JSON text.
 struct RowDecoder: Decoder {
     // Three words at most, so that the `any Decoder` handed to `init(from:)` stores the
-    // decoder inline instead of allocating a box for every row.
+    // decoder inline instead of allocating a box for every row: the row view is two
+    // words, and the entity is kept as a plain metatype (one word; `any Entity.Type`
+    // would add its witness table), cast back only to name the table in an error.
     let row: RowView
-    let entity: any Entity.Type
+    let entity: Any.Type
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -16,6 +18,9 @@ struct RowDecoder: Decoder {
         self.row = row
         self.entity = entity
     }
+
+    /// The entity's table, for errors.
+    var tableName: String? { (entity as? any Entity.Type)?.tableName }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(KeyedContainer<Key>(decoder: self))
@@ -32,7 +37,7 @@ struct RowDecoder: Decoder {
     func unsupported(_ what: String) -> DALError {
         DALError(
             .conversionFailed, "\(entity) cannot be decoded from a row: \(what) is not supported",
-            table: entity.tableName)
+            table: tableName)
     }
 
     // The per-column reads, by column name. They take the key's string rather than the
@@ -66,14 +71,14 @@ struct RowDecoder: Decoder {
             .invalidColumn,
             "\(entity) has a property \(name) but the row has no such column "
                 + "(columns: \(try row.columnNames.joined(separator: ", ")))",
-            table: entity.tableName, column: name)
+            table: tableName, column: name)
     }
 
     /// `error` with the entity's table when it names none.
     func withTable(_ error: DALError) -> DALError {
         guard error.table == nil else { return error }
         var error = error
-        error.table = entity.tableName
+        error.table = tableName
         return error
     }
 
@@ -182,7 +187,7 @@ struct RowDecoder: Decoder {
             throw DALError(
                 .conversionFailed,
                 "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): \(String(describing: firstError))",
-                table: decoder.entity.tableName, column: key.stringValue, underlying: firstError)
+                table: decoder.tableName, column: key.stringValue, underlying: firstError)
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws

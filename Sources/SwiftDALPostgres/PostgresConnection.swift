@@ -422,7 +422,8 @@ final class PostgresConnection: EngineConnection {
             completedStatements += 1
             let rows = PostgresRows(result: result, shape: statement?.shape)  // frees the result when released
             statement?.shape = rows.shape
-            for row in 0..<rows.rowCount { try body(RowView(rows: rows, row: row)) }
+            let result = EngineResult(rows)
+            for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
             return rows.rowCount
         case PGRES_EMPTY_QUERY:
             PQclear(result)

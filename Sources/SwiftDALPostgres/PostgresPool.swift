@@ -35,6 +35,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     private let connectionString: String
     /// What each connection's `Database` is opened with (time limit, observer).
     private let settings: Configuration
+    /// Whether calls measure their wait for a connection (an observer reads it).
+    private let measuresWaits: Bool
     /// What the pool's connections are called in errors: host, port and database.
     public let name: String
     private let slots: [Slot]
@@ -84,6 +86,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         settings.observer = configuration.observer
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         self.settings = settings
+        measuresWaits = settings.observer != nil
         slots = (0..<configuration.maximumConnections).map { _ in Slot() }
         available = DispatchSemaphore(value: configuration.maximumConnections)
     }
@@ -102,7 +105,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         guard !isClosed.load(ordering: .acquiring) else {
             throw DALError(.connectionClosed, "the PostgreSQL pool on \(name) is closed")
         }
-        let wait = ConnectionWait(settings)
+        let wait = ConnectionWait(measuring: measuresWaits)
         let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: Self.nanoseconds(configuration.acquireTimeout)))
         guard available.wait(timeout: deadline, countingWaitersIn: waiting) == .success else {
             throw DALError(
