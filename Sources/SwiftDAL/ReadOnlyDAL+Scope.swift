@@ -113,8 +113,14 @@ extension ReadOnlyDAL {
     /// key's values, then the scope's.
     @usableFromInline
     func scopedKeyArguments(_ id: some EntityKey, _ mapping: TableMapping) throws -> StatementArguments {
-        var arguments = try mapping.keyArguments(id)
-        if mapping.isScoped { try arguments.append(contentsOf: StatementArguments(values: scopeValues)) }
+        try scopedArguments(mapping.keyArguments(id))
+    }
+
+    /// `arguments`, then the scope's values.
+    @usableFromInline
+    func scopedArguments(_ arguments: StatementArguments) throws -> StatementArguments {
+        var arguments = arguments
+        try arguments.append(contentsOf: StatementArguments(values: scopeValues))
         return arguments
     }
 }
