@@ -9,13 +9,15 @@ import PackageDescription
 
 let package = Package(
     name: "SwiftDAL",
+    // Linux is where it is built and tested; macOS 15 is the first with the
+    // Synchronization module (Atomic, Mutex) the connection layer uses.
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SwiftDAL", targets: ["SwiftDAL"]),
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
-        .executable(name: "swiftdal-bench", targets: ["swiftdal-bench"]),
         .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"]),
     ],
     targets: [
@@ -72,9 +74,15 @@ let package = Package(
             name: "swiftdal-demo",
             dependencies: ["SampleDAL", "SwiftDALPostgres", "SwiftDALTestSupport"]
         ),
+        // Not the library: the benchmark, its raw C baselines and its results live under
+        // Tests/Benchmarks, the crash, fault and fuzz harnesses under Tests/Reliability
+        // (executable targets of this package only: no product, so a service cannot depend
+        // on them; `swift run -c release swiftdal-bench` and the .ci scripts build them).
+        //
         // Benchmarks (issue: speed close to the C API): the raw C baseline and the harness.
         .target(
             name: "CRawBench",
+            path: "Tests/Benchmarks/CRawBench",
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("pthread")]
         ),
         // The raw libpq baseline of the PostgreSQL benchmarks (`swiftdal-bench --engine
@@ -82,34 +90,41 @@ let package = Package(
         .target(
             name: "CRawPostgresBench",
             dependencies: ["CSwiftDALPostgres"],
+            path: "Tests/Benchmarks/CRawPostgresBench",
             linkerSettings: [.linkedLibrary("pthread")]
         ),
         .executableTarget(
             name: "swiftdal-bench",
             dependencies: ["CRawBench", "CRawPostgresBench", "SwiftDAL", "SwiftDALPostgres", "SwiftDALTestSupport"],
+            path: "Tests/Benchmarks/swiftdal-bench",
             exclude: ["results", "schema.sql"]
         ),
         // Reliability (crash consistency under SIGKILL).
         .executableTarget(
             name: "swiftdal-crash",
-            dependencies: ["SwiftDAL"]
+            dependencies: ["SwiftDAL"],
+            path: "Tests/Reliability/swiftdal-crash"
         ),
         // Reliability (out-of-memory and I/O-error sweeps).
         .target(
             name: "CSwiftDALFaults",
+            path: "Tests/Reliability/CSwiftDALFaults",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         .executableTarget(
             name: "swiftdal-faults",
-            dependencies: ["CSwiftDALFaults", "SwiftDAL"]
+            dependencies: ["CSwiftDALFaults", "SwiftDAL"],
+            path: "Tests/Reliability/swiftdal-faults"
         ),
         // Reliability (libFuzzer targets; built with -sanitize=fuzzer,address -DFUZZING).
         .target(
-            name: "CSwiftDALFuzzSupport"
+            name: "CSwiftDALFuzzSupport",
+            path: "Tests/Reliability/CSwiftDALFuzzSupport"
         ),
         .executableTarget(
             name: "swiftdal-fuzz",
             dependencies: ["CSwiftDALFuzzSupport", "SwiftDAL"],
+            path: "Tests/Reliability/swiftdal-fuzz",
             exclude: ["corpus"]
         ),
         .target(

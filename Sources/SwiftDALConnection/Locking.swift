@@ -1,6 +1,13 @@
 package import Dispatch
-import Glibc
 package import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
 /// type: the connection it guards is not `Sendable`, and results need not be.
@@ -109,7 +116,9 @@ enum ThreadAccess {
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key) { pointer in
+        pthread_key_create(&key) { value in
+            // Optional on Glibc, not on Darwin: one spelling for both.
+            let pointer: UnsafeMutableRawPointer? = value
             guard let pointer else { return }
             Unmanaged<Holdings>.fromOpaque(pointer).release()
         }

@@ -5,7 +5,7 @@ import SwiftDALPostgres
 import SwiftDALTestSupport
 
 // swiftdal-bench --engine postgres: W1–W8 of BENCHMARKS.md ("PostgreSQL") through SwiftDAL
-// on a PostgresPool, beside a raw libpq C baseline doing the same work (Sources/CRawPostgresBench),
+// on a PostgresPool, beside a raw libpq C baseline doing the same work (Tests/Benchmarks/CRawPostgresBench),
 // in the same run, the order turning every round, as ratios to raw libpq.
 
 /// One way of doing the work on PostgreSQL.

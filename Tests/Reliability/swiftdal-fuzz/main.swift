@@ -1,6 +1,6 @@
 // swiftdal-fuzz: libFuzzer targets for SwiftDAL. Build and run (see the README):
 //   swift build -c release --product swiftdal-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
-//   .build/release/swiftdal-fuzz --target=condition Sources/swiftdal-fuzz/corpus/condition -max_total_time=60
+//   .build/release/swiftdal-fuzz --target=condition Tests/Reliability/swiftdal-fuzz/corpus/condition -max_total_time=60
 // Targets: condition, values, statement. Without -DFUZZING this program only explains itself.
 import Foundation
 

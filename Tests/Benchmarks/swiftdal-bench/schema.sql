@@ -1,6 +1,6 @@
 -- The benchmark table of BENCHMARKS.md (the C harness creates the same in rawbench.c).
 -- ExplicitUser.swift is generated from it:
---   swift run swiftdal-gen --schema Sources/swiftdal-bench/schema.sql --internal --stem users=Explicit --entity-suffix User --output Sources/swiftdal-bench/ExplicitUser.swift
+--   swift run swiftdal-gen --schema Tests/Benchmarks/swiftdal-bench/schema.sql --internal --stem users=Explicit --entity-suffix User --output Tests/Benchmarks/swiftdal-bench/ExplicitUser.swift
 CREATE TABLE users (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
