@@ -48,6 +48,12 @@ final class ConnectionAccess: @unchecked Sendable {
     @usableFromInline static let closed = UInt.max - 1
 
     @usableFromInline let holder: Atomic<UInt>
+    /// Set when the call holding the connection was stopped (cancelled or past its time
+    /// limit), until the connection is let go: a statement about to start then fails
+    /// at once (SQLITE_INTERRUPT) instead of running. `sqlite3_interrupt` alone stops
+    /// only statements already running: one issued between two statements of a call was
+    /// forgotten when the next began, and that statement ran its full course.
+    let stopRequested = Atomic<Bool>(false)
     /// Counts accesses; a statement or cursor made by `makeStatement`/`makeCursor`
     /// belongs to the access it was made in. Written and read by the holder only.
     @usableFromInline var epoch: UInt64 = 0

@@ -137,17 +137,23 @@ public final class Database {
     /// For example, `if db.engine == .postgres { … }`.
     public var engine: DatabaseEngine { engineConnection?.engine ?? .sqlite }
 
-    /// Interrupts the statement running on this connection now, from any thread (the
-    /// caller guarantees the connection stays open meanwhile).
     /// Forgets an interrupt once the call it was made for has let the connection go.
     func clearInterrupt() {
-        engineConnection?.clearCancelRequest()
+        if let engineConnection {
+            engineConnection.clearCancelRequest()
+        } else {
+            access.stopRequested.store(false, ordering: .releasing)
+        }
     }
 
+    /// Interrupts the statement running on this connection now, from any thread (the
+    /// caller guarantees the connection stays open meanwhile), and refuses the call's
+    /// next statements (all but a rollback) until ``clearInterrupt()``.
     func interruptRunningStatement() {
         if let engineConnection {
             engineConnection.cancelRunningStatement()
         } else if let interruptibleHandle {
+            access.stopRequested.store(true, ordering: .releasing)
             sqlite3_interrupt(interruptibleHandle)
         }
     }

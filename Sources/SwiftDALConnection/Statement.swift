@@ -59,6 +59,9 @@ public final class Statement {
     /// (decoding by name asks for the columns in the same order on every row).
     private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
+    /// Whether this is SwiftDAL's own `ROLLBACK …`: the one statement a stopped call still
+    /// runs (its transaction must end, or the writer would keep its lock).
+    private let isRollback: Bool
     /// When the current execution's first step ran, if an observer is told of it.
     private var observedStart: MonotonicTime?
     /// The rows the current execution has produced.
@@ -99,6 +102,7 @@ public final class Statement {
         handle = statement
         self.sql = sql
         self.access = access
+        isRollback = sql.hasPrefix("ROLLBACK")
         // A statement made for the holder of a pooled connection belongs to that access;
         // on a connection you opened yourself it lives as long as you keep it.
         self.epoch = access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted ? nil : epoch
@@ -339,9 +343,12 @@ public final class Statement {
     @usableFromInline
     func step(arguments: StatementArguments?) throws -> Bool {
         advanceRowToken()
-        if isFirstStep, access.observation != nil {
-            observedStart = MonotonicTime.now
-            rowsProduced = 0
+        if isFirstStep {
+            if access.stopRequested.load(ordering: .acquiring), !isRollback { throw stopped(arguments) }
+            if access.observation != nil {
+                observedStart = MonotonicTime.now
+                rowsProduced = 0
+            }
         }
         let code = sqlite3_step(handle)
         if isFirstStep {
@@ -361,6 +368,15 @@ public final class Statement {
         case let code:
             throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql, arguments: arguments)
         }
+    }
+
+    /// The error of a statement refused because its call was stopped (the call throws
+    /// the reason instead: `CancellationError` or the time limit's error).
+    @inline(never)
+    private func stopped(_ arguments: StatementArguments?) -> SQLiteError {
+        SQLiteError(
+            code: .interrupt, message: "interrupted: the call was cancelled or ran past its time limit", sql: sql,
+            arguments: arguments)
     }
 
     /// Resets after a successful use (clearing large bindings), checking the reset's code.

@@ -60,6 +60,29 @@ func endlessQuery(_ engine: Engine) -> SQL {
         try sample.close()
     }
 
+    /// A stop that lands between two statements of a call (no statement running, so
+    /// `sqlite3_interrupt` or a cancel request has nothing to stop) still stops the next
+    /// one: it fails at once instead of running its course, and the call's transaction is
+    /// rolled back. Without that, the endless query below ran until the test's limit.
+    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    func aStopBetweenTwoStatementsStopsTheNextOne(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let query = endlessQuery(engine)
+        let error = dalError {
+            try withDatabaseTimeout(.milliseconds(200)) {
+                try sample.database.write { db in
+                    try sample.users.insert(UserInfo(name: "late", email: "late@example.com", age: 1))
+                    Thread.sleep(forTimeInterval: 0.6)  // the limit passes here, between statements
+                    _ = try db.fetchScalar(Int.self, query)
+                }
+            }
+        }
+        #expect(error?.code == .timeout)
+        #expect(try sample.users.findByEmail("late@example.com") == nil)
+        #expect(try sample.users.getRecordCount() == 8)
+        try sample.close()
+    }
+
     /// The async form of `withDatabaseTimeout` reaches the calls awaited inside it, which
     /// run on SwiftDAL's own threads.
     @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
