@@ -10,6 +10,8 @@ struct BenchOptions {
     var streamRows: Int64 = 1_000_000
     var workDirectory = NSTemporaryDirectory() + "swiftdal-bench"
     var jsonPath: String?
+    /// Where to write the printed report too, headed by its date and command.
+    var reportPath: String?
     var csvPath: String?
     var svgPath: String?
     var workloads: Set<String>?
@@ -52,6 +54,8 @@ struct BenchOptions {
                              process, against an idle child and getAll(); with --engine
                              postgres, on a throwaway server (or --postgres-url)
           --no-memory        skip the memory probes (child processes)
+          --report PATH      also write the printed report to PATH, headed by the run's
+                             date and command (the committed results/latest*.txt)
           --json PATH        also write the results as JSON
           --csv PATH         also write the results as CSV
           --svg PATH         also write an SVG bar chart of the ratios
@@ -133,6 +137,7 @@ struct BenchOptions {
                 options.walGrowthWrites = Int(try number(argument))
                 sqliteOnly.append(argument)
             case "--json": options.jsonPath = try value(argument)
+            case "--report": options.reportPath = try value(argument)
             case "--csv": options.csvPath = try value(argument)
             case "--svg":
                 options.svgPath = try value(argument)

@@ -353,6 +353,7 @@ func runPostgresBench(_ options: BenchOptions) throws {
         options: options, scale: scale, measurements: measurements, concurrent: concurrent, serverVersion: version,
         libpqVersion: rawpg_library_version(), server: serverLabel, serverSettings: settings)
     print(report.table())
+    try writeReport(report.table(), to: options.reportPath)
     if let path = options.jsonPath {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

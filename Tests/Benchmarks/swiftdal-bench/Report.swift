@@ -198,3 +198,12 @@ func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
     let spaces = String(repeating: " ", count: width - count)
     return right ? spaces + text : text + spaces
 }
+
+/// Writes `table` to `path` (when given), headed by the date and the command of this run,
+/// so that a committed report says where its figures come from without a hand edit.
+func writeReport(_ table: String, to path: String?) throws {
+    guard let path else { return }
+    let command = (["swift run -c release swiftdal-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    let header = "# Written by the run of \(ISO8601DateFormatter().string(from: Date())): \(command)\n\n"
+    try (header + table + (table.hasSuffix("\n") ? "" : "\n")).write(toFile: path, atomically: true, encoding: .utf8)
+}

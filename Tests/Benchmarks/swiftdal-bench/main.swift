@@ -47,6 +47,7 @@ do {
     let report = BenchReport(options: options, measurements: measurements, concurrent: concurrent, memory: memory,
                              sqliteVersion: sqliteVersion)
     print(report.table())
+    try writeReport(report.table(), to: options.reportPath)
     if let path = options.jsonPath {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
