@@ -531,6 +531,8 @@ public final class Statement {
     /// The string of `bytes`, or `nil` when they are not valid UTF-8. `String(decoding:)`
     /// is the fast path but repairs invalid input; a repaired string never has the same
     /// bytes as its input, so comparing them tells the two apart.
+    /// (`String(validating:as:)`, one pass, measured ×1.5 the instructions of the whole
+    /// W2 fetch with callgrind on Swift 6.3: its generic path is not specialized here.)
     package static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }  // ASCII never needs repair
         var string = String(decoding: bytes, as: UTF8.self)
