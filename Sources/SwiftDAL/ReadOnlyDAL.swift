@@ -34,6 +34,7 @@ import SwiftDALSchema
 /// let best = try ProductSaleDAL(database: pool).findTop(10)
 /// ```
 open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
+    /// The entity this DAL reads: `T`.
     public typealias EntityType = T
 
     /// The database this DAL works on (a ``DatabasePool`` or ``DatabaseQueue``).

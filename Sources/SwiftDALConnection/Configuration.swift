@@ -66,17 +66,25 @@ public struct Configuration: Sendable {
 
     /// SQLite journal modes.
     public enum JournalMode: String, Sendable {
+        /// `DELETE`: a rollback journal, deleted at each commit (SQLite's default for files).
         case delete = "DELETE"
+        /// `TRUNCATE`: a rollback journal, truncated to zero bytes at each commit.
         case truncate = "TRUNCATE"
+        /// `PERSIST`: a rollback journal, kept and its header zeroed at each commit.
         case persist = "PERSIST"
+        /// `WAL`: a write-ahead log; readers never block the writer (the default, and what a pool needs).
         case wal = "WAL"
     }
 
     /// `PRAGMA synchronous` levels.
     public enum Synchronous: String, Sendable {
+        /// `OFF`: no syncs; a power loss can corrupt the database.
         case off = "OFF"
+        /// `NORMAL`: syncs at checkpoints; in WAL mode, a power loss can lose the last commits, never consistency.
         case normal = "NORMAL"
+        /// `FULL`: syncs at every commit; committed transactions survive a power loss (the default).
         case full = "FULL"
+        /// `EXTRA`: like `FULL`, and also syncs the directory after a rollback journal is deleted.
         case extra = "EXTRA"
     }
 }

@@ -16,8 +16,11 @@
 public struct DALError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a stable code.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name (`"notFound"`); a new code is any other stable name.
         public let rawValue: String
+        /// A code from its name: SwiftDAL's own are the static constants below.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name, as in `DALError.notFound`.
         public var description: String { rawValue }
 
         /// No row has the requested key.
@@ -106,6 +109,7 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The code, the message, and the table, column and SQL when known; never bound values.
     public var description: String {
         var text = "DALError.\(code): \(message)"
         if let table { text += " [table \(table)]" }
@@ -116,8 +120,12 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
 
     /// Shorthand for matching in `catch`: `catch DALError.notFound`.
     public static let notFound = Code.notFound
+    /// Shorthand for ``Code/invalidColumn``: `catch DALError.invalidColumn`.
     public static let invalidColumn = Code.invalidColumn
+    /// Shorthand for ``Code/conversionFailed``: `catch DALError.conversionFailed`.
     public static let conversionFailed = Code.conversionFailed
+    /// Shorthand for ``Code/argumentMismatch``: `catch DALError.argumentMismatch`.
     public static let argumentMismatch = Code.argumentMismatch
+    /// Shorthand for ``Code/reentrantAccess``: `catch DALError.reentrantAccess`.
     public static let reentrantAccess = Code.reentrantAccess
 }

@@ -104,28 +104,76 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
 
     // MARK: async forms (run on SwiftDAL's own threads)
 
+    /// The `async` form of ``findById(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findById(_ id: some EntityKey) async throws -> EntityType?
+    /// The `async` form of ``findByIds(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findByIds(_ ids: [some EntityKey]) async throws -> [EntityType]
+    /// The `async` form of ``findSingle(condition:orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findSingle(condition: SQL, orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``find(condition:orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func find(condition: SQL, orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``findFirst(orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findFirst(orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``findLast(orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findLast(orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``findTop(_:condition:orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findTop(_ count: Int, condition: SQL?, orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``findWithPager(condition:pager:orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) async throws -> Page<EntityType>
+    /// The `async` form of ``findPage(after:limit:condition:orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) async throws -> KeysetPage<EntityType>
+    /// The `async` form of ``getAll(orderBy:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getAll(orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``getRecordCount(condition:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getRecordCount(condition: SQL?) async throws -> Int
+    /// The `async` form of ``isExistRecord(condition:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExistRecord(condition: SQL) async throws -> Bool
+    /// The `async` form of ``isExist(fieldName:value:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExist(fieldName: String, value: some SQLiteValueConvertible) async throws -> Bool
+    /// The `async` form of ``getFieldList(_:condition:as:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) async throws -> [Value]
+    /// The `async` form of ``getFieldValue(_:fieldName:as:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type) async throws -> Value?
+    /// The `async` form of ``sqlValueList(_:as:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]
+    /// The `async` form of ``insert(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insert(_ entity: EntityType) async throws
+    /// The `async` form of ``insert2(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insert2(_ entity: EntityType) async throws -> Int64
+    /// The `async` form of ``insertRange(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insertRange(_ entities: [EntityType]) async throws -> Int
+    /// The `async` form of ``update(_:key:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func update(_ entity: EntityType, key: some EntityKey) async throws -> Bool
+    /// The `async` form of ``updateFields(_:key:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws -> Bool
+    /// The `async` form of ``upsert(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func upsert(_ entity: EntityType) async throws
+    /// The `async` form of ``deleteById(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func deleteById(_ id: some EntityKey) async throws -> Bool
+    /// The `async` form of ``deleteByCondition(_:)``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func deleteByCondition(_ condition: SQL) async throws -> Int
 }

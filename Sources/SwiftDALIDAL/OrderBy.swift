@@ -4,7 +4,9 @@ import Foundation
 ///
 /// For example, `OrderBy("age", .descending)`.
 public enum SortDirection: String, Sendable, Hashable {
+    /// `ASC`: smallest first (`NULL`s first on SQLite, last on PostgreSQL).
     case ascending = "ASC"
+    /// `DESC`: largest first (`NULL`s last on SQLite, first on PostgreSQL).
     case descending = "DESC"
 
     /// The opposite direction.

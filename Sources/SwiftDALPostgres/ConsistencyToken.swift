@@ -30,6 +30,7 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
         String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
+    /// Whether `left` is an earlier WAL position than `right` (a session keeps the later of two).
     public static func < (left: ConsistencyToken, right: ConsistencyToken) -> Bool { left.position < right.position }
 
     /// The position of an LSN in PostgreSQL's text form, or `nil`.
