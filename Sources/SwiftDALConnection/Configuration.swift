@@ -41,7 +41,7 @@ public struct Configuration: Sendable {
     /// A time limit for every call on this database (a `read`/`write` closure, a DAL
     /// call): a call still running when it passes is stopped and throws
     /// ``DALError/Code/timeout``; `nil` (the default): no limit. A limit set with
-    /// ``withDatabaseTimeout(_:operation:)`` takes its place for the calls inside it.
+    /// ``withDatabaseTimeout(_:operation:)-l73r`` takes its place for the calls inside it.
     public var callTimeout: Duration?
     /// The most reader connections a ``DatabasePool`` opens (at least 1); each opens
     /// when reads first need it.

@@ -54,7 +54,7 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// A connection, statement, cursor or row view used outside the `read`/`write`
         /// closure (or DAL call) it was lent to, or a pooled connection closed directly.
         public static let accessEnded = Code(rawValue: "accessEnded")
-        /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)``,
+        /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)-l73r``,
         /// ``Configuration/callTimeout``) and was stopped; its transaction was rolled back.
         public static let timeout = Code(rawValue: "timeout")
         /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One SQLite connection.
 ///
-/// You normally get a `Database` inside ``DatabaseQueue/read(_:)`` / ``DatabasePool/write(_:)``
+/// You normally get a `Database` inside ``DatabaseQueue/read(_:)-41sxm`` / ``DatabasePool/write(_:)-2qmfr``
 /// closures; it is not `Sendable` and must not leave the closure. Opening it applies
 /// the ``Configuration``: foreign keys, busy timeout, journal mode, synchronous and
 /// your pragmas. Statements are prepared once per SQL text and cached.

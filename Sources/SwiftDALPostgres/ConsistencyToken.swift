@@ -44,7 +44,7 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
 }
 
 /// The reads-after-writes state of one caller (a request, a user's session): the
-/// newest write it made or was told about. Inside ``run(_:)`` every read of a
+/// newest write it made or was told about. Inside ``run(_:)-5b11m`` every read of a
 /// ``PostgresCluster`` goes only to a replica that has replayed that write (or to the
 /// primary), and every write moves the session on.
 ///

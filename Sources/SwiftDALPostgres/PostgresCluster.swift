@@ -50,7 +50,7 @@ public struct ReplicaStatus: Sendable, Hashable {
     public let problem: String?
 }
 
-/// A PostgreSQL primary with hot standbys, as one ``DatabaseWriter``: every DAL works on
+/// A PostgreSQL primary with hot standbys, as one ``SwiftDAL/DatabaseWriter``: every DAL works on
 /// it unchanged. Writes and `write { }` transactions go to the primary; reads and
 /// `read { }` go to a healthy replica (in turn), else to the primary.
 ///
