@@ -63,6 +63,9 @@ extension EntityGenerator {
     }
 
     /// The access level of generated declarations.
+    ///
+    /// For example, `options.access = .internal` (the command's `--internal`) for code
+    /// inside a service's own module.
     public enum AccessLevel: String, Sendable, Hashable {
         /// `public`: for a DAL module that services import.
         case `public`

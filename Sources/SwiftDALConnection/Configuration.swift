@@ -65,6 +65,8 @@ public struct Configuration: Sendable {
     public init() {}
 
     /// SQLite journal modes.
+    ///
+    /// For example, `configuration.journalMode = .wal`.
     public enum JournalMode: String, Sendable {
         /// `DELETE`: a rollback journal, deleted at each commit (SQLite's default for files).
         case delete = "DELETE"
@@ -77,6 +79,8 @@ public struct Configuration: Sendable {
     }
 
     /// `PRAGMA synchronous` levels.
+    ///
+    /// For example, `configuration.synchronous = .normal`.
     public enum Synchronous: String, Sendable {
         /// `OFF`: no syncs; a power loss can corrupt the database.
         case off = "OFF"

@@ -15,6 +15,8 @@
 /// ```
 public struct DALError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a stable code.
+    ///
+    /// For example, `catch DALError.Code.notFound`, or `error.code == .invalidColumn`.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code's name (`"notFound"`); a new code is any other stable name.
         public let rawValue: String

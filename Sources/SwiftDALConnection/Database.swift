@@ -19,6 +19,8 @@ import Synchronization
 /// ```
 public final class Database {
     /// How a connection is opened.
+    ///
+    /// For example, `try Database(path: path, mode: .readOnly)`.
     public enum Mode: Sendable {
         /// Read and write; the file is created if missing.
         case readWrite

@@ -74,7 +74,9 @@ extension SQL: ExpressibleByStringInterpolation {
         }
     }
 
-    /// Builds ``SQL`` from an interpolated literal.
+    /// Builds ``SQL`` from an interpolated literal; the compiler uses it, you write the literal.
+    ///
+    /// For example, `let condition: SQL = "age > \(18) AND name LIKE \(startingWith: prefix)"`.
     public struct Interpolation: StringInterpolationProtocol {
         var sql = ""
         var arguments = StatementArguments()

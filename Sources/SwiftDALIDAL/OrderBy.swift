@@ -37,6 +37,8 @@ public enum SortDirection: String, Sendable, Hashable {
 /// ```
 public struct OrderBy: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// One sort key.
+    ///
+    /// For example, `OrderBy(terms: [OrderBy.Term(column: "age", direction: .descending)])`.
     public struct Term: Sendable, Hashable {
         /// The column name, validated against the table when the query is built.
         public var column: String

@@ -13,6 +13,8 @@ public import SwiftDALConnection
 /// ```
 public struct PostgresClusterConfiguration: Sendable {
     /// How far behind a replica may be and still serve reads without a token.
+    ///
+    /// For example, `configuration.maximumReplicaLag = .time(.seconds(2))`.
     public enum ReplicaLag: Sendable, Hashable {
         /// At most this many bytes of the primary's write-ahead log not yet replayed.
         case bytes(Int64)

@@ -138,6 +138,8 @@ public final class QueryPlanGuard: DatabaseObserver {
 /// For example, `catch let violation as QueryPlanViolation { print(violation.scans.map(\.table)) }`.
 public struct QueryPlanViolation: Error, CustomStringConvertible {
     /// One statement that reads a whole table.
+    ///
+    /// For example, `violation.scans.map(\.table)` names the tables scanned.
     public struct Scan: Sendable {
         /// The statement's SQL (placeholders only).
         public let sql: String
