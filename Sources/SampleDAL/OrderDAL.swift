@@ -7,6 +7,7 @@ public import SwiftDAL
 public final class OrderDAL: BaseDAL<OrderInfo>, @unchecked Sendable {
     /// Newest orders first by default.
     public override var defaultSortField: String { "placed_at" }
+    /// Descending, so that the newest orders come first.
     public override var defaultSortDirection: SortDirection { .descending }
 
     /// Refuses orders that could never be valid, before SQLite sees them.

@@ -6,13 +6,20 @@ public import SwiftDAL
 ///
 /// For example, `try orders.insert(OrderInfo(userID: 1, product: "Pen", quantity: 2, unitPrice: 0.99))`.
 public struct OrderInfo: Entity, Codable, Hashable {
+    /// The table: `orders`.
     public static let tableName = "orders"
 
+    /// The key; `nil` until inserted: SQLite assigns it.
     public var id: Int64?
+    /// Column `user_id`: the user who placed the order (a foreign key to `users`).
     public var userID: Int64
+    /// Column `product`: what was ordered.
     public var product: String
+    /// Column `quantity`: how many, at least 1 (a `CHECK` constraint).
     public var quantity: Int
+    /// Column `unit_price`: the price of one item, stored as text without loss.
     public var unitPrice: Decimal
+    /// Column `placed_at`: when the order was placed, stored as UTC text.
     public var placedAt: Date
 
     enum CodingKeys: String, CodingKey {
@@ -24,6 +31,7 @@ public struct OrderInfo: Entity, Codable, Hashable {
         case placedAt = "placed_at"
     }
 
+    /// An order; `id` is `nil` for a new one and `placedAt` defaults to now.
     public init(
         id: Int64? = nil, userID: Int64, product: String, quantity: Int, unitPrice: Decimal, placedAt: Date = Date()
     ) {
@@ -43,10 +51,14 @@ public struct OrderInfo: Entity, Codable, Hashable {
 ///
 /// For example, `try tags.findById(CompositeKey(1, "admin"))`.
 public struct UserTag: Entity, Codable, Hashable {
+    /// The table: `user_tags` (a `WITHOUT ROWID` table).
     public static let tableName = "user_tags"
+    /// The composite key: look rows up with `CompositeKey(userID, tag)`.
     public static let primaryKey = ["user_id", "tag"]
 
+    /// Column `user_id`: the tagged user (a foreign key to `users`).
     public var userID: Int64
+    /// Column `tag`: the tag's text.
     public var tag: String
 
     enum CodingKeys: String, CodingKey {
@@ -54,6 +66,7 @@ public struct UserTag: Entity, Codable, Hashable {
         case tag
     }
 
+    /// A tag of a user.
     public init(userID: Int64, tag: String) {
         self.userID = userID
         self.tag = tag

@@ -15,6 +15,7 @@ public import SwiftDAL
 ///
 /// For example, `try SampleSchema.migrator.migrate(pool)` creates or upgrades a database.
 public enum SampleSchema {
+    /// The three migrations above, in order: `try SampleSchema.migrator.migrate(database)`.
     public static let migrator: Migrator = {
         var migrator = Migrator()
         migrator.register("1-create-users-and-orders") { db in
@@ -101,6 +102,7 @@ public enum SampleSchema {
 /// For example, `try SampleFixtures.build(in: "Fixtures")` (what
 /// `swift run swiftdal-demo --make-fixtures Fixtures` does).
 public enum SampleFixtures {
+    /// Writes the fixture databases and `schema.sql` into `directory`, from the seed files `seed-v1.sql` and `seed-v2.sql` found there; throws the first SQLite or file-system error.
     public static func build(in directory: String) throws {
         let seed1 = try String(contentsOfFile: directory + "/seed-v1.sql", encoding: .utf8)
         let seed2 = try String(contentsOfFile: directory + "/seed-v2.sql", encoding: .utf8)

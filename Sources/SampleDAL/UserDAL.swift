@@ -1,6 +1,6 @@
 public import SwiftDAL
 
-/// The DAL of `users`: everything from ``BaseDAL``, plus a few queries of its own, and
+/// The DAL of `users`: everything from ``SwiftDAL/BaseDAL``, plus a few queries of its own, and
 /// users listed by name unless told otherwise.
 ///
 /// For example:

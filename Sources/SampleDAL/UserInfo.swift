@@ -10,7 +10,9 @@ public import SwiftDAL
 /// let id = try users.insert2(user)
 /// ```
 public struct UserInfo: Entity, Hashable {
+    /// The table: `users`.
     public static let tableName = "users"
+    /// The columns, in the order ``init(row:)`` reads them and ``encodeColumns(to:)`` writes them.
     public static let columnNames: [String]? = [
         "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at",
     ]
@@ -21,15 +23,24 @@ public struct UserInfo: Entity, Hashable {
 
     /// `nil` until inserted: SQLite assigns it.
     public var id: Optional<Int64>
+    /// Column `name`: a short user name.
     public var name: String
+    /// Column `full_name`: the full name, or `nil` (`NULL`).
     public var fullName: Optional<String>
+    /// Column `email`: unique in the table (a second insert of one throws `SQLiteError.constraintUnique`).
     public var email: String
+    /// Column `age`: at least 0 (a `CHECK` constraint).
     public var age: Int
+    /// Column `score`: a number, 0 by default.
     public var score: Double
+    /// Column `bio`: free text, or `nil` (`NULL`).
     public var bio: Optional<String>
+    /// Column `avatar`: image bytes, or `nil` (`NULL`).
     public var avatar: Optional<Data>
+    /// Column `created_at`: when the user was created, stored as UTC text.
     public var createdAt: Date
 
+    /// A user; `id` is `nil` for a new one and `createdAt` defaults to now.
     public init(
         id: Int64? = nil, name: String, fullName: String? = nil, email: String, age: Int, score: Double = 0,
         bio: String? = nil, avatar: Data? = nil, createdAt: Date = Date()
@@ -71,6 +82,7 @@ public struct UserInfo: Entity, Hashable {
         }
     }
 
+    /// Writes every column, in ``columnNames`` order.
     public func encodeColumns(to columns: inout ColumnValues) throws {
         try columns.encode(id, for: "id")
         try columns.encode(name, for: "name")

@@ -4,10 +4,10 @@ import SwiftDALEntity
 extension BaseDAL {
     /// Deletes the row with primary key `id`; returns `false` when there was none.
     ///
-    /// With a soft-delete ``scope`` the row is not deleted but marked (its soft-delete
+    /// With a soft-delete ``ReadOnlyDAL/scope`` the row is not deleted but marked (its soft-delete
     /// column set, see ``DeletionMark``) and reads skip it from then on; `false` when it
     /// was already marked. With a tenant scope only the DAL's tenant's row is touched.
-    /// ``purgeById(_:)`` deletes for good.
+    /// ``purgeById(_:)-3hd0t`` deletes for good.
     ///
     /// For example, `try users.deleteById(42)`.
     @discardableResult
@@ -24,7 +24,7 @@ extension BaseDAL {
     }
 
     /// Deletes the rows matching `condition` and returns how many. An empty condition is
-    /// refused (write `"1 = 1"` to mean every row). With a ``scope`` it deletes (or, with
+    /// refused (write `"1 = 1"` to mean every row). With a ``ReadOnlyDAL/scope`` it deletes (or, with
     /// soft delete, marks) only rows inside it: the condition is ANDed with the scope in
     /// parentheses, so an `OR` in it cannot reach other tenants' rows.
     ///

@@ -5,7 +5,7 @@ extension BaseDAL {
     /// Inserts `entity`. A `nil` primary key is assigned by SQLite, and a `nil` for a
     /// column with a `DEFAULT` leaves the column out, so that its default applies (see
     /// the README, "What nil means"). Throws ``SQLiteError`` on a constraint violation
-    /// (`constraintKind` tells which). With a tenant ``scope`` the row gets the DAL's
+    /// (`constraintKind` tells which). With a tenant ``ReadOnlyDAL/scope`` the row gets the DAL's
     /// tenant; an entity carrying another tenant's value throws
     /// ``DALError/Code/scopeViolation`` (so do `insert2`, `insertRange` and `upsert`).
     ///
@@ -16,11 +16,11 @@ extension BaseDAL {
         }
     }
 
-    /// Inserts `entity` exactly like ``insert(_:)``, and also returns the new row's
+    /// Inserts `entity` exactly like ``insert(_:)-14pzp``, and also returns the new row's
     /// rowid (the full 64-bit value; the assigned primary key for `INTEGER PRIMARY KEY`).
     ///
     /// A `WITHOUT ROWID` table or a view has no rowid: `insert2` then throws
-    /// ``DALError/Code/noRowID`` before inserting anything (use ``insert(_:)``: the
+    /// ``DALError/Code/noRowID`` before inserting anything (use ``insert(_:)-14pzp``: the
     /// entity's own key identifies the row). It never returns a number that is not the
     /// new row's rowid.
     ///
@@ -60,10 +60,10 @@ extension BaseDAL {
     }
 
     /// Inserts `entity`, or, when a row has its primary key, writes the columns whose
-    /// value differs from the stored one (exactly like ``update(_:)``), atomically: the
+    /// value differs from the stored one (exactly like ``update(_:)-1hpg9``), atomically: the
     /// check and the write run in one `IMMEDIATE` transaction, and the insert carries
     /// `ON CONFLICT(key) DO UPDATE`. Conflicts on other unique columns still throw.
-    /// With a ``scope``, only a row inside it is updated: when the key belongs to a row
+    /// With a ``ReadOnlyDAL/scope``, only a row inside it is updated: when the key belongs to a row
     /// outside it (another tenant's, or a soft-deleted one) nothing is written and
     /// ``DALError/Code/scopeViolation`` is thrown.
     ///

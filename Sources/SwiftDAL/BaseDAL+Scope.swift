@@ -6,7 +6,7 @@ extension BaseDAL {
 
     /// Deletes the row with primary key `id` for good, soft-deleted or not (within the
     /// DAL's tenant); returns `false` when there was none. On a DAL without a soft-delete
-    /// column it is ``deleteById(_:)``.
+    /// column it is ``deleteById(_:)-8r1bc``.
     ///
     /// For example, `try notes.purgeById(7)`.
     @discardableResult

@@ -9,8 +9,8 @@ extension BaseDAL {
     /// and written back unchanged leaves the stored bytes as they were (a date stored as
     /// `'1948-12-08'`, a number stored as text, JSON with its own spacing), and a
     /// `NOT NULL` column with a default keeps its value when the entity holds `nil`.
-    /// When nothing changed, nothing is written. Use ``updateFields(_:key:)`` to write
-    /// given values whatever is stored. With a ``scope`` only a row inside it is found
+    /// When nothing changed, nothing is written. Use ``updateFields(_:key:)-2vi39`` to write
+    /// given values whatever is stored. With a ``ReadOnlyDAL/scope`` only a row inside it is found
     /// and updated; the tenant column is never written (an entity carrying another
     /// tenant's value throws ``DALError/Code/scopeViolation``; `nil` keeps the row's).
     ///
@@ -26,7 +26,7 @@ extension BaseDAL {
     }
 
     /// Writes the non-key columns of `entity` that differ from what the row with the
-    /// entity's own primary key stores (see ``update(_:key:)``); returns `false` when no
+    /// entity's own primary key stores (see ``update(_:key:)-7i5vy``); returns `false` when no
     /// row has it (or the key is `NULL`).
     ///
     /// For example, `try users.update(user)`.
@@ -81,7 +81,7 @@ extension BaseDAL {
 
     /// Writes the given columns (names checked against the table) of the row with
     /// primary key `key`, whatever they store now; returns `false` when no row has it.
-    /// With a ``scope`` only a row inside it is written, and the tenant column cannot be
+    /// With a ``ReadOnlyDAL/scope`` only a row inside it is written, and the tenant column cannot be
     /// named (``DALError/Code/scopeViolation``).
     ///
     /// For example, `try users.updateFields(["age": 32, "bio": nil], key: 42)`.

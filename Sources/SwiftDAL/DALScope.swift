@@ -13,8 +13,8 @@ public import SwiftDALConnection
 /// With a soft-delete column (nullable, `NULL` for a live row) reads skip rows where it
 /// is not `NULL`, and `deleteById`/`deleteByCondition` set it (to ``DeletionMark``)
 /// instead of deleting. ``ReadOnlyDAL/includingDeleted`` reads deleted rows too;
-/// ``BaseDAL/restoreById(_:)`` brings one back; ``BaseDAL/purgeById(_:)`` and
-/// ``BaseDAL/purgeByCondition(_:)`` delete for good (within the tenant).
+/// ``BaseDAL/restoreById(_:)-ehfc`` brings one back; ``BaseDAL/purgeById(_:)-3hd0t`` and
+/// ``BaseDAL/purgeByCondition(_:)-7gkwo`` delete for good (within the tenant).
 ///
 /// For example:
 ///

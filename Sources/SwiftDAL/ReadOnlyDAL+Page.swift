@@ -11,7 +11,7 @@ extension ReadOnlyDAL {
     /// The primary key is appended to the order as the tie-breaker when the order does
     /// not hold it, so every row has one place. Each page is one indexed range read
     /// (`WHERE (a, id) > (?, ?) ORDER BY a, id LIMIT ?`), however deep the page: unlike
-    /// ``findWithPager(condition:pager:orderBy:)``'s offsets, rows inserted or deleted
+    /// ``findWithPager(condition:pager:orderBy:)-3bd7c``'s offsets, rows inserted or deleted
     /// between pages never make a row present from the start appear twice or be
     /// skipped. An order that mixes `ASC` and `DESC` works (an expanded `OR` form is used
     /// then). `NULL`s in a sort column are paged through where the engine sorts them:

@@ -27,8 +27,8 @@ extension ReadOnlyDAL {
     /// tenant, order, cursor key and scope, without the `deleted_at IS NULL` filter (a
     /// DAL without a soft-delete column reads the same rows through it). It has every
     /// read operation (finds, counts, field values, both kinds of paging) and no writes:
-    /// bring a row back with ``BaseDAL/restoreById(_:)``, or remove it for good with
-    /// ``BaseDAL/purgeById(_:)``. Its cursors are its own (a cursor of the DAL is refused
+    /// bring a row back with ``BaseDAL/restoreById(_:)-ehfc``, or remove it for good with
+    /// ``BaseDAL/purgeById(_:)-3hd0t``. Its cursors are its own (a cursor of the DAL is refused
     /// by the view and the other way round).
     ///
     /// For example, `let trash = try notes.includingDeleted.find(condition: "deleted_at IS NOT NULL")`.

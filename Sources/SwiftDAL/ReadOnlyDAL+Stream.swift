@@ -7,7 +7,7 @@ extension ReadOnlyDAL {
     /// counterpart of ``forEach(condition:orderBy:_:)``, for exports, batch jobs and
     /// streamed responses over large tables.
     ///
-    /// The query is the one ``find(condition:orderBy:)`` runs (this DAL's scope applied:
+    /// The query is the one ``find(condition:orderBy:)-4x7du`` runs (this DAL's scope applied:
     /// its tenant only, soft-deleted rows left out), read in a read-only access of its own
     /// (one snapshot) on a SwiftDAL queue, and decoded there, at most
     /// ``DatabaseStream/bufferSize`` entities ahead of the loop. Leaving the loop early,

@@ -6,7 +6,7 @@ import SwiftDALSchema
 /// tables a service only reads; ``BaseDAL`` extends it with the writes.
 ///
 /// A view has no primary key: declare one in the entity (`static let primaryKey`) to
-/// use the key lookups (``findById(_:)``, ``findByIds(_:)``, ``getFieldValue(_:fieldName:as:)``),
+/// use the key lookups (``findById(_:)-9njmh``, ``findByIds(_:)-5rxs8``, ``getFieldValue(_:fieldName:as:)-22nzr``),
 /// which otherwise throw ``DALError/Code/unsupportedOperation``. Without a key, rows are
 /// listed in the order of the first column unless told otherwise.
 ///
@@ -34,6 +34,7 @@ import SwiftDALSchema
 /// let best = try ProductSaleDAL(database: pool).findTop(10)
 /// ```
 open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
+    /// The entity this DAL reads: `T`.
     public typealias EntityType = T
 
     /// The database this DAL works on (a ``DatabasePool`` or ``DatabaseQueue``).
@@ -127,7 +128,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// ```
     open var scope: DALScope { .none }
 
-    /// The key that signs and checks this DAL's keyset-paging cursors (``findPage(after:limit:condition:orderBy:)``).
+    /// The key that signs and checks this DAL's keyset-paging cursors (``findPage(after:limit:condition:orderBy:)-2kb15``).
     /// Default: ``CursorSigningKey/processDefault``, random per process: override it
     /// with a configured key when cursors must survive restarts or work across the
     /// instances of a service. Read at every `findPage`.
@@ -180,7 +181,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// AND deleted_at IS NULL`, so the query must return those columns), which keeps
     /// other tenants' and deleted entities out of the result; but the tables your query
     /// reads (a join's other tables, a subquery, an aggregate) are not scoped: write
-    /// their tenant conditions yourself. ``sqlValueList(_:as:)``, ``read(_:)`` and
+    /// their tenant conditions yourself. ``sqlValueList(_:as:)-5ugr9``, ``read(_:)`` and
     /// `write(_:)` are never scoped.
     ///
     /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.

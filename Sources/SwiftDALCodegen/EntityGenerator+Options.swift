@@ -31,7 +31,7 @@ extension EntityGenerator {
         /// after the first character, emoji, combining marks after the first character…):
         /// each suffix must be made of identifier characters (or be empty), the two must
         /// differ, and every stem plus each suffix must be a Swift type name that is not a
-        /// keyword. Throws ``DALError/Code/schemaMismatch`` naming what is wrong.
+        /// keyword. Throws ``SwiftDAL/DALError/Code/schemaMismatch`` naming what is wrong.
         ///
         /// For example, `try EntityGenerator.Options(typeStems: ["客户": "客户"]).validate()` passes;
         /// `EntityGenerator.Options(typeStems: ["people": "Bad Name"])` throws.
@@ -63,6 +63,9 @@ extension EntityGenerator {
     }
 
     /// The access level of generated declarations.
+    ///
+    /// For example, `options.access = .internal` (the command's `--internal`) for code
+    /// inside a service's own module.
     public enum AccessLevel: String, Sendable, Hashable {
         /// `public`: for a DAL module that services import.
         case `public`

@@ -5,14 +5,14 @@ public import SwiftDAL
 /// no `Codable`) without anyone writing the mapping by hand.
 ///
 /// For each table: an entity struct (`users` → `UserInfo`) with one property per column,
-/// a memberwise initializer, ``Entity/init(row:)`` and ``Entity/encodeColumns(to:)``,
+/// a memberwise initializer, ``SwiftDAL/Entity/init(row:)`` and ``SwiftDAL/Entity/encodeColumns(to:)``,
 /// and a `BaseDAL` subclass (`UserDAL`); for a view or a table without a primary key,
 /// the entity declares an empty key and its DAL is a `ReadOnlyDAL` subclass (finds,
 /// counts, paging; no writes). Column types follow SQLite's affinity rules:
 /// `INTEGER` → `Int64`, `TEXT`/`VARCHAR` → `String`, `REAL` → `Double`, `BLOB` → `Data`,
 /// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
 /// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
-/// NUMERIC affinity (`TIME`, `JSON`…) → ``SQLiteValue`` (whatever SQLite stored).
+/// NUMERIC affinity (`TIME`, `JSON`…) → ``SwiftDAL/SQLiteValue`` (whatever SQLite stored).
 /// Nullable columns are optionals (`Optional<SQLiteValue>` too), and so are `NOT NULL`
 /// columns with a default: `nil` there means the default on insert, and an update keeps
 /// the stored value. A rowid table's `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil`
@@ -41,9 +41,9 @@ public struct EntityGenerator: Sendable {
     /// column by column, and whether its DAL is read-only. The type names are the table's
     /// own (the stem by rule or from ``Options/typeStems``); ``source(for:in:origin:)``
     /// numbers names that two tables would share. Throws
-    /// ``DALError/Code/schemaMismatch`` for a missing table, options that
+    /// ``SwiftDAL/DALError/Code/schemaMismatch`` for a missing table, options that
     /// ``Options/validate()`` refuses, or a type name that would hide one the generated
-    /// code uses, and ``SQLiteError`` for a view SQLite cannot describe (one whose table
+    /// code uses, and ``SwiftDAL/SQLiteError`` for a view SQLite cannot describe (one whose table
     /// was dropped).
     ///
     /// For example, `try generator.model(of: "users", in: db).properties.map(\.name)`.
@@ -109,8 +109,8 @@ public struct EntityGenerator: Sendable {
     /// The Swift source for `tables` and views (when `nil`: every table and view of the
     /// database but SQLite's own, virtual tables' shadow tables and SwiftDAL's
     /// `swiftdal_migrations`), one entity and one DAL each, in the order given (by name
-    /// when `nil`). Tables get a ``BaseDAL``; views and tables without a primary key get a
-    /// ``ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
+    /// when `nil`). Tables get a ``SwiftDAL/BaseDAL``; views and tables without a primary key get a
+    /// ``SwiftDAL/ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
     /// why. A view SQLite cannot describe (its table was dropped) is left out of the
     /// whole-database file, and named in the header with SQLite's message; asked for by
     /// name, it throws. `origin` is named in the header comment (say how to regenerate

@@ -49,10 +49,10 @@ public struct EntityModel: Sendable, Hashable {
     public let primaryKey: [String]
     /// One property per column, in column order (the order rows are read in).
     public let properties: [Property]
-    /// Why the DAL is a ``ReadOnlyDAL`` (no writes), or `nil` for a ``BaseDAL``.
+    /// Why the DAL is a ``SwiftDAL/ReadOnlyDAL`` (no writes), or `nil` for a ``SwiftDAL/BaseDAL``.
     public let readOnlyReason: ReadOnlyReason?
 
-    /// Why a table's DAL is read-only: ``BaseDAL`` updates and deletes rows by primary key.
+    /// Why a table's DAL is read-only: ``SwiftDAL/BaseDAL`` updates and deletes rows by primary key.
     ///
     /// For example, `try generator.model(of: "product_sales", in: db).readOnlyReason == .view`.
     public enum ReadOnlyReason: Sendable, Hashable {

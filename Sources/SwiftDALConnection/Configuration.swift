@@ -41,7 +41,7 @@ public struct Configuration: Sendable {
     /// A time limit for every call on this database (a `read`/`write` closure, a DAL
     /// call): a call still running when it passes is stopped and throws
     /// ``DALError/Code/timeout``; `nil` (the default): no limit. A limit set with
-    /// ``withDatabaseTimeout(_:operation:)`` takes its place for the calls inside it.
+    /// ``withDatabaseTimeout(_:operation:)-l73r`` takes its place for the calls inside it.
     public var callTimeout: Duration?
     /// The most reader connections a ``DatabasePool`` opens (at least 1); each opens
     /// when reads first need it.
@@ -65,18 +65,30 @@ public struct Configuration: Sendable {
     public init() {}
 
     /// SQLite journal modes.
+    ///
+    /// For example, `configuration.journalMode = .wal`.
     public enum JournalMode: String, Sendable {
+        /// `DELETE`: a rollback journal, deleted at each commit (SQLite's default for files).
         case delete = "DELETE"
+        /// `TRUNCATE`: a rollback journal, truncated to zero bytes at each commit.
         case truncate = "TRUNCATE"
+        /// `PERSIST`: a rollback journal, kept and its header zeroed at each commit.
         case persist = "PERSIST"
+        /// `WAL`: a write-ahead log; readers never block the writer (the default, and what a pool needs).
         case wal = "WAL"
     }
 
     /// `PRAGMA synchronous` levels.
+    ///
+    /// For example, `configuration.synchronous = .normal`.
     public enum Synchronous: String, Sendable {
+        /// `OFF`: no syncs; a power loss can corrupt the database.
         case off = "OFF"
+        /// `NORMAL`: syncs at checkpoints; in WAL mode, a power loss can lose the last commits, never consistency.
         case normal = "NORMAL"
+        /// `FULL`: syncs at every commit; committed transactions survive a power loss (the default).
         case full = "FULL"
+        /// `EXTRA`: like `FULL`, and also syncs the directory after a rollback journal is deleted.
         case extra = "EXTRA"
     }
 }

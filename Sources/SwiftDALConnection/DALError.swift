@@ -15,9 +15,14 @@
 /// ```
 public struct DALError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a stable code.
+    ///
+    /// For example, `catch DALError.Code.notFound`, or `error.code == .invalidColumn`.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name (`"notFound"`); a new code is any other stable name.
         public let rawValue: String
+        /// A code from its name: SwiftDAL's own are the static constants below.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name, as in `DALError.notFound`.
         public var description: String { rawValue }
 
         /// No row has the requested key.
@@ -51,7 +56,7 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// A connection, statement, cursor or row view used outside the `read`/`write`
         /// closure (or DAL call) it was lent to, or a pooled connection closed directly.
         public static let accessEnded = Code(rawValue: "accessEnded")
-        /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)``,
+        /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)-l73r``,
         /// ``Configuration/callTimeout``) and was stopped; its transaction was rolled back.
         public static let timeout = Code(rawValue: "timeout")
         /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert
@@ -106,6 +111,7 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The code, the message, and the table, column and SQL when known; never bound values.
     public var description: String {
         var text = "DALError.\(code): \(message)"
         if let table { text += " [table \(table)]" }
@@ -116,8 +122,12 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
 
     /// Shorthand for matching in `catch`: `catch DALError.notFound`.
     public static let notFound = Code.notFound
+    /// Shorthand for ``Code/invalidColumn``: `catch DALError.invalidColumn`.
     public static let invalidColumn = Code.invalidColumn
+    /// Shorthand for ``Code/conversionFailed``: `catch DALError.conversionFailed`.
     public static let conversionFailed = Code.conversionFailed
+    /// Shorthand for ``Code/argumentMismatch``: `catch DALError.argumentMismatch`.
     public static let argumentMismatch = Code.argumentMismatch
+    /// Shorthand for ``Code/reentrantAccess``: `catch DALError.reentrantAccess`.
     public static let reentrantAccess = Code.reentrantAccess
 }

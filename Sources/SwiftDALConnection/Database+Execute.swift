@@ -69,7 +69,7 @@ extension Database {
 
     /// Runs a script of several statements separated by `;` (a schema file), in order,
     /// without arguments. The first failing statement stops the script and its error
-    /// names that statement. Wrap it in ``inTransaction(_:_:)`` to make it atomic.
+    /// names that statement. Wrap it in ``inTransaction(_:isolation:_:)`` to make it atomic.
     ///
     /// For example, `try db.executeScript(String(contentsOfFile: "schema.sql", encoding: .utf8))`.
     public func executeScript(_ script: String) throws {

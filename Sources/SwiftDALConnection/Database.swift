@@ -4,7 +4,7 @@ import Synchronization
 
 /// One SQLite connection.
 ///
-/// You normally get a `Database` inside ``DatabaseQueue/read(_:)`` / ``DatabasePool/write(_:)``
+/// You normally get a `Database` inside ``DatabaseQueue/read(_:)-41sxm`` / ``DatabasePool/write(_:)-2qmfr``
 /// closures; it is not `Sendable` and must not leave the closure. Opening it applies
 /// the ``Configuration``: foreign keys, busy timeout, journal mode, synchronous and
 /// your pragmas. Statements are prepared once per SQL text and cached.
@@ -19,6 +19,8 @@ import Synchronization
 /// ```
 public final class Database {
     /// How a connection is opened.
+    ///
+    /// For example, `try Database(path: path, mode: .readOnly)`.
     public enum Mode: Sendable {
         /// Read and write; the file is created if missing.
         case readWrite

@@ -70,7 +70,7 @@ public protocol DatabaseWriter: DatabaseReader {
 
     /// Runs `body` on the writer this thread already holds (inside `write`), or else on
     /// the writer without opening a transaction (one statement commits on its own;
-    /// wrap several in ``Database/inTransaction(_:_:)``). Throws
+    /// wrap several in ``Database/inTransaction(_:isolation:_:)``). Throws
     /// ``DALError/Code/writeInReadOnlyAccess`` inside a `read`.
     @discardableResult
     func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T

@@ -7,6 +7,7 @@ public enum DatabaseEngine: String, Sendable, Hashable, CustomStringConvertible 
     /// PostgreSQL, through libpq (the `SwiftDALPostgres` module).
     case postgres
 
+    /// The engine's name: `"sqlite"` or `"postgres"`.
     public var description: String { rawValue }
 }
 

@@ -112,6 +112,7 @@ public struct PoolStatistics: Sendable, Hashable, CustomStringConvertible {
             maximumConnections: lhs.maximumConnections + rhs.maximumConnections)
     }
 
+    /// A one-line summary for logs: "2/3 connections in use (at most 5), 0 waiting".
     public var description: String {
         "\(connectionsInUse)/\(connectionsOpen) connections in use (at most \(maximumConnections)), \(callersWaiting) waiting"
     }

@@ -172,6 +172,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
         get throws { try decodeColumn(T.self, named: name) }
     }
 
+    /// The columns and their values, as `[id: 1, name: 'Ann']`; a row holds stored values, so log it with care.
     public var description: String {
         "[" + zip(layout.names, values).map { "\($0): \($1)" }.joined(separator: ", ") + "]"
     }

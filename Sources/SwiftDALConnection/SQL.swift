@@ -51,6 +51,7 @@ public struct SQL: Sendable, CustomStringConvertible {
         sql += other.sql
     }
 
+    /// The SQL text, with `?` placeholders: the bound values stay out of it.
     public var description: String { sql }
 
     /// The longest `\(values:)` list bound one parameter per value; longer lists of
@@ -59,10 +60,12 @@ public struct SQL: Sendable, CustomStringConvertible {
 }
 
 extension SQL: ExpressibleByStringInterpolation {
+    /// SQL from a literal without interpolations: the text as written, no arguments.
     public init(stringLiteral value: String) {
         self.init(sql: value)
     }
 
+    /// SQL from an interpolated literal: each interpolated value becomes a bound `?`.
     public init(stringInterpolation: Interpolation) {
         sql = stringInterpolation.sql
         arguments = stringInterpolation.arguments
@@ -71,16 +74,20 @@ extension SQL: ExpressibleByStringInterpolation {
         }
     }
 
-    /// Builds ``SQL`` from an interpolated literal.
+    /// Builds ``SQL`` from an interpolated literal; the compiler uses it, you write the literal.
+    ///
+    /// For example, `let condition: SQL = "age > \(18) AND name LIKE \(startingWith: prefix)"`.
     public struct Interpolation: StringInterpolationProtocol {
         var sql = ""
         var arguments = StatementArguments()
         var error: DALError?
 
+        /// Starts an interpolation; the compiler calls it for every interpolated ``SQL`` literal.
         public init(literalCapacity: Int, interpolationCount: Int) {
             sql.reserveCapacity(literalCapacity + interpolationCount)
         }
 
+        /// Appends a literal part of the text as written; the compiler calls it.
         public mutating func appendLiteral(_ literal: String) {
             sql += literal
         }

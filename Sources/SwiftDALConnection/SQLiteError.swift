@@ -50,6 +50,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
         }
     }
 
+    /// The code, SQLite's message and the SQL, never the bound values (they may be personal data).
     public var description: String {
         var text = "SQLite error \(code.rawValue): \(message)"
         if let sql { text += " — while executing `\(sql)`" }
@@ -74,17 +75,29 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     }
 
     // Catch patterns, so that `catch SQLiteError.constraintUnique` reads naturally.
+    /// Matches `SQLITE_BUSY` and every `SQLITE_BUSY_*`: `catch SQLiteError.busy`.
     public static let busy = ResultCode.busy
+    /// Matches `SQLITE_LOCKED` and its extended codes.
     public static let locked = ResultCode.locked
+    /// Matches `SQLITE_READONLY` and its extended codes: a write where only reads are allowed.
     public static let readOnly = ResultCode.readOnly
+    /// Matches `SQLITE_CORRUPT` and its extended codes: a malformed database file.
     public static let corrupt = ResultCode.corrupt
+    /// Matches `SQLITE_FULL`: the disk or the database's page limit is full.
     public static let full = ResultCode.full
+    /// Matches `SQLITE_NOTADB`: the file is not a database.
     public static let notADatabase = ResultCode.notADatabase
+    /// Matches every constraint failure (`SQLITE_CONSTRAINT` and each `SQLITE_CONSTRAINT_*`).
     public static let constraint = ResultCode.constraint
+    /// Matches a failed `UNIQUE` constraint (SQLite's `SQLITE_CONSTRAINT_UNIQUE`, PostgreSQL's 23505).
     public static let constraintUnique = ResultCode.constraintUnique
+    /// Matches a failed `PRIMARY KEY` constraint: a duplicate key.
     public static let constraintPrimaryKey = ResultCode.constraintPrimaryKey
+    /// Matches a failed `NOT NULL` constraint (SQLite's `SQLITE_CONSTRAINT_NOTNULL`, PostgreSQL's 23502).
     public static let constraintNotNull = ResultCode.constraintNotNull
+    /// Matches a failed `FOREIGN KEY` constraint (SQLite's `SQLITE_CONSTRAINT_FOREIGNKEY`, PostgreSQL's 23503).
     public static let constraintForeignKey = ResultCode.constraintForeignKey
+    /// Matches a failed `CHECK` constraint (SQLite's `SQLITE_CONSTRAINT_CHECK`, PostgreSQL's 23514).
     public static let constraintCheck = ResultCode.constraintCheck
 }
 
@@ -92,10 +105,15 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
 ///
 /// For example, a duplicate email gives `error.constraintKind == .unique`.
 public enum ConstraintKind: Sendable, Hashable {
+    /// A `UNIQUE` constraint: a duplicate value.
     case unique
+    /// A `PRIMARY KEY` constraint: a duplicate key.
     case primaryKey
+    /// A `NOT NULL` constraint: `NULL` in a column that refuses it.
     case notNull
+    /// A `FOREIGN KEY` constraint: a reference to a missing row, or a delete of a referenced one.
     case foreignKey
+    /// A `CHECK` constraint: a value the check refuses.
     case check
     /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
     case other

@@ -68,12 +68,18 @@ public enum SQLiteValue: Sendable, Hashable {
 ///
 /// For example, `SQLiteValue.integer(1).storageClass == .integer`.
 public enum StorageClass: String, Sendable, Hashable, CustomStringConvertible {
+    /// `NULL`: no value.
     case null = "NULL"
+    /// `INTEGER`: a signed 64-bit integer.
     case integer = "INTEGER"
+    /// `REAL`: an 8-byte IEEE floating-point number.
     case real = "REAL"
+    /// `TEXT`: a UTF-8 string.
     case text = "TEXT"
+    /// `BLOB`: bytes, stored as given.
     case blob = "BLOB"
 
+    /// The storage class's SQL name: `"INTEGER"`.
     public var description: String { rawValue }
 }
 
@@ -93,21 +99,26 @@ extension SQLiteValue: CustomStringConvertible {
 }
 
 extension SQLiteValue: ExpressibleByNilLiteral {
+    /// `nil` is `.null`: `let value: SQLiteValue = nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension SQLiteValue: ExpressibleByIntegerLiteral {
+    /// An integer literal is `.integer`: `let value: SQLiteValue = 42`.
     public init(integerLiteral value: Int64) { self = .integer(value) }
 }
 
 extension SQLiteValue: ExpressibleByFloatLiteral {
+    /// A floating-point literal is `.real`: `let value: SQLiteValue = 1.5`.
     public init(floatLiteral value: Double) { self = .real(value) }
 }
 
 extension SQLiteValue: ExpressibleByStringLiteral {
+    /// A string literal is `.text`: `let value: SQLiteValue = "Ann"`.
     public init(stringLiteral value: String) { self = .text(value) }
 }
 
 extension SQLiteValue: ExpressibleByBooleanLiteral {
+    /// A Boolean literal is `.integer` 1 or 0, as SQLite stores Booleans.
     public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
 }

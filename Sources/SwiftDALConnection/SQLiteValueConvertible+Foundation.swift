@@ -18,6 +18,8 @@ public import Foundation
 /// Date(sqliteValue: "2024-02-29 12:00:00")         // what CURRENT_TIMESTAMP writes
 /// ```
 extension Date: SQLiteValueConvertible {
+    /// The date as UTC text, `YYYY-MM-DD HH:MM:SS.SSS`; throws ``DALError/Code/invalidValue``
+    /// for a date that is not finite or falls outside the years 0000–9999.
     public func sqliteValue() throws -> SQLiteValue {
         guard let text = DateCoding.format(self) else {
             // Not `\(self)`: Date.description traps on a NaN date (found by fuzzing); and the
@@ -27,6 +29,8 @@ extension Date: SQLiteValueConvertible {
         return .text(text)
     }
 
+    /// A date from any of the text forms above, or from `INTEGER`/`REAL` seconds since
+    /// 1970; `nil` for other text, blobs and `NULL`.
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .text(let text):
@@ -213,8 +217,10 @@ enum DateCoding {
 ///
 /// For example, `try UUID().sqliteValue()` is a 36-character `.text`.
 extension UUID: SQLiteValueConvertible {
+    /// The UUID as lowercase canonical text.
     public func sqliteValue() -> SQLiteValue { .text(uuidString.lowercased()) }
 
+    /// A UUID from its text (either case) or a 16-byte blob; `nil` for anything else.
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .text(let text):
@@ -243,6 +249,7 @@ extension UUID: SQLiteValueConvertible {
 ///
 /// For example, `try Decimal(string: "0.1")!.sqliteValue() == .text("0.1")`.
 extension Decimal: SQLiteValueConvertible {
+    /// The decimal as text, without loss; throws ``DALError/Code/invalidValue`` for NaN.
     public func sqliteValue() throws -> SQLiteValue {
         guard !isNaN else {
             throw DALError(.invalidValue, "a NaN Decimal cannot be stored")
@@ -250,6 +257,8 @@ extension Decimal: SQLiteValueConvertible {
         return .text(description)
     }
 
+    /// A decimal from numeric text, an `INTEGER`, or a `REAL` (its shortest decimal form);
+    /// `nil` for text that is not a number, blobs and `NULL`.
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .text(let text):

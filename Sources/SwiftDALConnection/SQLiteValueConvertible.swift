@@ -44,11 +44,15 @@ public protocol SQLiteValueConvertible: Sendable {
 }
 
 extension SQLiteValueConvertible {
+    /// Reads column `index` of `row` through ``init(sqliteValue:)``; throws
+    /// ``DALError/Code/conversionFailed`` naming the column when the value does not convert.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Self {
         try row.decodeColumn(Self.self, at: index)
     }
 
+    /// Reads column `index` of `row` through ``init(sqliteValue:)``, `NULL` as `nil`; throws
+    /// ``DALError/Code/conversionFailed`` naming the column when the value does not convert.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Self? {
         try row.decodeColumn(Self?.self, at: index)
@@ -74,7 +78,9 @@ extension SQLiteValueConvertible {
 }
 
 extension SQLiteValue: SQLiteValueConvertible {
+    /// The value itself: an ``SQLiteValue`` is stored as it is.
     @inlinable public func sqliteValue() -> SQLiteValue { self }
+    /// The stored value as it is, whatever its storage class; never `nil`.
     @inlinable public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
 }
 
@@ -84,12 +90,16 @@ extension SQLiteValue: SQLiteValueConvertible {
 /// not fit the Swift type is a conversion failure, never a silent truncation. Integral
 /// `REAL` values (as SQLite's NUMERIC affinity may leave them) convert when exact.
 extension SQLiteValueConvertible where Self: FixedWidthInteger {
+    /// The integer as an `INTEGER`; throws ``DALError/Code/invalidValue`` for a value above
+    /// `Int64.max` (a large `UInt64`), which SQLite's 64-bit signed integers cannot hold.
     @inlinable
     public func sqliteValue() throws -> SQLiteValue {
         guard let value = Int64(exactly: self) else { throw integerOverflow(self) }
         return .integer(value)
     }
 
+    /// An `INTEGER` that fits the type, or an integral `REAL` it holds exactly; `nil`
+    /// (a conversion failure) for anything else, never a truncated value.
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
@@ -112,11 +122,14 @@ func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
 }
 
 extension Int: SQLiteValueConvertible {
+    /// Reads the column's integer directly from SQLite (no ``SQLiteValue`` in between),
+    /// range-checked like ``init(sqliteValue:)``.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int {
         try fastColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
     }
 
+    /// Reads the column's integer directly from SQLite, `NULL` as `nil`.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int? {
         try fastOptionalColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
@@ -126,18 +139,22 @@ extension Int8: SQLiteValueConvertible {}
 extension Int16: SQLiteValueConvertible {}
 extension Int32: SQLiteValueConvertible {}
 extension Int64: SQLiteValueConvertible {
+    /// The integer as an `INTEGER`: every `Int64` fits.
     @inlinable public func sqliteValue() -> SQLiteValue { .integer(self) }
 
+    /// Reads the column's integer directly from SQLite (no ``SQLiteValue`` in between).
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int64 {
         try fastColumn(row.integerColumn(at: index), of: row, at: index)
     }
 
+    /// Reads the column's integer directly from SQLite, `NULL` as `nil`.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Int64? {
         try fastOptionalColumn(row.integerColumn(at: index), of: row, at: index)
     }
 
+    /// An `INTEGER`, or an integral `REAL` an `Int64` holds exactly; `nil` otherwise.
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
@@ -163,11 +180,13 @@ func nanError() -> DALError {
 }
 
 extension Double: SQLiteValueConvertible {
+    /// Reads the column's `REAL` directly from SQLite; an `INTEGER` converts too.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Double {
         try fastColumn(row.realColumn(at: index), of: row, at: index)
     }
 
+    /// Reads the column's `REAL` directly from SQLite, `NULL` as `nil`.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Double? {
         try fastOptionalColumn(row.realColumn(at: index), of: row, at: index)
@@ -180,6 +199,7 @@ extension Double: SQLiteValueConvertible {
         return .real(self)
     }
 
+    /// A `REAL`, or an `INTEGER` as the nearest double; `nil` for text, blobs and `NULL`.
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
@@ -211,6 +231,7 @@ extension Bool: SQLiteValueConvertible {
     /// Stored as `INTEGER` 1 or 0; any non-zero integer reads as `true`.
     @inlinable public func sqliteValue() -> SQLiteValue { .integer(self ? 1 : 0) }
 
+    /// An `INTEGER`: 0 is `false`, any other value `true`; `nil` for other storage classes.
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
@@ -219,18 +240,23 @@ extension Bool: SQLiteValueConvertible {
 }
 
 extension String: SQLiteValueConvertible {
+    /// The string as `TEXT`, bound with its byte length (an embedded NUL survives).
     @inlinable public func sqliteValue() -> SQLiteValue { .text(self) }
 
+    /// Reads the column's text directly from SQLite; invalid UTF-8 throws
+    /// ``DALError/Code/conversionFailed``.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> String {
         try fastColumn(row.textColumn(at: index), of: row, at: index)
     }
 
+    /// Reads the column's text directly from SQLite, `NULL` as `nil`.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> String? {
         try fastOptionalColumn(row.textColumn(at: index), of: row, at: index)
     }
 
+    /// `TEXT`; `nil` for other storage classes (a number is not read as text).
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
@@ -242,6 +268,7 @@ extension Data: SQLiteValueConvertible {
     /// Stored as a `BLOB`; empty data stays an empty blob, never `NULL`.
     @inlinable public func sqliteValue() -> SQLiteValue { .blob(self) }
 
+    /// A `BLOB`; `nil` for other storage classes.
     @inlinable
     public init?(sqliteValue: SQLiteValue) {
         guard case .blob(let value) = sqliteValue else { return nil }
@@ -252,6 +279,8 @@ extension Data: SQLiteValueConvertible {
 // MARK: - Optional
 
 extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+    /// Reads the column as `Wrapped`, `NULL` as `nil` (through `Wrapped`'s
+    /// ``SQLiteValueConvertible/decodeOptionalColumn(of:at:)``).
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Wrapped? {
         try Wrapped.decodeOptionalColumn(of: row, at: index)

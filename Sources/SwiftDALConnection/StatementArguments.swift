@@ -171,6 +171,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The values, as `[1, 'Ann']` or `[name: 'Ann']`: bound values, so log it with care (errors leave it out).
     public var description: String {
         switch storage {
         case .positional(let values):

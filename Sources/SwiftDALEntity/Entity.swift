@@ -71,7 +71,9 @@ public protocol Entity: Sendable {
 }
 
 extension Entity {
+    /// The default key: one column, `id`.
     public static var primaryKey: [String] { ["id"] }
+    /// The default column list: `nil`, every column (`SELECT *`), read by name.
     public static var columnNames: [String]? { nil }
 
     /// Without a `Decodable` conformance there is nothing to derive from: declare it.

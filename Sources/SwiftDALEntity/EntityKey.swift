@@ -21,14 +21,17 @@ public protocol EntityKey: Sendable {
 }
 
 extension EntityKey {
+    /// Binds ``keyValues()`` in primary-key order.
     public func keyArguments() throws -> StatementArguments {
         StatementArguments(values: try keyValues())
     }
 }
 
 extension EntityKey where Self: SQLiteValueConvertible {
+    /// The value itself, as the only column of the key.
     public func keyValues() throws -> [SQLiteValue] { [try sqliteValue()] }
 
+    /// Binds the value itself, without building an array.
     @inlinable
     public func keyArguments() throws -> StatementArguments {
         StatementArguments(value: try sqliteValue())
@@ -63,10 +66,13 @@ public struct CompositeKey: EntityKey, CustomStringConvertible {
         arguments = StatementArguments(values)
     }
 
+    /// The key's values in primary-key order; throws the conversion error of a value that
+    /// could not be stored (``DALError/Code/invalidValue``).
     public func keyValues() throws -> [SQLiteValue] {
         if let error = arguments.conversionError { throw error }
         return arguments.positionalValues ?? []
     }
 
+    /// The key's values, as `CompositeKey[1, 'admin']`: key values, so log it with care.
     public var description: String { "CompositeKey\(arguments)" }
 }

@@ -5,10 +5,15 @@ public import SwiftDALConnection
 ///
 /// For example, `t.column("age", .integer, notNull: true)`.
 public enum ColumnType: String, Sendable, Hashable {
+    /// `INTEGER` affinity: integers, Booleans (PostgreSQL: `BIGINT`).
     case integer = "INTEGER"
+    /// `REAL` affinity: floating-point numbers (PostgreSQL: `DOUBLE PRECISION`).
     case real = "REAL"
+    /// `TEXT` affinity: strings, dates, UUIDs, decimals (PostgreSQL: `TEXT`).
     case text = "TEXT"
+    /// `BLOB` affinity: bytes, stored as given (PostgreSQL: `BYTEA`).
     case blob = "BLOB"
+    /// `NUMERIC` affinity: SQLite turns number-like text into `INTEGER` or `REAL` (PostgreSQL: `NUMERIC`).
     case numeric = "NUMERIC"
 }
 
@@ -17,7 +22,9 @@ public enum ColumnType: String, Sendable, Hashable {
 ///
 /// For example, `.value(0)` or `.expression("CURRENT_TIMESTAMP")`.
 public enum DefaultValue: Sendable, Hashable {
+    /// A constant, written as an escaped SQL literal: `.value(0)`, `.value("n/a")`.
     case value(SQLiteValue)
+    /// An SQL expression, written as given in parentheses: `.expression("CURRENT_TIMESTAMP")`. Write it in your code; never build it from input.
     case expression(String)
 
     /// The SQL text of this default.
@@ -33,10 +40,15 @@ public enum DefaultValue: Sendable, Hashable {
 ///
 /// For example, `onDelete: .cascade`.
 public enum ForeignKeyAction: String, Sendable, Hashable {
+    /// `NO ACTION`: the change fails if it leaves a dangling reference at the end of the statement (the default).
     case noAction = "NO ACTION"
+    /// `RESTRICT`: the change fails at once if rows refer to the row.
     case restrict = "RESTRICT"
+    /// `SET NULL`: the referring columns become `NULL`.
     case setNull = "SET NULL"
+    /// `SET DEFAULT`: the referring columns take their default.
     case setDefault = "SET DEFAULT"
+    /// `CASCADE`: referring rows are deleted (or their key updated) with the row.
     case cascade = "CASCADE"
 }
 

@@ -84,7 +84,7 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
 
     /// Inserts `entity`. A `nil` primary key is assigned by SQLite.
     func insert(_ entity: EntityType) throws
-    /// Inserts `entity` like ``insert(_:)``, and returns the new row's rowid (64-bit).
+    /// Inserts `entity` like ``insert(_:)-1e7w6``, and returns the new row's rowid (64-bit).
     func insert2(_ entity: EntityType) throws -> Int64
     /// Inserts every entity in one transaction (all or none), reusing one prepared
     /// statement; returns how many were inserted.
@@ -104,28 +104,76 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
 
     // MARK: async forms (run on SwiftDAL's own threads)
 
+    /// The `async` form of ``findById(_:)-3t2n``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findById(_ id: some EntityKey) async throws -> EntityType?
+    /// The `async` form of ``findByIds(_:)-3xfp4``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findByIds(_ ids: [some EntityKey]) async throws -> [EntityType]
+    /// The `async` form of ``findSingle(condition:orderBy:)-ik3m``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findSingle(condition: SQL, orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``find(condition:orderBy:)-61qkm``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func find(condition: SQL, orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``findFirst(orderBy:)-3gl71``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findFirst(orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``findLast(orderBy:)-9zhkh``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findLast(orderBy: OrderBy?) async throws -> EntityType?
+    /// The `async` form of ``findTop(_:condition:orderBy:)-7koro``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findTop(_ count: Int, condition: SQL?, orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``findWithPager(condition:pager:orderBy:)-1no48``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) async throws -> Page<EntityType>
+    /// The `async` form of ``findPage(after:limit:condition:orderBy:)-39e6r``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) async throws -> KeysetPage<EntityType>
+    /// The `async` form of ``getAll(orderBy:)-3533j``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getAll(orderBy: OrderBy?) async throws -> [EntityType]
+    /// The `async` form of ``getRecordCount(condition:)-2uweq``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getRecordCount(condition: SQL?) async throws -> Int
+    /// The `async` form of ``isExistRecord(condition:)-8o4ut``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExistRecord(condition: SQL) async throws -> Bool
+    /// The `async` form of ``isExist(fieldName:value:)-5v5a0``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExist(fieldName: String, value: some SQLiteValueConvertible) async throws -> Bool
+    /// The `async` form of ``getFieldList(_:condition:as:)-5rev9``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) async throws -> [Value]
+    /// The `async` form of ``getFieldValue(_:fieldName:as:)-2p3sm``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type) async throws -> Value?
+    /// The `async` form of ``sqlValueList(_:as:)-42gkh``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]
+    /// The `async` form of ``insert(_:)-1e7w6``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insert(_ entity: EntityType) async throws
+    /// The `async` form of ``insert2(_:)-2nzi5``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insert2(_ entity: EntityType) async throws -> Int64
+    /// The `async` form of ``insertRange(_:)-2zown``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insertRange(_ entities: [EntityType]) async throws -> Int
+    /// The `async` form of ``update(_:key:)-9nvk1``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func update(_ entity: EntityType, key: some EntityKey) async throws -> Bool
+    /// The `async` form of ``updateFields(_:key:)-6cnp9``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws -> Bool
+    /// The `async` form of ``upsert(_:)-71gjf``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func upsert(_ entity: EntityType) async throws
+    /// The `async` form of ``deleteById(_:)-7kvar``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func deleteById(_ id: some EntityKey) async throws -> Bool
+    /// The `async` form of ``deleteByCondition(_:)-56fp7``: runs it on SwiftDAL's own threads, so the
+    /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func deleteByCondition(_ condition: SQL) async throws -> Int
 }

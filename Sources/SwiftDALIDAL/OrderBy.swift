@@ -4,7 +4,9 @@ import Foundation
 ///
 /// For example, `OrderBy("age", .descending)`.
 public enum SortDirection: String, Sendable, Hashable {
+    /// `ASC`: smallest first (`NULL`s first on SQLite, last on PostgreSQL).
     case ascending = "ASC"
+    /// `DESC`: largest first (`NULL`s last on SQLite, first on PostgreSQL).
     case descending = "DESC"
 
     /// The opposite direction.
@@ -35,6 +37,8 @@ public enum SortDirection: String, Sendable, Hashable {
 /// ```
 public struct OrderBy: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// One sort key.
+    ///
+    /// For example, `OrderBy(terms: [OrderBy.Term(column: "age", direction: .descending)])`.
     public struct Term: Sendable, Hashable {
         /// The column name, validated against the table when the query is built.
         public var column: String

@@ -30,6 +30,7 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
         String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
+    /// Whether `left` is an earlier WAL position than `right` (a session keeps the later of two).
     public static func < (left: ConsistencyToken, right: ConsistencyToken) -> Bool { left.position < right.position }
 
     /// The position of an LSN in PostgreSQL's text form, or `nil`.
@@ -43,7 +44,7 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
 }
 
 /// The reads-after-writes state of one caller (a request, a user's session): the
-/// newest write it made or was told about. Inside ``run(_:)`` every read of a
+/// newest write it made or was told about. Inside ``run(_:)-5b11m`` every read of a
 /// ``PostgresCluster`` goes only to a replica that has replayed that write (or to the
 /// primary), and every write moves the session on.
 ///

@@ -13,6 +13,8 @@ public import SwiftDALConnection
 /// ```
 public struct PostgresClusterConfiguration: Sendable {
     /// How far behind a replica may be and still serve reads without a token.
+    ///
+    /// For example, `configuration.maximumReplicaLag = .time(.seconds(2))`.
     public enum ReplicaLag: Sendable, Hashable {
         /// At most this many bytes of the primary's write-ahead log not yet replayed.
         case bytes(Int64)
@@ -50,7 +52,7 @@ public struct ReplicaStatus: Sendable, Hashable {
     public let problem: String?
 }
 
-/// A PostgreSQL primary with hot standbys, as one ``DatabaseWriter``: every DAL works on
+/// A PostgreSQL primary with hot standbys, as one ``SwiftDAL/DatabaseWriter``: every DAL works on
 /// it unchanged. Writes and `write { }` transactions go to the primary; reads and
 /// `read { }` go to a healthy replica (in turn), else to the primary.
 ///

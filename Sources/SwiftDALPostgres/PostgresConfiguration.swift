@@ -14,15 +14,15 @@ public struct PostgresConfiguration: Sendable {
     /// The most connections the pool opens (each on first need).
     public var maximumConnections = 10
     /// How long a `read`, `write` or DAL call waits for a free connection before it
-    /// throws ``DALError/Code/connectionUnavailable``.
+    /// throws ``SwiftDAL/DALError/Code/connectionUnavailable``.
     public var acquireTimeout: Duration = .seconds(10)
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?
     /// A time limit for every call on the pool (a `read`/`write` closure, a DAL call),
     /// waiting for a connection aside: a call still running when it passes is stopped (a
-    /// cancel request to the server) and throws ``DALError/Code/timeout``. `nil`: none.
-    /// ``withDatabaseTimeout(_:operation:)`` sets one for the calls inside it.
+    /// cancel request to the server) and throws ``SwiftDAL/DALError/Code/timeout``. `nil`: none.
+    /// ``SwiftDAL/withDatabaseTimeout(_:operation:)-l73r`` sets one for the calls inside it.
     public var callTimeout: Duration?
     /// Whether the server is reached through a pooler in transaction mode (PgBouncer's
     /// `pool_mode = transaction`), where consecutive transactions of one connection may run
@@ -41,9 +41,9 @@ public struct PostgresConfiguration: Sendable {
     public var trace: (@Sendable (TraceEvent) -> Void)?
     /// Told of every statement: its SQL (placeholders only), duration, row count, the
     /// server that ran it, the wait for a connection, and its error if it failed (see
-    /// ``DatabaseObserver``). `nil` (the default): nothing is measured.
+    /// ``SwiftDAL/DatabaseObserver``). `nil` (the default): nothing is measured.
     public var observer: (any DatabaseObserver)?
-    /// Statements that run longer are reported with ``StatementEvent/isSlow`` set.
+    /// Statements that run longer are reported with ``SwiftDAL/StatementEvent/isSlow`` set.
     public var slowStatementThreshold: Duration?
 
     /// The defaults above.

@@ -3,8 +3,8 @@ import Foundation
 import Synchronization
 public import SwiftDALConnection
 
-/// A pool of connections to a PostgreSQL server, and a ``DatabaseWriter`` like
-/// ``DatabasePool``: the same table DALs, entities and conditions run on it, and only the
+/// A pool of connections to a PostgreSQL server, and a ``SwiftDAL/DatabaseWriter`` like
+/// ``SwiftDAL/DatabasePool``: the same table DALs, entities and conditions run on it, and only the
 /// line that builds the database object changes.
 ///
 /// - `write { db in }` runs a transaction (read committed, or
@@ -12,7 +12,7 @@ public import SwiftDALConnection
 ///   throw; `read { db in }` a read-only, repeatable-read transaction (one snapshot).
 /// - Connections open on first need, up to ``PostgresConfiguration/maximumConnections``;
 ///   a caller waits at most ``PostgresConfiguration/acquireTimeout`` for a free one, then
-///   gets ``DALError/Code/connectionUnavailable``.
+///   gets ``SwiftDAL/DALError/Code/connectionUnavailable``.
 /// - A connection that failed (the server restarted, the network dropped) is closed and
 ///   replaced at its next use; the call that met the failure gets the error (a
 ///   ``PostgresError`` with ``PostgresError/isConnectionFailure``), nothing is retried

@@ -27,7 +27,10 @@ public import SwiftDALEntity
 /// try migrator.migrate(pool)
 /// ```
 public struct Migrator: Sendable {
-    /// One named step.
+    /// One named step, as ``Migrator/register(_:disablesForeignKeys:_:)`` records it.
+    ///
+    /// For example, `migrator.register("2-add-tag-color") { db in try db.execute("ALTER TABLE tags ADD COLUMN color TEXT") }`
+    /// appends one.
     public struct Migration: Sendable {
         /// The step's name, recorded when it is applied; never rename an applied step.
         public let id: String

@@ -34,6 +34,7 @@ public final class QueryPlanGuard: DatabaseObserver {
     /// For example, `configuration.observer = QueryPlanGuard()`.
     public init() {}
 
+    /// Records the SQL of each statement that succeeded while a ``check(_:allowingScansOf:_:)`` runs; called by the database, on the thread that ran the statement.
     public func statementDidFinish(_ event: StatementEvent) {
         guard event.error == nil else { return }
         recorded.withLock { $0?.append(event.sql) }
@@ -137,6 +138,8 @@ public final class QueryPlanGuard: DatabaseObserver {
 /// For example, `catch let violation as QueryPlanViolation { print(violation.scans.map(\.table)) }`.
 public struct QueryPlanViolation: Error, CustomStringConvertible {
     /// One statement that reads a whole table.
+    ///
+    /// For example, `violation.scans.map(\.table)` names the tables scanned.
     public struct Scan: Sendable {
         /// The statement's SQL (placeholders only).
         public let sql: String
@@ -149,6 +152,7 @@ public struct QueryPlanViolation: Error, CustomStringConvertible {
     /// Every scan found.
     public let scans: [Scan]
 
+    /// Each scanned table, with the statement that scans it and its plan.
     public var description: String {
         "the call scans a table instead of using an index:\n"
             + scans.map { "- \($0.table) in `\($0.sql)`\n    " + $0.plan.joined(separator: "\n    ") }.joined(separator: "\n")
