@@ -18,7 +18,7 @@ let package = Package(
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
-        .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"]),
+        .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"])
     ],
     targets: [
         .systemLibrary(
@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "SwiftDALTests",
             dependencies: ["SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

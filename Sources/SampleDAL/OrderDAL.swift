@@ -13,7 +13,8 @@ public final class OrderDAL: BaseDAL<OrderInfo>, @unchecked Sendable {
     /// Refuses orders that could never be valid, before SQLite sees them.
     public override func validate(_ order: OrderInfo) throws {
         guard order.unitPrice >= 0 else {
-            throw DALError(.invalidValue, "an order cannot have a negative price", table: tableName, column: "unit_price")
+            throw DALError(
+                .invalidValue, "an order cannot have a negative price", table: tableName, column: "unit_price")
         }
     }
 

@@ -19,17 +19,18 @@ public enum SampleSchema {
     public static let migrator: Migrator = {
         var migrator = Migrator()
         migrator.register("1-create-users-and-orders") { db in
-            try db.create(TableDefinition("users") { t in
-                t.column("id", .integer)
-                t.column("name", .text, notNull: true)
-                t.column("email", .text, notNull: true, unique: true)
-                t.column("age", .integer, notNull: true, default: .value(0), check: "age >= 0")
-                t.column("score", .real, notNull: true, default: .value(0))
-                t.column("bio", .text)
-                t.column("created_at", .text, notNull: true, default: .expression("CURRENT_TIMESTAMP"))
-                t.primaryKey(["id"])
-                t.index("users_age", on: ["age"])
-            })
+            try db.create(
+                TableDefinition("users") { t in
+                    t.column("id", .integer)
+                    t.column("name", .text, notNull: true)
+                    t.column("email", .text, notNull: true, unique: true)
+                    t.column("age", .integer, notNull: true, default: .value(0), check: "age >= 0")
+                    t.column("score", .real, notNull: true, default: .value(0))
+                    t.column("bio", .text)
+                    t.column("created_at", .text, notNull: true, default: .expression("CURRENT_TIMESTAMP"))
+                    t.primaryKey(["id"])
+                    t.index("users_age", on: ["age"])
+                })
             try db.create(ordersVersion1)
         }
         migrator.register("2-add-full-name-avatar-and-tags") { db in
@@ -37,13 +38,14 @@ public enum SampleSchema {
             // (Written when only SQLite existed; PostgreSQL spells the blob type BYTEA.
             // `db.addColumn(_:to:)` writes each engine's type for new steps.)
             try db.execute(sql: "ALTER TABLE users ADD COLUMN avatar \(db.engine == .postgres ? "BYTEA" : "BLOB")")
-            try db.create(TableDefinition("user_tags") { t in
-                t.column("user_id", .integer, notNull: true)
-                t.column("tag", .text, notNull: true)
-                t.primaryKey(["user_id", "tag"])
-                t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .cascade)
-                t.isWithoutRowID = true
-            })
+            try db.create(
+                TableDefinition("user_tags") { t in
+                    t.column("user_id", .integer, notNull: true)
+                    t.column("tag", .text, notNull: true)
+                    t.primaryKey(["user_id", "tag"])
+                    t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .cascade)
+                    t.isWithoutRowID = true
+                })
         }
         migrator.register("3-orders-quantity-check", disablesForeignKeys: true) { db in
             switch db.engine {

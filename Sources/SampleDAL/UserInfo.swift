@@ -14,7 +14,7 @@ public struct UserInfo: Entity, Hashable {
     public static let tableName = "users"
     /// The columns, in the order ``init(row:)`` reads them and ``encodeColumns(to:)`` writes them.
     public static let columnNames: [String]? = [
-        "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at",
+        "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at"
     ]
 
     // Optionals are spelled `Optional<T>`, not `T?`, on purpose: a `T?` stored property

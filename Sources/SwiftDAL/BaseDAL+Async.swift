@@ -39,7 +39,9 @@ extension BaseDAL {
 
     /// For example, `try await users.updateFields(["age": 32], key: 42)`.
     @discardableResult
-    public func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws -> Bool {
+    public func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws
+        -> Bool
+    {
         try await onWriter { try self.updateFields(fields, key: key) }
     }
 

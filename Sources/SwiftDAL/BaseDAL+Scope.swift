@@ -18,7 +18,8 @@ extension BaseDAL {
                 predicate += " AND \(tenant)"
                 try arguments.append(contentsOf: StatementArguments(values: scopeValues))
             }
-            return try db.execute(SQL(sql: "DELETE FROM \(mapping.quotedTable) WHERE \(predicate)", arguments: arguments)) > 0
+            return try db.execute(
+                SQL(sql: "DELETE FROM \(mapping.quotedTable) WHERE \(predicate)", arguments: arguments)) > 0
         }
     }
 
@@ -37,7 +38,8 @@ extension BaseDAL {
         return try withMapping(writing: true) { db, mapping in
             try db.execute(
                 try conditionQuery(
-                    mapping, { .purge(condition: $0) }, prefix: "DELETE", condition: condition, rows: .anyDeletionState))
+                    mapping, { .purge(condition: $0) }, prefix: "DELETE", condition: condition, rows: .anyDeletionState)
+            )
         }
     }
 
@@ -54,7 +56,8 @@ extension BaseDAL {
                 let deleted = mapping.scope.predicate(.deletedOnly, named: false)
             else {
                 throw DALError(
-                    .unsupportedOperation, "restoreById needs a soft-delete column in the DAL's scope", table: mapping.table)
+                    .unsupportedOperation, "restoreById needs a soft-delete column in the DAL's scope",
+                    table: mapping.table)
             }
             var arguments = try mapping.keyArguments(id)
             try arguments.append(contentsOf: StatementArguments(values: scopeValues))

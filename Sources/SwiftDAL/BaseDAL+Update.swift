@@ -50,14 +50,17 @@ extension BaseDAL {
     {
         let keyAndScope = key + scopeValues
         let query = SQL(
-            sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause, arguments: StatementArguments(values: keyAndScope))
+            sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause,
+            arguments: StatementArguments(values: keyAndScope))
         // The stored row as stored, and as this entity type reads it (then written again):
         // a value is unchanged when it equals either.
         guard
-            let stored = try db.fetchFirst(query, { row -> (raw: Row, canonical: ColumnValues?) in
-                let canonical = (try? decode(row, mapping)).flatMap { try? encodeUnvalidated($0, mapping) }
-                return (try row.copy(), canonical)
-            })
+            let stored = try db.fetchFirst(
+                query,
+                { row -> (raw: Row, canonical: ColumnValues?) in
+                    let canonical = (try? decode(row, mapping)).flatMap { try? encodeUnvalidated($0, mapping) }
+                    return (try row.copy(), canonical)
+                })
         else { return false }
         let keySet = Set(mapping.primaryKey)
         var names = [String]()
@@ -99,7 +102,8 @@ extension BaseDAL {
                 }
                 if let tenant = mapping.scope.tenantColumn, names.contains(tenant) {
                     throw DALError(
-                        .scopeViolation, "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
+                        .scopeViolation,
+                        "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
                         table: mapping.table, column: tenant)
                 }
                 return TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)

@@ -38,7 +38,9 @@ public struct DALScope: Sendable, Hashable {
     ///
     /// For example, `DALScope(tenantColumn: "tenant_id")` or
     /// `DALScope(softDeleteColumn: "deleted_at", deletionMark: .value(1))`.
-    public init(tenantColumn: String? = nil, softDeleteColumn: String? = nil, deletionMark: DeletionMark = .currentTimestamp) {
+    public init(
+        tenantColumn: String? = nil, softDeleteColumn: String? = nil, deletionMark: DeletionMark = .currentTimestamp
+    ) {
         self.tenantColumn = tenantColumn
         self.softDeleteColumn = softDeleteColumn
         self.deletionMark = deletionMark

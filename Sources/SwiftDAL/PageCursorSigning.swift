@@ -182,7 +182,9 @@ enum CursorCodec {
 
     private static func append(_ value: SQLiteValue, to bytes: inout [UInt8]) {
         func appendUInt64(_ number: UInt64) {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
+            }
         }
         switch value {
         case .null:

@@ -46,7 +46,8 @@ extension ReadOnlyDAL {
     }
 
     /// For example, `try await users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 20))`.
-    public func findWithPager(condition: SQL? = nil, pager: PagerInfo, orderBy: OrderBy? = nil) async throws -> Page<T> {
+    public func findWithPager(condition: SQL? = nil, pager: PagerInfo, orderBy: OrderBy? = nil) async throws -> Page<T>
+    {
         try await onReader { try self.findWithPager(condition: condition, pager: pager, orderBy: orderBy) }
     }
 
@@ -85,7 +86,9 @@ extension ReadOnlyDAL {
     }
 
     /// For example, `try await users.sqlValueList("SELECT name FROM users", as: String.self)`.
-    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) async throws -> [Value] {
+    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self)
+        async throws -> [Value]
+    {
         try await onReader { try self.sqlValueList(sql, as: type) }
     }
 }

@@ -10,7 +10,8 @@ extension ReadOnlyDAL {
     }
 
     func count(_ db: Database, _ mapping: TableMapping, _ condition: SQL?) throws -> Int {
-        let query = try conditionQuery(mapping, { .count(condition: $0) }, prefix: "SELECT COUNT(*)", condition: condition)
+        let query = try conditionQuery(
+            mapping, { .count(condition: $0) }, prefix: "SELECT COUNT(*)", condition: condition)
         return try db.fetchScalar(Int.self, query) ?? 0
     }
 
@@ -39,7 +40,8 @@ extension ReadOnlyDAL {
                 let arguments = try scopedArguments(StatementArguments(value: try value.sqliteValue()))
                 return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: arguments)) ?? false
             }
-            return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.sqliteValue())))
+            return try db.fetchScalar(
+                Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.sqliteValue())))
                 ?? false
         }
     }
@@ -83,7 +85,9 @@ extension ReadOnlyDAL {
     /// tenant condition yourself).
     ///
     /// For example, `let names = try users.sqlValueList("SELECT name FROM users WHERE age > \(30)", as: String.self)`.
-    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) throws -> [Value] {
+    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) throws
+        -> [Value]
+    {
         try read { db in try db.fetchColumn(Value.self, sql) }
     }
 }

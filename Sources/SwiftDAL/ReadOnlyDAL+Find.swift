@@ -30,7 +30,8 @@ extension ReadOnlyDAL {
             let keyList = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, keys: keys)
             let predicate = try scopedCondition(keyList, mapping) ?? keyList
             let query = SQL(
-                sql: "\(mapping.selectSQL) WHERE \(predicate.sql) \(mapping.defaultOrderClause)", arguments: predicate.arguments)
+                sql: "\(mapping.selectSQL) WHERE \(predicate.sql) \(mapping.defaultOrderClause)",
+                arguments: predicate.arguments)
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
     }
@@ -49,7 +50,9 @@ extension ReadOnlyDAL {
     @inlinable
     public func find(condition: SQL, orderBy: OrderBy? = nil) throws -> [T] {
         try withMapping(writing: false) { db, mapping in
-            try db.fetchAll(try selectQuery(mapping, condition: condition, orderBy: orderBy)) { try self.decode($0, mapping) }
+            try db.fetchAll(try selectQuery(mapping, condition: condition, orderBy: orderBy)) {
+                try self.decode($0, mapping)
+            }
         }
     }
 

@@ -38,7 +38,8 @@ extension ReadOnlyDAL {
         }
         let key = cursorSigningKey
         return try withMapping(writing: false) { db, mapping in
-            let (query, order) = try pageQuery(mapping, after: cursor, limit: limit, condition: condition, orderBy: orderBy, key: key)
+            let (query, order) = try pageQuery(
+                mapping, after: cursor, limit: limit, condition: condition, orderBy: orderBy, key: key)
             var items = [T]()
             items.reserveCapacity(limit)
             var last: [SQLiteValue]?
@@ -52,7 +53,8 @@ extension ReadOnlyDAL {
                 if items.count == limit { last = try order.positions.map { try row.value(at: $0) } }
             }
             guard hasMore, let last else { return KeysetPage(items: items, nextCursor: nil) }
-            let content = CursorContent(shape: order.shape, columns: order.columns, directions: order.directions, values: last)
+            let content = CursorContent(
+                shape: order.shape, columns: order.columns, directions: order.directions, values: last)
             return KeysetPage(items: items, nextCursor: PageCursor(CursorCodec.encode(content, key: key)))
         }
     }
@@ -62,7 +64,9 @@ extension ReadOnlyDAL {
     /// for inspecting its plan (`EXPLAIN QUERY PLAN` + its text, with its arguments).
     ///
     /// For example, `let query = try users.findPageQuery(after: page.nextCursor, limit: 20, orderBy: "age")`.
-    package func findPageQuery(after cursor: PageCursor? = nil, limit: Int, condition: SQL? = nil, orderBy: OrderBy? = nil)
+    package func findPageQuery(
+        after cursor: PageCursor? = nil, limit: Int, condition: SQL? = nil, orderBy: OrderBy? = nil
+    )
         throws -> SQL
     {
         let key = cursorSigningKey
@@ -88,12 +92,15 @@ extension ReadOnlyDAL {
             var sql = mapping.selectSQL
             if !order.extraColumns.isEmpty {
                 // Sort columns the entity does not read, after its own (read by position).
-                let selected = (mapping.selectedColumns.map(mapping.dialect.quote) + order.extraColumns).joined(separator: ", ")
+                let selected = (mapping.selectedColumns.map(mapping.dialect.quote) + order.extraColumns).joined(
+                    separator: ", ")
                 sql = "SELECT \(selected) FROM \(mapping.quotedTable)"
             }
             let conditions = [filter.map { "(\($0.sql))" }, seek.map { "(\($0.sql))" }].compactMap { $0 }
             if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-            sql += " ORDER BY " + zip(order.quoted, order.directions).map { "\($0) \($1.rawValue)" }.joined(separator: ", ")
+            sql +=
+                " ORDER BY "
+                + zip(order.quoted, order.directions).map { "\($0) \($1.rawValue)" }.joined(separator: ", ")
             return sql + (named ? " LIMIT :swiftdal_limit" : " LIMIT ?")
         }
         var extra = seek?.arguments ?? []
@@ -129,7 +136,8 @@ struct KeysetOrder {
         }
         let requested = orderBy ?? mapping.defaultOrder
         if let problem = requested.parseError {
-            throw DALError(.invalidColumn, "invalid ORDER BY for table \(mapping.table): \(problem)", table: mapping.table)
+            throw DALError(
+                .invalidColumn, "invalid ORDER BY for table \(mapping.table): \(problem)", table: mapping.table)
         }
         var columns = [String]()
         var directions = [SortDirection]()
@@ -164,7 +172,7 @@ struct KeysetOrder {
             "table", mapping.table,
             "condition", condition?.sql ?? "\u{1}none",
             "scope", mapping.scope.visibleRows ?? "",
-            "tenant", scopeValues.map(CursorCodec.canonicalText).joined(separator: ","),
+            "tenant", scopeValues.map(CursorCodec.canonicalText).joined(separator: ",")
         ])
     }
 
@@ -198,7 +206,8 @@ struct KeysetOrder {
         }
         guard content.shape == shape else {
             throw DALError(
-                .invalidCursor, "the page cursor was made for another table, condition or scope (or tenant)", table: table)
+                .invalidCursor, "the page cursor was made for another table, condition or scope (or tenant)",
+                table: table)
         }
         guard content.columns == columns, content.directions == directions else {
             let made = zip(content.columns, content.directions).map { "\($0) \($1.rawValue)" }.joined(separator: ", ")
@@ -217,7 +226,9 @@ struct KeysetOrder {
     /// value or a nullable column is compared with `IS [NOT] NULL` at the place the
     /// engine sorts `NULL`; with a `NOT NULL` first column it is prefixed by `a >= ?`
     /// (or `<=`), which gives the planner an index range on that column.
-    func seekPredicate(_ values: [SQLiteValue], sortsNullsFirst: Bool, named: Bool) -> (sql: String, arguments: [(String, SQLiteValue)]) {
+    func seekPredicate(_ values: [SQLiteValue], sortsNullsFirst: Bool, named: Bool) -> (
+        sql: String, arguments: [(String, SQLiteValue)]
+    ) {
         var arguments = [(String, SQLiteValue)]()
         func bind(_ value: SQLiteValue) -> String {
             let name = "swiftdal_after_\(arguments.count)"
@@ -243,7 +254,9 @@ struct KeysetOrder {
             if value.isNull && !nullsFirst { continue }
             var parts = [String]()
             for previous in 0..<index {
-                parts.append(values[previous].isNull ? "\(quoted[previous]) IS NULL" : "\(quoted[previous]) = \(bind(values[previous]))")
+                parts.append(
+                    values[previous].isNull
+                        ? "\(quoted[previous]) IS NULL" : "\(quoted[previous]) = \(bind(values[previous]))")
             }
             if value.isNull {
                 parts.append("\(column) IS NOT NULL")

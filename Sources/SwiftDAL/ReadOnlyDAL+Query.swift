@@ -66,10 +66,13 @@ extension ReadOnlyDAL {
     /// `<prefix> FROM table [WHERE (condition) AND scope] [suffix]` for count-like
     /// queries, cached under `key` made from the whole WHERE text.
     func conditionQuery(
-        _ mapping: TableMapping, _ key: (String?) -> GeneratedSQLKey, prefix: String, condition: SQL?, suffix: String = "",
+        _ mapping: TableMapping, _ key: (String?) -> GeneratedSQLKey, prefix: String, condition: SQL?,
+        suffix: String = "",
         rows: ScopeRows = .visible
     ) throws -> SQL {
-        try filteredQuery(mapping, key, head: { "\(prefix) FROM \(mapping.quotedTable)" }, condition: condition, suffix: suffix, rows: rows)
+        try filteredQuery(
+            mapping, key, head: { "\(prefix) FROM \(mapping.quotedTable)" }, condition: condition, suffix: suffix,
+            rows: rows)
     }
 
     /// `<head> [WHERE (condition) AND scope] [suffix]`, cached under `key` made from the

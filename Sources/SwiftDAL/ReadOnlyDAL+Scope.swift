@@ -1,7 +1,7 @@
-import Synchronization
 import SwiftDALConnection
 import SwiftDALEntity
 import SwiftDALIDAL
+import Synchronization
 
 /// The tenant a DAL instance was made with.
 enum TenantBinding: Sendable {
@@ -106,7 +106,9 @@ extension ReadOnlyDAL {
         guard let filter = scopeFilter(mapping, named: named, rows: rows) else { return condition }
         guard let condition else { return filter }
         try checkEnclosable(condition.sql, table: mapping.table)
-        return SQL(sql: "(\(condition.sql)) AND \(filter.sql)", arguments: try concatenate(condition.arguments, filter.arguments))
+        return SQL(
+            sql: "(\(condition.sql)) AND \(filter.sql)",
+            arguments: try concatenate(condition.arguments, filter.arguments))
     }
 
     /// The arguments of a key lookup through ``TableMapping/scopedKeyPredicate``: the
@@ -153,7 +155,8 @@ func checkEnclosable(_ sql: String, table: String) throws {
             guard index < bytes.count else { throw refuse("a -- comment runs to its end") }
         case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
             index += 2
-            while index + 1 < bytes.count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
+            while index + 1 < bytes.count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
+            {
                 index += 1
             }
             guard index + 1 < bytes.count else { throw refuse("a /* comment is not closed") }

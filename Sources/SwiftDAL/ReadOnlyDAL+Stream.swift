@@ -28,7 +28,9 @@ extension ReadOnlyDAL {
         DatabaseStream(database: database) { _, channel in
             try self.withMapping(writing: false) { db, mapping in
                 let query = try self.selectQuery(mapping, condition: condition, orderBy: orderBy)
-                try db.streamRows(query, fetchSize: channel.capacity) { row in try channel.send(try self.decode(row, mapping)) }
+                try db.streamRows(query, fetchSize: channel.capacity) { row in
+                    try channel.send(try self.decode(row, mapping))
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
-import Synchronization
 import SwiftDALSchema
+import Synchronization
 
 /// The read half of ``BaseDAL``: finds, lookups, counts, existence checks, field values
 /// and paging for any ``Entity``, with no way to write. Use it for views, and for
@@ -191,7 +191,9 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
             var query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql)) AS swiftdal_query", arguments: sql.arguments)
             if let filter = scopeFilter(mapping, named: sql.arguments.namedValues != nil) {
                 try checkEnclosable(sql.sql, table: mapping.table)
-                query = SQL(sql: query.sql + " WHERE \(filter.sql)", arguments: try concatenate(sql.arguments, filter.arguments))
+                query = SQL(
+                    sql: query.sql + " WHERE \(filter.sql)", arguments: try concatenate(sql.arguments, filter.arguments)
+                )
             }
             return try db.fetchAll(query) { try self.decode($0, mapping) }
         }
@@ -210,7 +212,8 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
                 return try mapping(held)._withUnsafeGuaranteedRef { try body(held, $0) }
             }
             if writing {
-                return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
+                return try database.reentrantWrite { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) }
+                }
             }
             return try database.reentrantRead { db in try mapping(db)._withUnsafeGuaranteedRef { try body(db, $0) } }
         } catch var error as DALError where error.table == nil {
@@ -253,7 +256,8 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// What a shared mapping depends on: the entity, the database and every hook.
     private final var sharedMappingKey: SharedMappings.Key {
         SharedMappings.Key(
-            entity: ObjectIdentifier(T.self), database: ObjectIdentifier(database), table: tableName, primaryKey: primaryKey,
+            entity: ObjectIdentifier(T.self), database: ObjectIdentifier(database), table: tableName,
+            primaryKey: primaryKey,
             sortField: defaultSortField, sortDirection: defaultSortDirection, scope: scope,
             includesDeletedRows: includesDeletedRows, requiresPrimaryKey: requiresPrimaryKey)
     }

@@ -53,7 +53,8 @@ struct ScopeSQL: Sendable {
         let softDelete = try scope.softDeleteColumn.map { try resolve($0, "the scope's soft-delete column") }
         if let softDelete, let tenant, softDelete == tenant {
             throw DALError(
-                .schemaMismatch, "the scope names \(tenant) as both the tenant and the soft-delete column", table: table,
+                .schemaMismatch, "the scope names \(tenant) as both the tenant and the soft-delete column",
+                table: table,
                 column: tenant)
         }
         if let softDelete, columns.first(where: { $0.name == softDelete })?.isNotNull == true {
@@ -78,7 +79,7 @@ struct ScopeSQL: Sendable {
         visibleRowsNamed = namedParts.isEmpty ? nil : namedParts.joined(separator: " AND ")
         let guardParts = [
             quotedTenant.map { "\(quotedTable).\($0) = excluded.\($0)" },
-            quotedSoftDeleteColumn.map { "\(quotedTable).\($0) IS NULL" },
+            quotedSoftDeleteColumn.map { "\(quotedTable).\($0) IS NULL" }
         ].compactMap { $0 }
         upsertGuard = guardParts.isEmpty ? nil : guardParts.joined(separator: " AND ")
     }

@@ -1,7 +1,7 @@
-import Synchronization
 import SwiftDALConnection
 import SwiftDALEntity
 import SwiftDALIDAL
+import Synchronization
 
 /// The shapes of SQL that a DAL builds on demand (they depend on a field name, a list
 /// of columns, a condition's text or an order), cached so that repeated calls reuse the
@@ -131,7 +131,8 @@ final class TableMapping: Sendable {
         selectedPositions = positions
         let quotedTable = dialect.quote(table)
         let scope = try ScopeSQL(
-            declaredScope, includesDeletedRows: includesDeletedRows, table: table, quotedTable: quotedTable, columns: columns,
+            declaredScope, includesDeletedRows: includesDeletedRows, table: table, quotedTable: quotedTable,
+            columns: columns,
             resolve: { try resolveAll([$0], $1)[0] }, dialect: dialect)
         self.scope = scope
         hasTenantColumn = scope.tenantColumn != nil
@@ -173,7 +174,6 @@ final class TableMapping: Sendable {
         self.omittable = omittable
     }
 
-
     /// The columns an insert leaves out when their value is `NULL`: key columns (SQLite
     /// assigns a rowid alias; any other key column gets `NULL` either way) and columns
     /// with a default (a `nil` means "not given": the default applies).
@@ -189,7 +189,9 @@ final class TableMapping: Sendable {
         return "INSERT INTO \(table) (\(names)) VALUES (\(placeholders))"
     }
 
-    static func updateSQL(_ table: String, _ columns: [String], _ keyPredicate: String, _ dialect: any SQLDialect) -> String {
+    static func updateSQL(_ table: String, _ columns: [String], _ keyPredicate: String, _ dialect: any SQLDialect)
+        -> String
+    {
         let assignments = columns.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: ", ")
         return "UPDATE \(table) SET \(assignments) WHERE \(keyPredicate)"
     }
@@ -356,7 +358,8 @@ final class InsertPlan: Sendable {
         let updated = columns.filter { !keySet.contains($0) }
         var upsert = dialect.upsertClause(conflictColumns: key, updateColumns: updated)
         if let upsertGuard, !updated.isEmpty { upsert += " WHERE \(upsertGuard)" }
-        let returning = key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
+        let returning =
+            key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
         return [insert, "\(insert) \(upsert)", returning]
     }
 

@@ -8,7 +8,9 @@ enum ColumnTypeMapping {
     /// The first words of declared types that mean an exact number: `DECIMAL(10,2)`,
     /// `NUMERIC`, `NUMBER` (Oracle), `MONEY` and `SMALLMONEY` (SQL Server), `CURRENCY`
     /// (Access), `DEC` and `FIXED` (MySQL's synonyms of `DECIMAL`).
-    static let exactNumberTypes: Set<String> = ["DECIMAL", "DEC", "NUMERIC", "NUMBER", "MONEY", "SMALLMONEY", "CURRENCY", "FIXED"]
+    static let exactNumberTypes: Set<String> = [
+        "DECIMAL", "DEC", "NUMERIC", "NUMBER", "MONEY", "SMALLMONEY", "CURRENCY", "FIXED"
+    ]
 
     /// The Swift type (without optionality) of a column declared as `declaredType`, and
     /// whether the type needs Foundation.

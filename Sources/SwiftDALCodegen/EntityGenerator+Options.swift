@@ -40,7 +40,8 @@ extension EntityGenerator {
                 guard SwiftIdentifier.isSuffix(suffix) else {
                     throw DALError(
                         .schemaMismatch,
-                        "the \(option) \(SwiftIdentifier.stringLiteral(suffix)) has characters a Swift identifier cannot have")
+                        "the \(option) \(SwiftIdentifier.stringLiteral(suffix)) has characters a Swift identifier cannot have"
+                    )
                 }
             }
             guard entitySuffix != dalSuffix else {

@@ -64,7 +64,8 @@ public struct EntityGenerator: Sendable {
         for typeName in [stem + options.entitySuffix, stem + options.dalSuffix] {
             guard SwiftIdentifier.isTypeName(typeName) else {
                 throw DALError(
-                    .schemaMismatch, "\(typeName) is not a Swift type name; choose another stem or suffix", table: table)
+                    .schemaMismatch, "\(typeName) is not a Swift type name; choose another stem or suffix", table: table
+                )
             }
             guard !Self.namesTheCodeUses.contains(typeName) else {
                 throw DALError(
@@ -85,7 +86,8 @@ public struct EntityGenerator: Sendable {
                 name += String(number)
             }
             used.insert(name)
-            let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(forDeclaredType: column.declaredType, engine: db.engine)
+            let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(
+                forDeclaredType: column.declaredType, engine: db.engine)
             let isRowIDKey = column.name == rowIDKey
             let isKey = column.primaryKeyIndex > 0
             // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
@@ -140,7 +142,8 @@ public struct EntityGenerator: Sendable {
         let models = try descriptions.map { description in
             try model(of: description, stem: names.stems[description.name] ?? "", in: db)
         }
-        return SourceWriter(access: options.access).file(models, origin: origin, leftOut: leftOut, renamings: names.renamings)
+        return SourceWriter(access: options.access).file(
+            models, origin: origin, leftOut: leftOut, renamings: names.renamings)
     }
 
     /// The column that is the rowid, which SQLite assigns on insert: the single
@@ -166,7 +169,6 @@ public struct EntityGenerator: Sendable {
     /// hide it (a table `bases` would otherwise give `class BaseDAL: BaseDAL<BaseInfo>`).
     static let namesTheCodeUses: Set<String> = [
         "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
-        "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation", "UUID",
+        "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation", "UUID"
     ]
 }
-

@@ -11,7 +11,9 @@ import Foundation
 /// with backticks when written (``SwiftIdentifier/escaped(_:)``).
 enum Naming {
     /// Words written in one case in Swift names.
-    static let acronyms: Set<String> = ["id", "url", "uri", "uuid", "ip", "json", "xml", "html", "http", "https", "api", "sql"]
+    static let acronyms: Set<String> = [
+        "id", "url", "uri", "uuid", "ip", "json", "xml", "html", "http", "https", "api", "sql"
+    ]
 
     /// Property names that would clash with a member the generated entity already has,
     /// and what is used instead: a parameter named `self` hides the instance in the

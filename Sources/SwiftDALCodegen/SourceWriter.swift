@@ -35,34 +35,40 @@ struct SourceWriter {
             "///",
             "/// For example, `let rows = try \(model.dalName)(database: pool).getAll()`.",
             "\(modifier)struct \(model.entityName): Entity, Hashable {",
-            "    \(modifier)static let tableName = \(SwiftIdentifier.stringLiteral(model.tableName))",
+            "    \(modifier)static let tableName = \(SwiftIdentifier.stringLiteral(model.tableName))"
         ]
         if model.primaryKey.isEmpty {
             lines.append("    \(modifier)static let primaryKey: [String] = []")
         } else if model.primaryKey != ["id"] {
-            lines.append("    \(modifier)static let primaryKey = [\(model.primaryKey.map(SwiftIdentifier.stringLiteral).joined(separator: ", "))]")
+            lines.append(
+                "    \(modifier)static let primaryKey = [\(model.primaryKey.map(SwiftIdentifier.stringLiteral).joined(separator: ", "))]"
+            )
         }
         lines.append("    \(modifier)static let columnNames: [String]? = [")
         lines += Self.wrapped(properties.map { SwiftIdentifier.stringLiteral($0.column) }, indent: "        ")
         lines.append("    ]")
         for property in properties {
             lines.append("")
-            lines.append("    /// Column `\(SwiftIdentifier.commentText(property.column))` (\(Self.columnSummary(property))).")
+            lines.append(
+                "    /// Column `\(SwiftIdentifier.commentText(property.column))` (\(Self.columnSummary(property))).")
             if let note = Self.nilNote(property) { lines.append("    /// \(note)") }
             lines.append("    \(modifier)\(property.declaration)")
         }
         let parameters = properties.map { property in
             let defaultValue = property.isOptional ? " = nil" : ""
-            return "\(SwiftIdentifier.escaped(property.name)): \(property.typeName)\(property.isOptional ? "?" : "")\(defaultValue)"
+            return
+                "\(SwiftIdentifier.escaped(property.name)): \(property.typeName)\(property.isOptional ? "?" : "")\(defaultValue)"
         }
         lines += ["", "    /// An entity with every column given; an optional left out is `nil` (see each property)."]
         lines += Self.parenthesized("    \(modifier)init(", parameters, ") {", indent: "    ")
-        lines += properties.map { "        self.\(SwiftIdentifier.escaped($0.name)) = \(SwiftIdentifier.escaped($0.name))" }
+        lines += properties.map {
+            "        self.\(SwiftIdentifier.escaped($0.name)) = \(SwiftIdentifier.escaped($0.name))"
+        }
         lines += [
             "    }",
             "",
             "    /// Reads a row of exactly ``columnNames``, by index.",
-            "    \(modifier)init(row: RowView) throws {",
+            "    \(modifier)init(row: RowView) throws {"
         ]
         // Every column is read before the entity exists, then moved in by the memberwise
         // initializer: assigning the properties one by one between `try`s leaves a
@@ -75,7 +81,7 @@ struct SourceWriter {
             "    }",
             "",
             "    /// Writes every column, in ``columnNames`` order.",
-            "    \(modifier)func encodeColumns(to columns: inout ColumnValues) throws {",
+            "    \(modifier)func encodeColumns(to columns: inout ColumnValues) throws {"
         ]
         lines += properties.map {
             "        try columns.encode(self.\(SwiftIdentifier.escaped($0.name)), for: \(SwiftIdentifier.stringLiteral($0.column)))"
@@ -95,7 +101,7 @@ struct SourceWriter {
                 "/// come from `BaseDAL`; add the table's own queries in an extension.",
                 "///",
                 example,
-                "\(modifier)final class \(model.dalName): BaseDAL<\(model.entityName)>, @unchecked Sendable {}",
+                "\(modifier)final class \(model.dalName): BaseDAL<\(model.entityName)>, @unchecked Sendable {}"
             ]
         }
         return [
@@ -104,7 +110,7 @@ struct SourceWriter {
             "/// \(reason == .view ? "view" : "table")'s own queries in an extension.",
             "///",
             example,
-            "\(modifier)final class \(model.dalName): ReadOnlyDAL<\(model.entityName)>, @unchecked Sendable {}",
+            "\(modifier)final class \(model.dalName): ReadOnlyDAL<\(model.entityName)>, @unchecked Sendable {}"
         ]
     }
 

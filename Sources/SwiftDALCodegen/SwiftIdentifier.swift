@@ -66,12 +66,12 @@ enum SwiftIdentifier {
         0x3021...0x302F, 0x3031...0x303F, 0x3040...0xD7FF, 0xF900...0xFD3D, 0xFD40...0xFDCF, 0xFDF0...0xFE1F,
         0xFE30...0xFE44, 0xFE47...0xFFF8, 0x10000...0x1FFFD, 0x20000...0x2FFFD, 0x30000...0x3FFFD, 0x40000...0x4FFFD,
         0x50000...0x5FFFD, 0x60000...0x6FFFD, 0x70000...0x7FFFD, 0x80000...0x8FFFD, 0x90000...0x9FFFD,
-        0xA0000...0xAFFFD, 0xB0000...0xBFFFD, 0xC0000...0xCFFFD, 0xD0000...0xDFFFD, 0xE0000...0xEFFFD,
+        0xA0000...0xAFFFD, 0xB0000...0xBFFFD, 0xC0000...0xCFFFD, 0xD0000...0xDFFFD, 0xE0000...0xEFFFD
     ]
 
     /// The combining marks: identifier characters, but not heads.
     private static let continuationRanges: [ClosedRange<UInt32>] = [
-        0x300...0x36F, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F,
+        0x300...0x36F, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F
     ]
 
     /// Words that need backticks to be used as a name: the reserved words, and `await`,
@@ -84,7 +84,7 @@ enum SwiftIdentifier {
         "fileprivate", "for", "func", "guard", "if", "import", "in", "init", "inout", "internal", "is", "let", "nil",
         "open", "operator", "precedencegroup", "private", "protocol", "public", "repeat", "rethrows", "return",
         "self", "some", "static", "struct", "subscript", "super", "switch", "throw", "throws", "true", "try",
-        "typealias", "var", "where", "while",
+        "typealias", "var", "where", "while"
     ]
 
     /// `name` as it must be written in a declaration or after `self.` (backticks around keywords).

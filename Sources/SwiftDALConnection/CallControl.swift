@@ -17,7 +17,9 @@ package final class CallControl: @unchecked Sendable {
             switch self {
             case .cancelled: return CancellationError()
             case .timedOut(let limit):
-                return DALError(.timeout, "the call ran past its time limit of \(limit) and was stopped; its transaction was rolled back")
+                return DALError(
+                    .timeout,
+                    "the call ran past its time limit of \(limit) and was stopped; its transaction was rolled back")
             }
         }
     }
@@ -78,7 +80,8 @@ package final class CallControl: @unchecked Sendable {
     package func stop(after limit: Duration) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
         let (seconds, attoseconds) = limit.components
-        let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
+        let nanoseconds = Int(
+            clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))
         timer.setEventHandler { [weak self] in self?.stop(.timedOut(limit)) }
         withState { $0.timer = timer }

@@ -115,7 +115,8 @@ public struct Pragma: Sendable, Hashable {
         guard Self.isIdentifier(name) else {
             throw DALError(.invalidIdentifier, "\(name) is not a valid pragma name")
         }
-        guard !value.isEmpty, value.utf8.allSatisfy({ Self.isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+        guard !value.isEmpty,
+            value.utf8.allSatisfy({ Self.isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
         else {
             throw DALError(.invalidValue, "\(value) is not a valid value for pragma \(name)")
         }

@@ -2,20 +2,20 @@ internal import CSwiftDALSQLite
 public import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An identifier of the calling thread, never 0 or `UInt.max` for a live thread.
 @usableFromInline
 func currentThreadID() -> UInt {
     #if canImport(Glibc)
-    UInt(pthread_self())
+        UInt(pthread_self())
     #else
-    UInt(bitPattern: pthread_self())
+        UInt(bitPattern: pthread_self())
     #endif
 }
 

@@ -50,7 +50,8 @@ extension Database {
         if let engine = try checkedEngine() {
             throw DALError(
                 .unsupportedOperation,
-                "\(engine.engine) has no rowid: add RETURNING to the INSERT and read it with fetchScalar", sql: query.sql)
+                "\(engine.engine) has no rowid: add RETURNING to the INSERT and read it with fetchScalar",
+                sql: query.sql)
         }
         let handle = try openHandle()
         sqlite3_set_last_insert_rowid(handle, noRowIDSentinel)
@@ -95,8 +96,10 @@ extension Database {
                     var statement: OpaquePointer?
                     var tail: UnsafePointer<CChar>?
                     let code = sqlite3_prepare_v2(handle, cursor, Int32(end - cursor), &statement, &tail)
-                    let text = String(decoding: UnsafeRawBufferPointer(start: cursor, count: (tail ?? end) - cursor), as: UTF8.self)
-                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                    let text = String(
+                        decoding: UnsafeRawBufferPointer(start: cursor, count: (tail ?? end) - cursor), as: UTF8.self
+                    )
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
                     guard code == SQLITE_OK else {
                         throw SQLiteError(connection: handle, code: code, sql: text)
                     }
@@ -109,7 +112,8 @@ extension Database {
                             rows += 1
                             stepCode = sqlite3_step(statement)
                         }
-                        let failure = stepCode == SQLITE_DONE ? nil : SQLiteError(connection: handle, code: stepCode, sql: text)
+                        let failure =
+                            stepCode == SQLITE_DONE ? nil : SQLiteError(connection: handle, code: stepCode, sql: text)
                         if let start, let observation = access.observation {
                             let count = sqlite3_stmt_readonly(statement) != 0 ? rows : Int(sqlite3_changes64(handle))
                             observation.report(sql: text, since: start, rowCount: count, error: failure)
@@ -194,7 +198,9 @@ extension Database {
     @inlinable
     public func fetchScalar<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
         guard let value = try firstValue(query), !value.isNull else { return nil }
-        guard let converted = T(sqliteValue: value) else { throw try scalarConversionFailure(value, query, type: T.self) }
+        guard let converted = T(sqliteValue: value) else {
+            throw try scalarConversionFailure(value, query, type: T.self)
+        }
         return converted
     }
 
@@ -205,7 +211,9 @@ extension Database {
     public func fetchColumn<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
         var converted = [T]()
         for value in try firstColumn(query) {
-            guard let item = T(sqliteValue: value) else { throw try scalarConversionFailure(value, query, type: T.self) }
+            guard let item = T(sqliteValue: value) else {
+                throw try scalarConversionFailure(value, query, type: T.self)
+            }
             converted.append(item)
         }
         return converted
@@ -263,7 +271,9 @@ extension Database {
     /// For example, `let cursor = try db.makeCursor("SELECT * FROM events")`.
     public func makeCursor(_ query: SQL) throws -> RowCursor {
         if let engine = try checkedEngine() {
-            throw DALError(.unsupportedOperation, "cursors are not available on \(engine.engine) yet; use forEachRow", sql: query.sql)
+            throw DALError(
+                .unsupportedOperation, "cursors are not available on \(engine.engine) yet; use forEachRow",
+                sql: query.sql)
         }
         let statement = try cachedStatement(query.sql)
         guard statement.isReadOnly else {
@@ -271,7 +281,8 @@ extension Database {
             // the statement halts, which for an abandoned cursor is a reset whose failure
             // could not be reported: a cursor only ever reads.
             throw DALError(
-                .invalidSQL, "a cursor streams the rows of a query; run a statement that writes (even with RETURNING) "
+                .invalidSQL,
+                "a cursor streams the rows of a query; run a statement that writes (even with RETURNING) "
                     + "with execute, fetchAll or forEachRow", sql: query.sql)
         }
         return try RowCursor(database: self, statement: statement, arguments: query.arguments)
@@ -394,7 +405,9 @@ extension Statement {
     /// Calls `body` with a view of each row of this statement with `arguments`.
     ///
     /// For example, `try select.forEachRow(arguments: [18]) { row in … }`.
-    public func forEachRow(arguments: StatementArguments = StatementArguments(), _ body: (RowView) throws -> Void) throws {
+    public func forEachRow(arguments: StatementArguments = StatementArguments(), _ body: (RowView) throws -> Void)
+        throws
+    {
         try checkAccess()
         try withBindings(arguments) { statement in
             while try statement.step(arguments: arguments) { try body(RowView(statement: statement)) }

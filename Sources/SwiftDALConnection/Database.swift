@@ -62,7 +62,9 @@ public final class Database {
     /// The directory must exist.
     ///
     /// For example, `let db = try Database(path: "/tmp/app.sqlite", mode: .readWrite)`.
-    public convenience init(path: String, mode: Mode = .readWrite, configuration: Configuration = Configuration()) throws {
+    public convenience init(path: String, mode: Mode = .readWrite, configuration: Configuration = Configuration())
+        throws
+    {
         try self.init(path: path, isMemory: false, mode: mode, configuration: configuration)
     }
 
@@ -77,7 +79,8 @@ public final class Database {
     /// backup API): changes never reach the file. Handy for tests over fixtures.
     ///
     /// For example, `let db = try Database.inMemoryCopy(of: "Fixtures/sample.sqlite")`.
-    public static func inMemoryCopy(of path: String, configuration: Configuration = Configuration()) throws -> Database {
+    public static func inMemoryCopy(of path: String, configuration: Configuration = Configuration()) throws -> Database
+    {
         let source = try Database(path: path, mode: .readOnly, configuration: configuration)
         let copy = try Database.inMemory(configuration: configuration)
         try source.backup(to: copy)
@@ -174,7 +177,8 @@ public final class Database {
 
     private func setUp(isMemory: Bool) throws {
         guard let handle else { return }
-        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+        let milliseconds =
+            configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         if let length = configuration.maximumValueLength {
@@ -194,7 +198,8 @@ public final class Database {
             guard mode?.uppercased() == configuration.journalMode.rawValue else {
                 throw DALError(
                     .invalidValue,
-                    "journal mode \(configuration.journalMode.rawValue) could not be set (SQLite kept \(mode ?? "none"))")
+                    "journal mode \(configuration.journalMode.rawValue) could not be set (SQLite kept \(mode ?? "none"))"
+                )
             }
         }
         try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
@@ -296,7 +301,8 @@ public final class Database {
         try access.check()
         guard let handle else {
             if let engineConnection {
-                throw DALError(.unsupportedOperation, "this operation is SQLite's; the connection is \(engineConnection.engine)")
+                throw DALError(
+                    .unsupportedOperation, "this operation is SQLite's; the connection is \(engineConnection.engine)")
             }
             throw DALError(.connectionClosed, "the connection to \(path) is closed")
         }

@@ -101,7 +101,9 @@ func currentSwiftDALQueueLabel() -> String? {
 /// it throws `CancellationError` (see ``CallControl``). The time limit of the awaiting
 /// task's ``withDatabaseTimeout(_:operation:)`` goes along (a task-local value is not
 /// seen on the queue's thread).
-package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T)
+    async throws -> T
+{
     try Task.checkCancellation()
     let control = CallControl()
     let limit = CallLimits.current

@@ -96,7 +96,8 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             guard !isClosed.load(ordering: .acquiring) else {
                 throw DALError(.connectionClosed, "the pool on \(path) is closed")
             }
-            let reader = try Database(path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
+            let reader = try Database(
+                path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
             openReaders.add(1, ordering: .relaxed)
             return reader
         }

@@ -2,11 +2,11 @@ package import Dispatch
 package import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
@@ -73,7 +73,8 @@ extension DispatchSemaphore {
     }
 
     /// `wait(timeout:)`, counting the callers that find no unit free in `waiters`.
-    package func wait(timeout: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>) -> DispatchTimeoutResult {
+    package func wait(timeout: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>) -> DispatchTimeoutResult
+    {
         if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return .success }
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
@@ -149,7 +150,9 @@ enum ThreadAccess {
     /// limit of ``withDatabaseTimeout(_:operation:)`` or ``Configuration/callTimeout``):
     /// stopping it interrupts the running statement, and the access throws
     /// `CancellationError` or ``DALError/Code/timeout``.
-    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) throws -> T {
+    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) throws
+        -> T
+    {
         let holdings = holdings
         var control = holdings.control
         if let limit = CallLimits.current ?? database.callTimeout {

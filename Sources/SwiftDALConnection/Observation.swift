@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a service learns of every statement SwiftDAL runs: bridge it to your logger and
@@ -130,7 +130,9 @@ package final class StatementObservation: @unchecked Sendable {
     package var pendingWait: Duration = .zero
 
     /// The observation `configuration` asks for, or `nil` when it asks for none.
-    package static func make(_ configuration: Configuration, engine: DatabaseEngine, database: String) -> StatementObservation? {
+    package static func make(_ configuration: Configuration, engine: DatabaseEngine, database: String)
+        -> StatementObservation?
+    {
         guard configuration.observer != nil || configuration.trace != nil else { return nil }
         return StatementObservation(configuration, engine: engine, database: database)
     }

@@ -413,4 +413,3 @@ package enum TypedColumn<Value> {
         }
     }
 }
-

@@ -229,8 +229,11 @@ extension UUID: SQLiteValueConvertible {
         case .blob(let data):
             guard data.count == 16 else { return nil }
             let b = [UInt8](data)
-            self = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                               b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            self = UUID(
+                uuid: (
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                    b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+                ))
         default:
             return nil
         }

@@ -67,7 +67,8 @@ public final class Statement {
     /// The rows the current execution has produced.
     private var rowsProduced = 0
 
-    init(database: OpaquePointer, sql: String, persistent: Bool, access: ConnectionAccess, epoch: UInt64? = nil) throws {
+    init(database: OpaquePointer, sql: String, persistent: Bool, access: ConnectionAccess, epoch: UInt64? = nil) throws
+    {
         var statement: OpaquePointer?
         var tailOffset = 0
         var utf8 = sql
@@ -124,7 +125,8 @@ public final class Statement {
         var second: OpaquePointer?
         let code = text.withUTF8 { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
-                sqlite3_prepare_v2(database, chars.baseAddress ?? Statement.emptyCString, Int32(chars.count), &second, nil)
+                sqlite3_prepare_v2(
+                    database, chars.baseAddress ?? Statement.emptyCString, Int32(chars.count), &second, nil)
             }
         }
         sqlite3_finalize(second)
@@ -134,7 +136,8 @@ public final class Statement {
             ? "more than one statement"
             : "a second statement that does not compile (\(SQLiteError(connection: database, code: code, sql: nil).message))"
         throw DALError(
-            .invalidSQL, "the SQL text holds \(problem); run one statement at a time, or use executeScript(_:) for scripts",
+            .invalidSQL,
+            "the SQL text holds \(problem); run one statement at a time, or use executeScript(_:) for scripts",
             sql: sql)
     }
 

@@ -179,7 +179,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         case .single(let value):
             "[\(value)]"
         case .named(let values):
-            "[" + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            "["
+                + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
                 .joined(separator: ", ") + "]"
         }
     }
@@ -195,7 +196,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             return try value.sqliteValue()
         } catch {
             if firstError == nil {
-                firstError = error as? DALError
+                firstError =
+                    error as? DALError
                     ?? DALError(.invalidValue, "cannot convert a \(type(of: value)): \(error)", underlying: error)
             }
             return .null

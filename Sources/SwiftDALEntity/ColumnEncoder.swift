@@ -123,20 +123,48 @@ struct ColumnEncoder: Encoder {
             guard let value else { return try encodeNil(forKey: key) }
             try encode(value, forKey: key)
         }
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
-        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+            try encoder.write(value, key.stringValue)
+        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
             -> KeyedEncodingContainer<NestedKey>
@@ -163,7 +191,9 @@ struct ColumnEncoder: Encoder {
         mutating func encode<T: Encodable>(_ value: T) throws {
             throw encoder.unsupported("a value outside a keyed container")
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+            NestedKey
+        > {
             KeyedEncodingContainer(FailingKeyedContainer<NestedKey>(encoder: encoder))
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }

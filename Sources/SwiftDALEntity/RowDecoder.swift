@@ -150,7 +150,9 @@ struct RowDecoder: Decoder {
             return try decodeJSON(T.self, at: index, key: key)
         }
 
-        private func decodeConvertible<C: SQLiteValueConvertible, T>(_ type: C.Type, at index: Int, as: T.Type) throws -> T {
+        private func decodeConvertible<C: SQLiteValueConvertible, T>(_ type: C.Type, at index: Int, as: T.Type) throws
+            -> T
+        {
             let value = try decoder.row.decode(C.self, at: index)
             guard let typed = value as? T else {
                 throw decoder.unsupported("\(T.self)")

@@ -69,7 +69,8 @@ struct ColumnProbe: Decoder {
 
     /// A placeholder instance of `T`, and the column type it is stored as.
     func placeholder<T: Decodable>(_ type: T.Type) throws -> (T, ColumnType) {
-        if let convertible = T.self as? any SQLiteValueConvertible.Type, let (value, columnType) = Self.placeholder(convertible),
+        if let convertible = T.self as? any SQLiteValueConvertible.Type,
+            let (value, columnType) = Self.placeholder(convertible),
             let typed = value as? T
         {
             return (typed, columnType)
@@ -79,10 +80,12 @@ struct ColumnProbe: Decoder {
         return (try T(from: nested), .text)  // nested Codable values are stored as JSON text
     }
 
-    private static func placeholder(_ type: any SQLiteValueConvertible.Type) -> (any SQLiteValueConvertible, ColumnType)? {
+    private static func placeholder(_ type: any SQLiteValueConvertible.Type) -> (
+        any SQLiteValueConvertible, ColumnType
+    )? {
         let candidates: [SQLiteValue] = [
             .integer(0), .real(0), .text(""), .blob(Data()), .text("1970-01-01 00:00:00.000"),
-            .text("00000000-0000-0000-0000-000000000000"), .text("0"),
+            .text("00000000-0000-0000-0000-000000000000"), .text("0")
         ]
         for candidate in candidates {
             guard let value = type.init(sqliteValue: candidate), let stored = try? value.sqliteValue() else { continue }
@@ -111,20 +114,46 @@ struct ColumnProbe: Decoder {
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             try value(T.self, key, optional: true)
         }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try value(type, key, optional: true) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try value(type, key, optional: true)
+        }
         func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try value(type, key, optional: true) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try value(type, key, optional: true) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+            try value(type, key, optional: true)
+        }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+            try value(type, key, optional: true)
+        }
 
         private func value<T: Decodable>(_ type: T.Type, _ key: Key, optional: Bool) throws -> T {
             let (value, columnType) = try probe.placeholder(T.self)
@@ -159,7 +188,9 @@ struct ColumnProbe: Decoder {
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
             throw DALError(.schemaMismatch, "no element to decode")
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             throw DALError(.schemaMismatch, "no element to decode")
         }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { self }

@@ -55,7 +55,9 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) throws -> Page<EntityType>
     /// At most `limit` entities matching `condition` after `cursor` (keyset paging), and
     /// the cursor of the next page (`nil` on the last).
-    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) throws -> KeysetPage<EntityType>
+    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) throws -> KeysetPage<
+        EntityType
+    >
     /// Every entity, in `orderBy` (or the default order).
     func getAll(orderBy: OrderBy?) throws -> [EntityType]
     /// The entities matching `condition`, as an `AsyncSequence` read with bounded memory
@@ -74,9 +76,11 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     // MARK: Field values
 
     /// The distinct values of column `fieldName` in the rows matching `condition`, sorted.
-    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) throws -> [Value]
+    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) throws
+        -> [Value]
     /// Column `fieldName` of the row with key `id`; `nil` when there is no such row.
-    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type) throws -> Value?
+    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
+        throws -> Value?
     /// The first column of every row `sql` returns (any query, values bound).
     func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) throws -> [Value]
 
@@ -130,7 +134,9 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func findWithPager(condition: SQL?, pager: PagerInfo, orderBy: OrderBy?) async throws -> Page<EntityType>
     /// The `async` form of ``findPage(after:limit:condition:orderBy:)-39e6r``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) async throws -> KeysetPage<EntityType>
+    func findPage(after cursor: PageCursor?, limit: Int, condition: SQL?, orderBy: OrderBy?) async throws -> KeysetPage<
+        EntityType
+    >
     /// The `async` form of ``getAll(orderBy:)-3533j``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getAll(orderBy: OrderBy?) async throws -> [EntityType]
@@ -145,10 +151,12 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func isExist(fieldName: String, value: some SQLiteValueConvertible) async throws -> Bool
     /// The `async` form of ``getFieldList(_:condition:as:)-5rev9``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) async throws -> [Value]
+    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type)
+        async throws -> [Value]
     /// The `async` form of ``getFieldValue(_:fieldName:as:)-2p3sm``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type) async throws -> Value?
+    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
+        async throws -> Value?
     /// The `async` form of ``sqlValueList(_:as:)-42gkh``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]

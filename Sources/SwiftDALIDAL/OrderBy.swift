@@ -184,7 +184,9 @@ struct OrderByParser {
             let stop = end(ofTermFrom: index)
             var text = String(String.UnicodeScalarView(scalars[index..<stop])).trimmingCharacters(in: .whitespaces)
             index = stop
-            if let space = text.lastIndex(where: \.isWhitespace), let parsed = Self.direction(String(text[space...].dropFirst())) {
+            if let space = text.lastIndex(where: \.isWhitespace),
+                let parsed = Self.direction(String(text[space...].dropFirst()))
+            {
                 direction = parsed
                 text = String(text[..<space]).trimmingCharacters(in: .whitespaces)
             }

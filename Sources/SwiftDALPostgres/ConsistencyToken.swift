@@ -27,7 +27,8 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
 
     /// PostgreSQL's text form of the position (`16/B374D848`).
     public var description: String {
-        String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
+        String(position >> 32, radix: 16, uppercase: true) + "/"
+            + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
     /// Whether `left` is an earlier WAL position than `right` (a session keeps the later of two).
@@ -43,6 +44,8 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
     }
 }
 
+// swift-format-ignore: AmbiguousTrailingClosureOverload
+// (`run` has a synchronous and an async form, like TaskLocal.withValue: the context chooses.)
 /// The reads-after-writes state of one caller (a request, a user's session): the
 /// newest write it made or was told about. Inside ``run(_:)-5b11m`` every read of a
 /// ``PostgresCluster`` goes only to a replica that has replayed that write (or to the

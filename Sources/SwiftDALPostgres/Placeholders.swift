@@ -37,17 +37,20 @@ struct PostgresStatementText: Sendable {
         case .positional(let count):
             guard let values = arguments.positionalValues else {
                 if count == 0, arguments.isEmpty { return [] }
-                throw DALError(.argumentMismatch, "the statement has positional parameters but the arguments are named", sql: sql)
+                throw DALError(
+                    .argumentMismatch, "the statement has positional parameters but the arguments are named", sql: sql)
             }
             guard values.count == count else {
                 throw DALError(
-                    .argumentMismatch, "the statement has \(count) parameter(s) but \(values.count) argument(s) were given",
+                    .argumentMismatch,
+                    "the statement has \(count) parameter(s) but \(values.count) argument(s) were given",
                     sql: sql)
             }
             return values
         case .named(let names):
             guard let values = arguments.namedValues else {
-                throw DALError(.argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
+                throw DALError(
+                    .argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
             }
             let bound = try names.map { name -> SQLiteValue in
                 guard let value = values[name] else {
@@ -57,7 +60,8 @@ struct PostgresStatementText: Sendable {
             }
             if values.count != names.count {
                 let unknown = Set(values.keys).subtracting(names).sorted()
-                throw DALError(.argumentMismatch, "argument(s) \(unknown.joined(separator: ", ")) match no parameter", sql: sql)
+                throw DALError(
+                    .argumentMismatch, "argument(s) \(unknown.joined(separator: ", ")) match no parameter", sql: sql)
             }
             return bound
         }
@@ -81,7 +85,8 @@ struct PostgresStatementText: Sendable {
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "'"):
-                    let escapes = index > 0 && (bytes[index - 1] == UInt8(ascii: "E") || bytes[index - 1] == UInt8(ascii: "e"))
+                    let escapes =
+                        index > 0 && (bytes[index - 1] == UInt8(ascii: "E") || bytes[index - 1] == UInt8(ascii: "e"))
                         && (index < 2 || !isWordByte(bytes[index - 2]))
                     try copyQuoted(UInt8(ascii: "'"), backslashEscapes: escapes, original)
                 case UInt8(ascii: "\""):
@@ -118,7 +123,8 @@ struct PostgresStatementText: Sendable {
             if !names.isEmpty && (positionalCount > 0 || highestNumbered > 0) {
                 throw DALError(.invalidSQL, "the SQL text mixes named and positional parameters", sql: original)
             }
-            let parameters: Parameters = names.isEmpty ? .positional(count: max(positionalCount, highestNumbered)) : .named(names)
+            let parameters: Parameters =
+                names.isEmpty ? .positional(count: max(positionalCount, highestNumbered)) : .named(names)
             return (String(decoding: output, as: UTF8.self), parameters)
         }
 
@@ -144,7 +150,9 @@ struct PostgresStatementText: Sendable {
         /// `?NNN` or `$NNN`: parameter NNN (1-based).
         private mutating func numbered(_ digits: [UInt8], _ original: String) throws {
             guard let number = Int(String(decoding: digits, as: UTF8.self)), number >= 1, number <= 65_535 else {
-                throw DALError(.invalidSQL, "parameter number \(String(decoding: digits, as: UTF8.self)) is out of range", sql: original)
+                throw DALError(
+                    .invalidSQL, "parameter number \(String(decoding: digits, as: UTF8.self)) is out of range",
+                    sql: original)
             }
             highestNumbered = max(highestNumbered, number)
             append("$\(number)")
@@ -220,7 +228,10 @@ struct PostgresStatementText: Sendable {
                     return
                 }
             }
-            throw DALError(.invalidSQL, quote == UInt8(ascii: "'") ? "a string literal is not closed" : "a quoted identifier is not closed", sql: original)
+            throw DALError(
+                .invalidSQL,
+                quote == UInt8(ascii: "'") ? "a string literal is not closed" : "a quoted identifier is not closed",
+                sql: original)
         }
 
         private mutating func copyBlockComment(_ original: String) throws {
@@ -243,7 +254,8 @@ struct PostgresStatementText: Sendable {
         }
 
         private func isWordStart(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || byte == UInt8(ascii: "_") || byte >= 0x80
         }
 

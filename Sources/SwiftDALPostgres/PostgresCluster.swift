@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 public import SwiftDALConnection
+import Synchronization
 
 /// How a ``PostgresCluster`` routes and checks its hosts.
 ///
@@ -136,7 +136,8 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `let cluster = try PostgresCluster(primary: primaryURL, replicas: [replicaURL])`.
     public init(
-        primary: String, replicas: [String], configuration: PostgresClusterConfiguration = PostgresClusterConfiguration()
+        primary: String, replicas: [String],
+        configuration: PostgresClusterConfiguration = PostgresClusterConfiguration()
     ) throws {
         self.primary = try PostgresPool(url: primary, configuration: configuration.pool)
         self.replicas = try replicas.map { try Replica(url: $0, configuration: configuration.pool) }
@@ -146,7 +147,9 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         let stopping = self.stopping
         let interval = configuration.healthCheckInterval
         let nanoseconds = max(
-            1_000_000, Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000))
+            1_000_000,
+            Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        )
         let thread = Thread { [weak self] in
             func check() -> Bool {
                 guard let cluster = self, !cluster.isClosed.load(ordering: .acquiring) else { return false }
@@ -171,7 +174,8 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func checkHealth() -> [ReplicaStatus] {
         let primaryPosition = try? primary.reentrantRead { db in
-            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(ConsistencyToken.position(ofLSN:))
+            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(
+                ConsistencyToken.position(ofLSN:))
         }
         for replica in replicas {
             do {
@@ -211,7 +215,8 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     public var replicaStatuses: [ReplicaStatus] {
         replicas.map { replica in
             replica.health.withLock {
-                ReplicaStatus(name: replica.pool.name, isInRotation: $0.isInRotation, lagBytes: $0.lagBytes, problem: $0.problem)
+                ReplicaStatus(
+                    name: replica.pool.name, isInRotation: $0.isInRotation, lagBytes: $0.lagBytes, problem: $0.problem)
             }
         }
     }
@@ -267,7 +272,8 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     private func recordWrite() throws {
         guard configuration.readYourWrites, let session = ConsistencySession.current else { return }
         let position = try primary.reentrantRead { db in
-            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(ConsistencyToken.position(ofLSN:))
+            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(
+                ConsistencyToken.position(ofLSN:))
         }
         if let position { session.advance(to: ConsistencyToken(position: position)) }
     }

@@ -1,7 +1,7 @@
 internal import CSwiftDALPostgres
 import Foundation
-import Synchronization
 import SwiftDALConnection
+import Synchronization
 
 /// One libpq connection (`PGconn`), used by one thread at a time (a ``PostgresPool`` lends
 /// it inside a ``Database``). Statements are prepared once per connection and cached by
@@ -62,7 +62,9 @@ final class PostgresConnection: EngineConnection {
             self.connection = nil
             throw PostgresError(
                 sqlState: "08001",
-                message: "cannot connect to PostgreSQL (\(name)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+                message:
+                    "cannot connect to PostgreSQL (\(name)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         // libpq prints notices to stderr by default: a library must not.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
@@ -71,12 +73,15 @@ final class PostgresConnection: EngineConnection {
         guard PQsetClientEncoding(connection, "UTF8") == 0 else {
             PQfinish(connection)
             self.connection = nil
-            throw PostgresError(sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
+            throw PostgresError(
+                sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
         }
         guard !configuration.transactionPooling else { return }
         var settings = ["SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on"]
         if let timeout = configuration.statementTimeout {
-            settings.append("SET statement_timeout TO \(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))")
+            settings.append(
+                "SET statement_timeout TO \(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))"
+            )
         }
         try executeScript(settings.joined(separator: "; "))
     }
@@ -191,7 +196,9 @@ final class PostgresConnection: EngineConnection {
     func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int {
         if let error = query.arguments.conversionError { throw error }
         guard isInTransaction else {
-            throw DALError(.unsupportedOperation, "a PostgreSQL stream reads through a cursor, which needs a transaction", sql: query.sql)
+            throw DALError(
+                .unsupportedOperation, "a PostgreSQL stream reads through a cursor, which needs a transaction",
+                sql: query.sql)
         }
         let size = max(1, fetchSize)
         cursorNumber += 1
@@ -219,7 +226,9 @@ final class PostgresConnection: EngineConnection {
         } catch {
             // Closing frees the server's side now when the transaction goes on (a savepoint
             // rolled back); an aborted transaction closes it at its rollback.
-            if let connection, PQtransactionStatus(connection) == PQTRANS_INTRANS { try? executeScript("CLOSE \(cursor)") }
+            if let connection, PQtransactionStatus(connection) == PQTRANS_INTRANS {
+                try? executeScript("CLOSE \(cursor)")
+            }
             throw error
         }
         try executeScript("CLOSE \(cursor)")
@@ -268,7 +277,8 @@ final class PostgresConnection: EngineConnection {
                 atStart = false
             }
         }
-        return (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop) || (length == 6 && word == Self.create)
+        return (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
+            || (length == 6 && word == Self.create)
     }
 
     /// Whether `sql` starts a transaction, ends one, or handles a savepoint.
@@ -344,7 +354,8 @@ final class PostgresConnection: EngineConnection {
     private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
         let connection = try openConnection()
         if cancelRequested.load(ordering: .sequentiallyConsistent) {
-            throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: statement.text.sql)
+            throw PostgresError(
+                sqlState: "57014", message: "canceling statement due to user request", sql: statement.text.sql)
         }
         var buffer = [UInt8]()
         var offsets = [Int?]()
@@ -448,7 +459,8 @@ final class PostgresConnection: EngineConnection {
     }
 
     private func connectionError(sql: String?) -> PostgresError {
-        let message = connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "the connection is closed"
+        let message =
+            connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "the connection is closed"
         return PostgresError(
             sqlState: "08006", message: message.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
     }
@@ -528,7 +540,9 @@ final class PostgresConnection: EngineConnection {
             kind = described.kind
             describedKind = nil
         } else {
-            _ = try run("SELECT relkind::text FROM pg_class WHERE oid = to_regclass(\(quotedName(table)))", prepared: false) {
+            _ = try run(
+                "SELECT relkind::text FROM pg_class WHERE oid = to_regclass(\(quotedName(table)))", prepared: false
+            ) {
                 row in kind = try row.decode(String.self, at: 0)
             }
         }
@@ -542,7 +556,9 @@ final class PostgresConnection: EngineConnection {
 
     func tableExists(_ name: String) throws -> Bool {
         var exists = false
-        _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in exists = try row.decode(Bool.self, at: 0) }
+        _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in
+            exists = try row.decode(Bool.self, at: 0)
+        }
         return exists
     }
 

@@ -1,5 +1,5 @@
-public import SwiftDALConnection
 import Foundation
+public import SwiftDALConnection
 
 /// An error reported by PostgreSQL (or by libpq, for a connection that failed): the
 /// SQLSTATE, the server's message, and the schema, table, column and constraint it names.

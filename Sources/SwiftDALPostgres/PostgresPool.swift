@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 public import SwiftDALConnection
+import Synchronization
 
 /// A pool of connections to a PostgreSQL server, and a ``SwiftDAL/DatabaseWriter`` like
 /// ``SwiftDAL/DatabasePool``: the same table DALs, entities and conditions run on it, and only the
@@ -70,7 +70,9 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         guard configuration.maximumConnections >= 1 else {
             throw DALError(.invalidValue, "a PostgreSQL pool needs at least one connection")
         }
-        guard !url.utf8.contains(0) else { throw DALError(.invalidValue, "the connection string contains a NUL character") }
+        guard !url.utf8.contains(0) else {
+            throw DALError(.invalidValue, "the connection string contains a NUL character")
+        }
         guard !(configuration.transactionPooling && configuration.statementTimeout != nil) else {
             throw DALError(
                 .invalidValue,
@@ -140,7 +142,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func openDatabase(into slot: Slot) throws -> Database {
-        let connection = try PostgresConnection(connectionString: connectionString, configuration: configuration, name: name)
+        let connection = try PostgresConnection(
+            connectionString: connectionString, configuration: configuration, name: name)
         let database = Database(engine: connection, name: name, configuration: settings)
         slot.database = database
         openCount.add(1, ordering: .relaxed)

@@ -56,7 +56,8 @@ extension Database {
         }
         return try fetchColumn(
             String.self,
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
     }
 
     /// The table as the database describes it: columns, indexes and foreign keys.
@@ -68,17 +69,25 @@ extension Database {
         let indexes = try fetchAll(
             "SELECT name, \"unique\", origin FROM pragma_index_list(\(name)) ORDER BY name"
         ) { row in
-            (name: try row.decode(String.self, at: 0), isUnique: try row.decode(Bool.self, at: 1), origin: try row.decode(String.self, at: 2))
+            (
+                name: try row.decode(String.self, at: 0), isUnique: try row.decode(Bool.self, at: 1),
+                origin: try row.decode(String.self, at: 2)
+            )
         }.map { index in
             IndexInfo(
                 name: index.name, isUnique: index.isUnique, origin: index.origin,
-                columns: try fetchColumn(String.self, "SELECT name FROM pragma_index_info(\(index.name)) ORDER BY seqno"))
+                columns: try fetchColumn(
+                    String.self, "SELECT name FROM pragma_index_info(\(index.name)) ORDER BY seqno"))
         }
         let keyRows = try fetchAll(
             "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(\(name)) ORDER BY id, seq"
         ) { row in
-            (id: try row.decode(Int.self, at: 0), table: try row.decode(String.self, at: 1), from: try row.decode(String.self, at: 2),
-             to: try row.decode(String?.self, at: 3), onUpdate: try row.decode(String.self, at: 4), onDelete: try row.decode(String.self, at: 5))
+            (
+                id: try row.decode(Int.self, at: 0), table: try row.decode(String.self, at: 1),
+                from: try row.decode(String.self, at: 2),
+                to: try row.decode(String?.self, at: 3), onUpdate: try row.decode(String.self, at: 4),
+                onDelete: try row.decode(String.self, at: 5)
+            )
         }
         var foreignKeys = [ForeignKeyInfo]()
         for id in Set(keyRows.map(\.id)).sorted() {

@@ -111,7 +111,10 @@ public struct Migrator: Sendable {
         guard try db.tableExists(Self.historyTable) else { return [] }
         let applied = try db.fetchColumn(
             String.self,
-            SQL(sql: "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY \(db.engine == .postgres ? "position" : "rowid")"))
+            SQL(
+                sql:
+                    "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY \(db.engine == .postgres ? "position" : "rowid")"
+            ))
         let known = Set(migrations.map(\.id))
         let unknown = applied.filter { !known.contains($0) }
         guard unknown.isEmpty else {
@@ -165,16 +168,19 @@ public struct Migrator: Sendable {
                     }
                     throw DALError(
                         .schemaMismatch,
-                        "migration \(step.id) leaves \(violations.count) foreign key violation(s): \(listed.joined(separator: ", "))")
+                        "migration \(step.id) leaves \(violations.count) foreign key violation(s): \(listed.joined(separator: ", "))"
+                    )
                 }
-                try db.execute(SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
+                try db.execute(
+                    SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
             }
         } catch let error as DALError {
             var failure = error
             failure.message = "migration \(step.id) failed and was rolled back: \(error.message)"
             throw failure
         } catch {
-            throw DALError(.schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
+            throw DALError(
+                .schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
         }
         try db.clearStatementCache()
     }
@@ -189,14 +195,16 @@ extension Migrator {
             try db.inTransaction(.immediate) {
                 if step.disablesForeignKeys { try db.execute(sql: "SET CONSTRAINTS ALL DEFERRED") }
                 try step.body(db)
-                try db.execute(SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
+                try db.execute(
+                    SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
             }
         } catch let error as DALError {
             var failure = error
             failure.message = "migration \(step.id) failed and was rolled back: \(error.message)"
             throw failure
         } catch {
-            throw DALError(.schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
+            throw DALError(
+                .schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
         }
         try db.clearStatementCache()
     }
@@ -221,7 +229,8 @@ extension Database {
         }
         guard try fetchScalar(Bool.self, "PRAGMA foreign_keys") == false else {
             throw DALError(
-                .invalidSQL, "rebuilding \(definition.name) needs foreign keys off: register the migration with disablesForeignKeys: true",
+                .invalidSQL,
+                "rebuilding \(definition.name) needs foreign keys off: register the migration with disablesForeignKeys: true",
                 table: definition.name)
         }
         let existing = Set(try self.columns(in: definition.name).map { $0.name.identifierKey })
@@ -231,7 +240,9 @@ extension Database {
         try create(definition.renamed(temporary))
         let list = copied.map(quoteIdentifier).joined(separator: ", ")
         try execute(
-            sql: "INSERT INTO \(quoteIdentifier(temporary)) (\(list)) SELECT \(list) FROM \(quoteIdentifier(definition.name))")
+            sql:
+                "INSERT INTO \(quoteIdentifier(temporary)) (\(list)) SELECT \(list) FROM \(quoteIdentifier(definition.name))"
+        )
         try drop(table: definition.name)
         try execute(sql: "ALTER TABLE \(quoteIdentifier(temporary)) RENAME TO \(quoteIdentifier(definition.name))")
         for statement in try definition.createStatements().dropFirst() {

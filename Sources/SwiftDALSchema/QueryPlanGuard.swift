@@ -1,5 +1,5 @@
-public import SwiftDALConnection
 import Foundation
+public import SwiftDALConnection
 import Synchronization
 
 /// A test helper that fails a DAL call whose SQL reads a whole table where an index
@@ -47,7 +47,9 @@ public final class QueryPlanGuard: DatabaseObserver {
     ///
     /// For example, `let user = try planGuard.check(pool) { try users.findById(7) }`.
     @discardableResult
-    public func check<R>(_ database: any DatabaseWriter, allowingScansOf allowed: Set<String> = [], _ body: () throws -> R) throws -> R {
+    public func check<R>(
+        _ database: any DatabaseWriter, allowingScansOf allowed: Set<String> = [], _ body: () throws -> R
+    ) throws -> R {
         recorded.withLock { $0 = [] }
         let result: R
         do {
@@ -75,7 +77,8 @@ public final class QueryPlanGuard: DatabaseObserver {
                 let plan = try db.queryPlan(of: sql)
                 for name in Self.scannedNames(in: plan, engine: db.engine)
                 where !allowedKeys.contains(name.identifierKey)
-                    && (tables.contains(name.identifierKey) || db.engine == .sqlite) {
+                    && (tables.contains(name.identifierKey) || db.engine == .sqlite)
+                {
                     scans.append(QueryPlanViolation.Scan(sql: sql, table: name, plan: plan))
                 }
             }
@@ -155,6 +158,7 @@ public struct QueryPlanViolation: Error, CustomStringConvertible {
     /// Each scanned table, with the statement that scans it and its plan.
     public var description: String {
         "the call scans a table instead of using an index:\n"
-            + scans.map { "- \($0.table) in `\($0.sql)`\n    " + $0.plan.joined(separator: "\n    ") }.joined(separator: "\n")
+            + scans.map { "- \($0.table) in `\($0.sql)`\n    " + $0.plan.joined(separator: "\n    ") }.joined(
+                separator: "\n")
     }
 }

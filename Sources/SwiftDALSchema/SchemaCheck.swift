@@ -38,17 +38,23 @@ extension Database {
             if column.isNotNull && !actual.isNotNull && !isKey {
                 problems.append("column \(column.name) is nullable, but the entity cannot hold NULL")
             }
-            let rowidAlias = isKey && realKey.count == 1 && actual.affinity == .integer
+            let rowidAlias =
+                isKey && realKey.count == 1 && actual.affinity == .integer
                 && actual.declaredType.uppercased() == "INTEGER"
             if !column.isNotNull && actual.isNotNull && actual.defaultValueSQL == nil && !rowidAlias {
                 problems.append("column \(column.name) is NOT NULL without a default, but the entity may hold nil")
             }
         }
-        for extra in realByName.values.sorted(by: { $0.name < $1.name }) where extra.isNotNull && extra.defaultValueSQL == nil {
+        for extra in realByName.values.sorted(by: { $0.name < $1.name })
+        where extra.isNotNull && extra.defaultValueSQL == nil {
             problems.append("column \(extra.name) is NOT NULL without a default but the entity does not write it")
         }
-        if !definition.primaryKey.isEmpty && definition.primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey }) {
-            problems.append("primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(definition.primaryKey.joined(separator: ", ")))")
+        if !definition.primaryKey.isEmpty
+            && definition.primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey })
+        {
+            problems.append(
+                "primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(definition.primaryKey.joined(separator: ", ")))"
+            )
         }
         return problems
     }
@@ -83,7 +89,8 @@ extension Database {
         let problems = try schemaMismatches(for: definition)
         guard problems.isEmpty else {
             throw DALError(
-                .schemaMismatch, "\(entityName) does not match table \(definition.name): " + problems.joined(separator: "; "),
+                .schemaMismatch,
+                "\(entityName) does not match table \(definition.name): " + problems.joined(separator: "; "),
                 table: definition.name)
         }
     }

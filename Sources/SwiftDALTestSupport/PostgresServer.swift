@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A real PostgreSQL server started for tests (and the demo's `--postgres`): `initdb`
@@ -75,10 +75,11 @@ public final class PostgresServer: @unchecked Sendable {
             runAsPostgres: runAsPostgres)
         do {
             try server.run(
-                "initdb", ["-D", server.dataDirectory, "-A", "trust", "-U", "app", "-E", "UTF8", "--locale=C", "--no-sync"])
+                "initdb",
+                ["-D", server.dataDirectory, "-A", "trust", "-U", "app", "-E", "UTF8", "--locale=C", "--no-sync"])
             var lines = [
                 "port = \(server.port)", "unix_socket_directories = '\(directory)'", "listen_addresses = ''",
-                "fsync = off",
+                "fsync = off"
             ]
             for (key, value) in settings.sorted(by: { $0.key < $1.key }) { lines.append("\(key) = \(value)") }
             try server.append(lines.joined(separator: "\n") + "\n", to: server.dataDirectory + "/postgresql.auto.conf")
@@ -114,7 +115,12 @@ public final class PostgresServer: @unchecked Sendable {
             databases += 1
             return "test_\(databases)"
         }
-        try run("psql", ["-X", "-q", "-h", directory, "-p", "\(port)", "-U", "app", "-d", "postgres", "-c", "CREATE DATABASE \(name)"])
+        try run(
+            "psql",
+            [
+                "-X", "-q", "-h", directory, "-p", "\(port)", "-U", "app", "-d", "postgres", "-c",
+                "CREATE DATABASE \(name)"
+            ])
         return name
     }
 
@@ -130,13 +136,15 @@ public final class PostgresServer: @unchecked Sendable {
                 [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: directory)
         }
         let standby = PostgresServer(
-            directory: directory, port: 20_000 + Int.random(in: 0..<20_000), binaries: binaries, runAsPostgres: runAsPostgres)
+            directory: directory, port: 20_000 + Int.random(in: 0..<20_000), binaries: binaries,
+            runAsPostgres: runAsPostgres)
         do {
             try standby.run(
                 "pg_basebackup",
                 [
-                    "-h", self.directory, "-p", "\(port)", "-U", "app", "-D", standby.dataDirectory, "-R", "-X", "stream",
-                    "--no-sync", "--checkpoint=fast",
+                    "-h", self.directory, "-p", "\(port)", "-U", "app", "-D", standby.dataDirectory, "-R", "-X",
+                    "stream",
+                    "--no-sync", "--checkpoint=fast"
                 ])
             // The copied settings name the primary's port and socket: the standby's own come last.
             try standby.append(
@@ -189,7 +197,8 @@ public final class PostgresServer: @unchecked Sendable {
             usleep(20_000)
         }
         guard FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.\(bouncerPort)") else {
-            throw StartFailure(description: "PgBouncer did not start: \(readWholeFile(directory + "/pgbouncer.log").suffix(2000))")
+            throw StartFailure(
+                description: "PgBouncer did not start: \(readWholeFile(directory + "/pgbouncer.log").suffix(2000))")
         }
         return bouncerPort
     }
@@ -199,7 +208,8 @@ public final class PostgresServer: @unchecked Sendable {
             defer { bouncerRunning = false }
             return bouncerRunning
         }
-        guard running, let pid = Int32(readWholeFile(directory + "/pgbouncer.pid").trimmingCharacters(in: .whitespacesAndNewlines))
+        guard running,
+            let pid = Int32(readWholeFile(directory + "/pgbouncer.pid").trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
         kill(pid, SIGTERM)
         for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
@@ -210,7 +220,8 @@ public final class PostgresServer: @unchecked Sendable {
             throw StartFailure(description: "cannot write \(path)")
         }
         if runAsPostgres {
-            try FileManager.default.setAttributes([.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: path)
+            try FileManager.default.setAttributes(
+                [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: path)
         }
     }
 
@@ -219,7 +230,8 @@ public final class PostgresServer: @unchecked Sendable {
     /// For example, `try server.psql("SELECT count(*) FROM users", database: "test_1")`.
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {
-        try run("psql", ["-X", "-q", "-t", "-A", "-h", directory, "-p", "\(port)", "-U", "app", "-d", database, "-c", sql])
+        try run(
+            "psql", ["-X", "-q", "-t", "-A", "-h", directory, "-p", "\(port)", "-U", "app", "-d", database, "-c", sql])
     }
 
     /// Starts the stopped server again (same data).
@@ -275,8 +287,10 @@ public final class PostgresServer: @unchecked Sendable {
     /// returns what it printed; throws when it fails.
     @discardableResult
     private func run(_ program: String, _ arguments: [String]) throws -> String {
-        let executable = program.hasPrefix("/") ? program : program == "psql" ? "/usr/bin/psql" : binaries + "/" + program
-        let command = runAsPostgres
+        let executable =
+            program.hasPrefix("/") ? program : program == "psql" ? "/usr/bin/psql" : binaries + "/" + program
+        let command =
+            runAsPostgres
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", executable] + arguments
             : [executable] + arguments
         // Output goes to a file, not a pipe: the server that `pg_ctl start` leaves running
@@ -286,7 +300,8 @@ public final class PostgresServer: @unchecked Sendable {
         let status = try spawnAndWait(command, outputPath: outputPath)
         let text = readWholeFile(outputPath)
         guard status == 0 else {
-            throw StartFailure(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
+            throw StartFailure(
+                description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
         }
         return text
     }
@@ -318,8 +333,8 @@ private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int
     let arguments = command.map { strdup($0) } + [nil]
     let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
-        arguments.forEach { free($0) }
-        variables.forEach { free($0) }
+        for argument in arguments { free(argument) }
+        for variable in variables { free(variable) }
     }
     var pid = pid_t()
     let code = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)

@@ -22,8 +22,10 @@ func runOnPostgres(url: String, fixture: String) async throws {
     try pool.checkConnection()
     print("SwiftDAL tour — PostgreSQL \(pool.name)")
     let applied = try SampleSchema.migrator.migrate(pool)
-    print(applied.isEmpty ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
-                          : "  applied migrations: \(applied.joined(separator: ", "))")
+    print(
+        applied.isEmpty
+            ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
+            : "  applied migrations: \(applied.joined(separator: ", "))")
     let tour = Tour(pool: pool)
     if try await tour.users.getRecordCount() == 0 {
         try seed(pool, from: fixture)
@@ -40,8 +42,10 @@ func runOnPostgres(url: String, fixture: String) async throws {
     try await tour.asynchronous()
     let (userCount, orderCount) = (try await tour.users.getRecordCount(), try await tour.orders.getRecordCount())
     print("\nDone: \(userCount) users and \(orderCount) orders stored.")
-    print(server == nil ? "Run it again: the visitor rows and their orders are still there."
-                        : "The throwaway server is stopped now; give --postgres a URL to keep the data.")
+    print(
+        server == nil
+            ? "Run it again: the visitor rows and their orders are still there."
+            : "The throwaway server is stopped now; give --postgres a URL to keep the data.")
     try pool.close()
 }
 
@@ -55,7 +59,8 @@ private func seed(_ pool: PostgresPool, from fixture: String) throws {
         try OrderDAL(database: pool).insertRange(OrderDAL(database: source).getAll(orderBy: "id"))
         try UserTagDAL(database: pool).insertRange(UserTagDAL(database: source).getAll())
         for table in ["users", "orders"] {
-            try db.execute("SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
+            try db.execute(
+                "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
         }
     }
 }

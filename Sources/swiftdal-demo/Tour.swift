@@ -37,8 +37,9 @@ struct Tour {
         let previous = try users.getRecordCount(condition: "email LIKE \(endingWith: "@visitors.demo")")
         let number = previous + 1
         let id = try users.insert2(
-            UserInfo(name: "visitor\(number)", fullName: "Demo Visitor \(number)", email: "visitor\(number)@visitors.demo",
-                     age: 20 + number % 50, score: Double(number)))
+            UserInfo(
+                name: "visitor\(number)", fullName: "Demo Visitor \(number)", email: "visitor\(number)@visitors.demo",
+                age: 20 + number % 50, score: Double(number)))
         show("this run's visitor row", "#\(id) visitor\(number)@visitors.demo")
         return number
     }
@@ -54,8 +55,9 @@ struct Tour {
         show("findLast()", describe(try users.findLast()))
         show("findTop(3, by score DESC)", names(try users.findTop(3, orderBy: "score DESC")))
         let page = try users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
-        show("findWithPager(page 2 of 3/page)",
-             "\(names(page.items)) — \(page.pager.recordCount) records, \(page.pager.pageCount) pages")
+        show(
+            "findWithPager(page 2 of 3/page)",
+            "\(names(page.items)) — \(page.pager.recordCount) records, \(page.pager.pageCount) pages")
         let first = try users.findPage(limit: 3, orderBy: "age DESC")
         let next = try users.findPage(after: first.nextCursor, limit: 3, orderBy: "age DESC")
         show("findPage(3, age DESC), next page", "\(names(first.items)) / \(names(next.items))")
@@ -76,9 +78,11 @@ struct Tour {
         show("isExist(email, nobody@…)", try users.isExist(fieldName: "email", value: "nobody@example.com"))
         show("getFieldList(\"product\")", try orders.getFieldList("product", as: String.self))
         show("getFieldValue(1, \"email\")", try users.getFieldValue(1, fieldName: "email", as: String.self) ?? "nil")
-        show("sqlValueList(join)", try users.sqlValueList(
-            "SELECT DISTINCT u.name FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \("Keyboard") ORDER BY u.name",
-            as: String.self))
+        show(
+            "sqlValueList(join)",
+            try users.sqlValueList(
+                "SELECT DISTINCT u.name FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \("Keyboard") ORDER BY u.name",
+                as: String.self))
         show("orders.totalSpent(by: 3)", try orders.totalSpent(by: 3))
     }
 
@@ -95,10 +99,11 @@ struct Tour {
         let visitorID = visitor?.id ?? 1
         let inserted = try orders.insertRange([
             OrderInfo(userID: visitorID, product: "Guide book", quantity: 1, unitPrice: Decimal(string: "12.30") ?? 0),
-            OrderInfo(userID: visitorID, product: "Souvenir", quantity: 2, unitPrice: Decimal(string: "4.05") ?? 0),
+            OrderInfo(userID: visitorID, product: "Souvenir", quantity: 2, unitPrice: Decimal(string: "4.05") ?? 0)
         ])
         show("orders.insertRange(2 orders)", inserted)
-        try orders.insert(OrderInfo(userID: visitorID, product: "Coffee", quantity: 1, unitPrice: Decimal(string: "2.80") ?? 0))
+        try orders.insert(
+            OrderInfo(userID: visitorID, product: "Coffee", quantity: 1, unitPrice: Decimal(string: "2.80") ?? 0))
         show("orders.insert(coffee)", "ok; visitor spent \(try orders.totalSpent(by: visitorID))")
         try tags.upsert(UserTag(userID: visitorID, tag: "visitor"))
         try tags.upsert(UserTag(userID: visitorID, tag: "visitor"))
@@ -109,7 +114,9 @@ struct Tour {
         show("upsert(existing id)", describe(upserted))
         show("deleteById(temp user)", try users.deleteById(temp.id ?? 0))
         show("deleteById(again)", try users.deleteById(temp.id ?? 0))
-        show("orders.deleteByCondition(coffee)", try orders.deleteByCondition("product = \("Coffee") AND user_id = \(visitorID)"))
+        show(
+            "orders.deleteByCondition(coffee)",
+            try orders.deleteByCondition("product = \("Coffee") AND user_id = \(visitorID)"))
     }
 
     func errors() throws {

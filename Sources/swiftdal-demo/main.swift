@@ -22,12 +22,16 @@ do {
     let template = options.resolvedTemplate()
     let pool = try DatabasePool(path: options.databasePath, template: template)
     print("SwiftDAL tour — database \(options.databasePath)")
-    print(existed ? "  reusing the existing database: its data persisted from earlier runs"
-                  : "  created from the template \(template)")
+    print(
+        existed
+            ? "  reusing the existing database: its data persisted from earlier runs"
+            : "  created from the template \(template)")
     // The schema is created and upgraded by the migrations, then checked against the entities.
     let applied = try SampleSchema.migrator.migrate(pool)
-    print(applied.isEmpty ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
-                          : "  applied migrations: \(applied.joined(separator: ", "))")
+    print(
+        applied.isEmpty
+            ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
+            : "  applied migrations: \(applied.joined(separator: ", "))")
     let tour = Tour(pool: pool)
     try SampleSchema.verify(users: tour.users, orders: tour.orders, tags: tour.tags)
     let visit = try tour.recordVisit()

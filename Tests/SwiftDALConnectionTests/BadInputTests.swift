@@ -12,7 +12,9 @@ import Testing
         try makeUsersTable(db)
         try db.inTransaction {
             for index in 0..<rows {
-                try db.execute("INSERT INTO users(name, email, age, data) VALUES (\("user\(index)"), \("u\(index)@x"), \(index), \(Data(repeating: 7, count: 100)))")
+                try db.execute(
+                    "INSERT INTO users(name, email, age, data) VALUES (\("user\(index)"), \("u\(index)@x"), \(index), \(Data(repeating: 7, count: 100)))"
+                )
             }
         }
         try db.close()
@@ -71,7 +73,8 @@ import Testing
         for index in 0..<10_000 {
             do {
                 try queue.write { db in
-                    try db.execute("INSERT INTO users(name, data) VALUES (\("row\(index)"), \(Data(repeating: 1, count: 500)))")
+                    try db.execute(
+                        "INSERT INTO users(name, data) VALUES (\("row\(index)"), \(Data(repeating: 1, count: 500)))")
                 }
                 acknowledged += 1
             } catch let error as SQLiteError {
@@ -96,7 +99,9 @@ import Testing
         configuration.maximumValueLength = 1000
         let db = try Database.inMemory(configuration: configuration)
         try makeUsersTable(db)
-        let text = sqliteError { try db.execute("INSERT INTO users(name) VALUES (\(String(repeating: "x", count: 2000)))") }
+        let text = sqliteError {
+            try db.execute("INSERT INTO users(name) VALUES (\(String(repeating: "x", count: 2000)))")
+        }
         #expect(text?.code.primary == .tooBig)
         let blob = sqliteError { try db.execute("INSERT INTO users(name, data) VALUES ('b', \(Data(count: 5000)))") }
         #expect(blob?.code.primary == .tooBig)

@@ -1,14 +1,17 @@
 import Foundation
-@testable import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
+
+@testable import SwiftDALConnection
 
 @Suite struct ConcurrencyTests {
     @Test func eightConcurrentTasksThroughThePoolFinishWithExactCountsAndNoBusy() async throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("pool.sqlite"))
         try await pool.write { db in
-            try db.executeScript("CREATE TABLE counters(id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counters VALUES (1, 0);")
+            try db.executeScript(
+                "CREATE TABLE counters(id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counters VALUES (1, 0);"
+            )
             try makeUsersTable(db)
         }
         let tasks = 8
@@ -19,7 +22,8 @@ import Testing
                     for iteration in 0..<iterations {
                         if (task + iteration) % 2 == 0 {
                             try await pool.write { db in
-                                try db.execute("INSERT INTO users(name, age) VALUES (\("t\(task)-\(iteration)"), \(iteration))")
+                                try db.execute(
+                                    "INSERT INTO users(name, age) VALUES (\("t\(task)-\(iteration)"), \(iteration))")
                                 try db.execute("UPDATE counters SET n = n + 1 WHERE id = 1")
                             }
                         } else {
@@ -134,13 +138,17 @@ import Testing
         #expect(writeInRead?.code == .reentrantAccess)
         let joinedWriteInRead = dalError { try pool.read { _ in try pool.reentrantWrite { _ in } } }
         #expect(joinedWriteInRead?.code == .writeInReadOnlyAccess)
-        let sqlWriteInRead = sqliteError { try pool.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") } }
+        let sqlWriteInRead = sqliteError {
+            try pool.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
+        }
         #expect(sqlWriteInRead?.code.primary == .readOnly)
 
         let queue = try DatabaseQueue.inMemory()
         try queue.write { try makeUsersTable($0) }
         #expect(dalError { try queue.write { _ in try queue.write { _ in } } }?.code == .reentrantAccess)
-        let queueWriteInRead = sqliteError { try queue.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") } }
+        let queueWriteInRead = sqliteError {
+            try queue.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
+        }
         #expect(queueWriteInRead?.code.primary == .readOnly)
         // The queue is writable again after the read.
         try queue.write { try $0.execute("INSERT INTO users(name) VALUES ('ok')") }

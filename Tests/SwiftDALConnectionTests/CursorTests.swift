@@ -38,7 +38,13 @@ import Testing
             }
         }
         // Another connection can write: no read lock is left behind...
-        let other = try Database(path: path, configuration: { var c = Configuration(); c.busyTimeout = .zero; return c }())
+        let other = try Database(
+            path: path,
+            configuration: {
+                var c = Configuration()
+                c.busyTimeout = .zero
+                return c
+            }())
         try other.execute(sql: "INSERT INTO users(name) VALUES ('other')")
         // ... including when a cursor is abandoned midway.
         do {

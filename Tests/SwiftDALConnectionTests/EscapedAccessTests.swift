@@ -27,7 +27,9 @@ import Testing
         let reads = LockedCounter()
         let reader = Thread {
             while !stop.isSet {
-                if (try? pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }) == 50 { reads.increment() }
+                if (try? pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }) == 50 {
+                    reads.increment()
+                }
             }
         }
         reader.start()
@@ -90,11 +92,12 @@ import Testing
         var pool: DatabasePool? = try DatabasePool(path: directory.file("gone.sqlite"), configuration: configuration)
         try pool?.write { try makeUsersTable($0) }
         try pool?.write { try $0.execute("INSERT INTO users(name) VALUES ('a'), ('b')") }
-        let cursor = try #require(try pool?.read { db -> RowCursor in
-            let cursor = try db.makeCursor("SELECT name FROM users")
-            _ = try cursor.next()
-            return cursor
-        })
+        let cursor = try #require(
+            try pool?.read { db -> RowCursor in
+                let cursor = try db.makeCursor("SELECT name FROM users")
+                _ = try cursor.next()
+                return cursor
+            })
         pool = nil
         #expect(throws: DALError.self) { _ = try cursor.next() }
         #expect(throws: DALError.self) { _ = try cursor.next() }

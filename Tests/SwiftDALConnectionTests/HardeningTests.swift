@@ -12,7 +12,7 @@ import Testing
         try db.execute(sql: "INSERT INTO t VALUES (0)")
         for text in [
             "INSERT INTO t VALUES (1); INSERT INTO typo_table VALUES (2)", "UPDATE t SET x = 5; this is not SQL",
-            "UPDATE t SET x = 6; SELECT",
+            "UPDATE t SET x = 6; SELECT"
         ] {
             let error = dalError { try db.execute(sql: text) }
             #expect(error?.code == .invalidSQL, "\(text)")
@@ -27,8 +27,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("app.sqlite\u{0}.evil")
         for open in [
-            { _ = try Database(path: path) }, { _ = try DatabaseQueue(path: path) }, { _ = try DatabasePool(path: path) },
-            { _ = try DatabaseQueue(path: directory.file("ok.sqlite"), template: directory.file("t\u{0}x")) },
+            { _ = try Database(path: path) }, { _ = try DatabaseQueue(path: path) },
+            { _ = try DatabasePool(path: path) },
+            { _ = try DatabaseQueue(path: directory.file("ok.sqlite"), template: directory.file("t\u{0}x")) }
         ] as [() throws -> Void] {
             #expect(dalError(open)?.code == .fileSystem)
         }
@@ -76,13 +77,18 @@ import Testing
         try seed.execute(sql: "PRAGMA journal_mode = DELETE")
         try seed.close()
         let original = try Data(contentsOf: URL(fileURLWithPath: template))
-        try FileManager.default.createSymbolicLink(atPath: directory.file("absolute-link"), withDestinationPath: template)
-        try FileManager.default.createSymbolicLink(atPath: directory.file("relative-link"), withDestinationPath: "template.sqlite")
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("absolute-link"), withDestinationPath: template)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("relative-link"), withDestinationPath: "template.sqlite")
         for (index, link) in ["absolute-link", "relative-link"].enumerated() {
             let path = directory.file("db\(index).sqlite")
             let queue = try DatabaseQueue(path: path, template: directory.file(link))
             try queue.write { try $0.execute(sql: "INSERT INTO t VALUES ('written')") }
-            #expect(try queue.read { try $0.fetchColumn(String.self, "SELECT x FROM t ORDER BY rowid") } == ["seed", "written"])
+            #expect(
+                try queue.read { try $0.fetchColumn(String.self, "SELECT x FROM t ORDER BY rowid") } == [
+                    "seed", "written"
+                ])
             try queue.close()
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect(attributes[.type] as? FileAttributeType == .typeRegular, "\(link)")
@@ -94,7 +100,9 @@ import Testing
         #expect(dalError { _ = try DatabaseQueue(path: dangling, template: template) }?.code == .fileSystem)
         #expect(!FileManager.default.fileExists(atPath: directory.file("nowhere")))
         // A directory is not a template.
-        #expect(dalError { _ = try DatabaseQueue(path: directory.file("x.sqlite"), template: directory.path) }?.code == .fileSystem)
+        #expect(
+            dalError { _ = try DatabaseQueue(path: directory.file("x.sqlite"), template: directory.path) }?.code
+                == .fileSystem)
     }
 
     @Test func longValueListsBindLinearlyAndMatchLikeShortOnes() throws {
@@ -112,7 +120,8 @@ import Testing
         // integers, text (quotes, backslashes, control characters, non-ASCII) and NULL.
         let names = (1...300).map { "n\($0)" } + ["a\"b", "c\\d", "e\nf", "é😀", "\u{1}"]
         let long: SQL = "SELECT id FROM t WHERE name IN (\(values: names)) ORDER BY id"
-        let short: SQL = "SELECT id FROM t WHERE name IN (\(values: Array(names.prefix(100)))) OR name IN (\(values: Array(names.dropFirst(100).prefix(100)))) OR name IN (\(values: Array(names.dropFirst(200))))"
+        let short: SQL =
+            "SELECT id FROM t WHERE name IN (\(values: Array(names.prefix(100)))) OR name IN (\(values: Array(names.dropFirst(100).prefix(100)))) OR name IN (\(values: Array(names.dropFirst(200))))"
         #expect(try db.fetchColumn(Int.self, long) == Array(1...300))
         #expect(try Set(db.fetchColumn(Int.self, short)) == Set(1...300))
         let textIDs = (1...150).map { String($0) }  // text compared with an INTEGER column: affinity applies
@@ -179,7 +188,9 @@ import Testing
         readerHolds.wait()
         for batch in 0..<40 {
             try pool.write { db in
-                for index in 0..<50 { try db.execute("INSERT INTO t(payload) VALUES (\(payload + "\(batch)-\(index)"))") }
+                for index in 0..<50 {
+                    try db.execute("INSERT INTO t(payload) VALUES (\(payload + "\(batch)-\(index)"))")
+                }
             }
         }
         let grown = try walSize()

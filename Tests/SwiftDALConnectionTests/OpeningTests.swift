@@ -31,7 +31,9 @@ import Testing
     }
 
     @Test func hostilePragmasAreRefused() throws {
-        for pragma in [Pragma(name: "cache_size; DROP TABLE x", value: "1"), Pragma(name: "cache_size", value: "1; DROP TABLE x")] {
+        for pragma in [
+            Pragma(name: "cache_size; DROP TABLE x", value: "1"), Pragma(name: "cache_size", value: "1; DROP TABLE x")
+        ] {
             var configuration = Configuration()
             configuration.pragmas = [pragma]
             #expect(throws: DALError.self) { _ = try Database.inMemory(configuration: configuration) }
@@ -62,7 +64,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("garbage.sqlite")
         var generator = SystemRandomNumberGenerator()
-        try Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: path))
+        try Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
+            to: URL(fileURLWithPath: path))
         let error = sqliteError { _ = try Database(path: path) }
         #expect(error?.code == .notADatabase)
     }
@@ -70,7 +73,13 @@ import Testing
     @Test func templateIsCopiedOnlyWhenTheDatabaseIsMissingAndNeverModified() throws {
         let directory = try TemporaryDirectory()
         let template = directory.file("template.sqlite")
-        let seed = try Database(path: template, configuration: { var c = Configuration(); c.journalMode = .delete; return c }())
+        let seed = try Database(
+            path: template,
+            configuration: {
+                var c = Configuration()
+                c.journalMode = .delete
+                return c
+            }())
         try makeUsersTable(seed)
         try seed.execute("INSERT INTO users(name) VALUES ('seed')")
         try seed.close()
@@ -85,8 +94,14 @@ import Testing
         // A second open reuses the live file: the added row is still there.
         #expect(try Database.copyTemplateIfMissing(template, to: path) == false)
         let again = try DatabaseQueue(path: path, template: template)
-        #expect(try again.read { try $0.fetchColumn(String.self, "SELECT name FROM users ORDER BY id") } == ["seed", "added"])
-        #expect(dalError { try Database.copyTemplateIfMissing(directory.file("nope.sqlite"), to: directory.file("x.sqlite")) }?.code == .fileSystem)
+        #expect(
+            try again.read { try $0.fetchColumn(String.self, "SELECT name FROM users ORDER BY id") } == [
+                "seed", "added"
+            ])
+        #expect(
+            dalError {
+                try Database.copyTemplateIfMissing(directory.file("nope.sqlite"), to: directory.file("x.sqlite"))
+            }?.code == .fileSystem)
     }
 
     @Test func inMemoryCopyOfAFileLeavesTheFileUntouched() throws {

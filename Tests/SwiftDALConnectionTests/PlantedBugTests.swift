@@ -22,7 +22,7 @@ import Testing
     private func rowCounts(_ db: Database) throws -> [Int] {
         [
             try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM parent") ?? -1,
-            try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") ?? -1,
+            try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") ?? -1
         ]
     }
 
@@ -144,7 +144,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let writers: [any DatabaseWriter] = [
             try DatabasePool(path: directory.file("commit-pool.sqlite")),
-            try DatabaseQueue(path: directory.file("commit-queue.sqlite")),
+            try DatabaseQueue(path: directory.file("commit-queue.sqlite"))
         ]
         for writer in writers {
             try writer.write { try deferredForeignKeyTables($0) }
@@ -229,8 +229,9 @@ final class ProblemLog: @unchecked Sendable {
             """)
         let refused = dalError { _ = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }
         #expect(refused?.code == .invalidSQL)
-        #expect(sqliteError { _ = try db.fetchAll("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }?.code
-            == .constraintForeignKey)
+        #expect(
+            sqliteError { _ = try db.fetchAll("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }?.code
+                == .constraintForeignKey)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") == 0)
         // Reads still stream.
         let cursor = try db.makeCursor("SELECT id FROM parent")

@@ -47,7 +47,9 @@ import Testing
         #expect(tooFew?.code == .argumentMismatch)
         let tooMany = dalError { try db.execute(sql: "INSERT INTO users(name) VALUES (?)", arguments: ["Ann", 1]) }
         #expect(tooMany?.code == .argumentMismatch)
-        let missing = dalError { try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["nom": "Ann"]) }
+        let missing = dalError {
+            try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["nom": "Ann"])
+        }
         #expect(missing?.code == .argumentMismatch)
         let extra = dalError {
             try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["name": "Ann", "age": 3])

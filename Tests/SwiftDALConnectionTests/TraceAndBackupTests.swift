@@ -22,7 +22,9 @@ import Testing
         let pool = try DatabasePool(path: directory.file("source.sqlite"))
         try pool.write { db in
             try makeUsersTable(db)
-            for index in 0..<100 { try db.execute("INSERT INTO users(name, data) VALUES (\("u\(index)"), \(Data([UInt8(index)])))") }
+            for index in 0..<100 {
+                try db.execute("INSERT INTO users(name, data) VALUES (\("u\(index)"), \(Data([UInt8(index)])))")
+            }
         }
         let target = directory.file("backup.sqlite")
         try pool.backup(toPath: target)

@@ -44,7 +44,8 @@ import Testing
                 try db.inSavepoint { try db.execute("INSERT INTO users(name) VALUES ('deepest')") }
             }
         }
-        #expect(try db.fetchColumn(String.self, "SELECT name FROM users ORDER BY id") == ["outer", "inner-kept", "deepest"])
+        #expect(
+            try db.fetchColumn(String.self, "SELECT name FROM users ORDER BY id") == ["outer", "inner-kept", "deepest"])
     }
 
     @Test func anOuterRollbackUndoesReleasedSavepoints() throws {

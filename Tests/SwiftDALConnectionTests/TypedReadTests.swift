@@ -9,7 +9,7 @@ import Testing
 @Suite struct TypedReadTests {
     /// One column per storage-class case the fast paths must either settle or hand over.
     static let cases = [
-        "7", "-9223372036854775808", "2.5", "3.0", "1e300", "'text'", "''", "'12'", "NULL", "x'01'", "x''",
+        "7", "-9223372036854775808", "2.5", "3.0", "1e300", "'text'", "''", "'12'", "NULL", "x'01'", "x''"
     ]
 
     /// The outcome of a read, comparable across paths: the value, or the error's code,
@@ -106,7 +106,8 @@ import Testing
                     outcome = dalError { let _: String = try row[0] }
                 }
                 #expect(outcome?.code == .conversionFailed, "0xFF at \(position) of \(length)")
-                let valid = String(repeating: "a", count: position) + "é" + String(repeating: "b", count: length - position)
+                let valid =
+                    String(repeating: "a", count: position) + "é" + String(repeating: "b", count: length - position)
                 var read = ""
                 try db.forEachRow("SELECT \(valid)") { row in read = try row[0] }
                 #expect(read == valid, "é at \(position) of \(length)")

@@ -130,7 +130,9 @@ import Testing
         #expect(Date(sqliteValue: "2024-02-29T13:00:00+01:00") == Date(timeIntervalSince1970: 1_709_208_000))
         #expect(Date(sqliteValue: "2024-02-29T12:00:00Z") == Date(timeIntervalSince1970: 1_709_208_000))
         #expect(Date(sqliteValue: "2024-02-29") == Date(timeIntervalSince1970: 1_709_164_800))
-        #expect(try db.fetchScalar(Date.self, "SELECT unixepoch('2024-02-29 12:00:00')") == Date(timeIntervalSince1970: 1_709_208_000))
+        #expect(
+            try db.fetchScalar(Date.self, "SELECT unixepoch('2024-02-29 12:00:00')")
+                == Date(timeIntervalSince1970: 1_709_208_000))
         #expect(Date(sqliteValue: "2023-02-29") == nil)
         #expect(Date(sqliteValue: "not a date") == nil)
     }

@@ -27,14 +27,16 @@ struct SampleDatabase: @unchecked Sendable {
     private let directory: TemporaryDirectory?
 
     init(
-        _ engine: Engine, sqlite: Configuration = Configuration(), postgres: PostgresConfiguration = PostgresConfiguration()
+        _ engine: Engine, sqlite: Configuration = Configuration(),
+        postgres: PostgresConfiguration = PostgresConfiguration()
     ) throws {
         self.engine = engine
         switch engine {
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
-            database = try DatabasePool(path: directory.file("sample.sqlite"), template: sampleFixture, configuration: sqlite)
+            database = try DatabasePool(
+                path: directory.file("sample.sqlite"), template: sampleFixture, configuration: sqlite)
         case .postgres:
             directory = nil
             let pool = try makePostgresPool(postgres)
@@ -50,7 +52,8 @@ struct SampleDatabase: @unchecked Sendable {
             try pool.write { db in
                 for table in ["users", "orders"] {
                     try db.execute(
-                        "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
+                        "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))"
+                    )
                 }
             }
             database = pool
@@ -99,9 +102,11 @@ struct SampleDatabase: @unchecked Sendable {
         #expect(try !sample.users.isExist(fieldName: "email", value: "nobody@example.com"))
         #expect(try sample.users.getFieldValue(2, fieldName: "email", as: String.self) == "bob@example.com")
         #expect(try sample.tags.tags(of: 1) == ["admin", "early-adopter"])
-        #expect(try sample.users.sqlValueList("SELECT email FROM users WHERE id < \(3) ORDER BY id", as: String.self)
-            == ["alice@example.com", "bob@example.com"])
-        let page = try sample.users.findWithPager(condition: "age > \(0)", pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
+        #expect(
+            try sample.users.sqlValueList("SELECT email FROM users WHERE id < \(3) ORDER BY id", as: String.self)
+                == ["alice@example.com", "bob@example.com"])
+        let page = try sample.users.findWithPager(
+            condition: "age > \(0)", pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
         #expect(page.items.compactMap(\.id) == [4, 5, 6])
         #expect(page.pager.recordCount == 8)
         // LIKE helpers escape wildcards on both engines (case rules differ: see the README).
@@ -118,7 +123,8 @@ struct SampleDatabase: @unchecked Sendable {
     @Test(arguments: Engine.allCases)
     func writesKeepTheirMeaning(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
-        let id = try sample.users.insert2(UserInfo(name: "ivy", email: "ivy@example.com", age: 22, avatar: Data([0, 1, 255])))
+        let id = try sample.users.insert2(
+            UserInfo(name: "ivy", email: "ivy@example.com", age: 22, avatar: Data([0, 1, 255])))
         #expect(id == 9)
         var ivy = try #require(try sample.users.findById(id))
         #expect(ivy.avatar == Data([0, 1, 255]))
@@ -134,7 +140,7 @@ struct SampleDatabase: @unchecked Sendable {
         #expect(try sample.users.findById(50)?.name == "new")
         let inserted = try sample.orders.insertRange([
             OrderInfo(userID: id, product: "Pen", quantity: 2, unitPrice: Decimal(string: "1.25")!),
-            OrderInfo(userID: id, product: "Ink", quantity: 1, unitPrice: Decimal(string: "10.10")!),
+            OrderInfo(userID: id, product: "Ink", quantity: 1, unitPrice: Decimal(string: "10.10")!)
         ])
         #expect(inserted == 2)
         #expect(try sample.orders.totalSpent(by: id) == Decimal(string: "12.60"))
@@ -173,10 +179,15 @@ struct SampleDatabase: @unchecked Sendable {
             }
         }
         #expect(kind { try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1)) } == .unique)
-        #expect(kind { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) } == .foreignKey)
-        #expect(kind { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1)) } == .check)
+        #expect(
+            kind { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) }
+                == .foreignKey)
+        #expect(
+            kind { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1)) } == .check)
         #expect(kind { try sample.users.insert(UserInfo(name: "x", email: "neg@example.com", age: -1)) } == .check)
-        #expect(kind { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }.map { $0 == .primaryKey || $0 == .unique } == true)
+        #expect(
+            kind { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }.map { $0 == .primaryKey || $0 == .unique }
+                == true)
         // The pool keeps working after every error.
         #expect(try sample.users.getRecordCount() == 8)
         try sample.close()
@@ -214,12 +225,16 @@ struct SampleDatabase: @unchecked Sendable {
         #expect(notNull.0?.table == "users")
         #expect(notNull.0?.columns == ["name"])
         #expect(notNull.1 == 422)
-        let foreignKey = violation { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) }
+        let foreignKey = violation {
+            try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1))
+        }
         #expect(foreignKey.0?.kind == .foreignKey)
         #expect(foreignKey.1 == 422)
         // SQLite's message names no table or column for a foreign key; PostgreSQL's does.
         #expect(foreignKey.0?.columns == (engine == .postgres ? ["user_id"] : []))
-        let check = violation { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1)) }
+        let check = violation {
+            try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1))
+        }
         #expect(check.0?.kind == .check)
         #expect(check.0?.constraint != nil)
         #expect(check.1 == 422)
@@ -262,7 +277,8 @@ struct SampleDatabase: @unchecked Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<8 {
                 group.addTask {
-                    _ = try await sample.users.insert2(UserInfo(name: "t\(index)", email: "t\(index)@example.com", age: index))
+                    _ = try await sample.users.insert2(
+                        UserInfo(name: "t\(index)", email: "t\(index)@example.com", age: index))
                 }
             }
             try await group.waitForAll()

@@ -41,23 +41,26 @@ private let sortKeys = TableDefinition("sort_keys") { t in
 private func awkwardRows(_ engine: Engine) -> [SortKeyRow] {
     let integers: [Int64] = [.min, .max, 0, -1, 1, .max - 1, .min + 1, 0, 42, 42]
     let doubles: [Double] = [
-        0.1, 0.1.nextUp, 0.1.nextDown, -0.0, 0.0, .leastNormalMagnitude, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
-        -.greatestFiniteMagnitude, .infinity, -.infinity, 1e-300, 1.0 / 3.0, 2.0 / 3.0, -1.5,
+        0.1, 0.1.nextUp, 0.1.nextDown, -0.0, 0.0, .leastNormalMagnitude, .leastNonzeroMagnitude,
+        .greatestFiniteMagnitude,
+        -.greatestFiniteMagnitude, .infinity, -.infinity, 1e-300, 1.0 / 3.0, 2.0 / 3.0, -1.5
     ]
     var texts = [
         "", "a", "A", "b", "é", "e\u{301}", "😀", "👩‍👩‍👧", "中文", "عربي", "a b", "'; DROP TABLE sort_keys; --",
-        "\u{202E}rtl", "z", String(repeating: "long", count: 200), "Ω", "a",
+        "\u{202E}rtl", "z", String(repeating: "long", count: 200), "Ω", "a"
     ]
     if engine == .sqlite { texts.append("nul\u{0}inside") }  // PostgreSQL text cannot hold NUL
     let dates: [Date] = [
-        Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -2_208_988_800), Date(timeIntervalSince1970: 4_102_444_800.123),
-        Date(timeIntervalSince1970: 1_700_000_000.001), Date(timeIntervalSince1970: 1_700_000_000.002),
+        Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -2_208_988_800),
+        Date(timeIntervalSince1970: 4_102_444_800.123),
+        Date(timeIntervalSince1970: 1_700_000_000.001), Date(timeIntervalSince1970: 1_700_000_000.002)
     ]
     let nullable: [Int64?] = [nil, 3, nil, -7, 3, nil, 0]
     let count = 60
     return (0..<count).map { index in
         SortKeyRow(
-            i: integers[index % integers.count], r: doubles[(index * 7) % doubles.count], t: texts[(index * 5) % texts.count],
+            i: integers[index % integers.count], r: doubles[(index * 7) % doubles.count],
+            t: texts[(index * 5) % texts.count],
             d: dates[(index * 3) % dates.count], n: nullable[index % nullable.count])
     }
 }
@@ -100,12 +103,13 @@ private func pageThrough(
         #expect(Set(stored.map(\.d)).count == 5)
         let orders: [String] = [
             "id", "i", "i DESC", "r", "r DESC", "t", "t DESC", "d", "d DESC", "n", "n DESC", "n, r DESC", "t DESC, i",
-            "r, t DESC, n", "n DESC, d, t", "i DESC, id",
+            "r, t DESC, n", "n DESC, d, t", "i DESC, id"
         ]
         for text in orders {
             let order = OrderBy(text)
             let lastDirection = order.terms.last?.direction ?? .ascending
-            let expected = try dal.getAll(orderBy: order.terms.contains { $0.column == "id" } ? order : order.then("id", lastDirection))
+            let expected = try dal.getAll(
+                orderBy: order.terms.contains { $0.column == "id" } ? order : order.then("id", lastDirection))
             for limit in [1, 3, 7, 100] {
                 let paged = try pageThrough(dal, limit: limit, orderBy: order)
                 #expect(paged == expected, "\(engine) ORDER BY \(text), limit \(limit)")
@@ -113,7 +117,10 @@ private func pageThrough(
         }
         // With a condition, on the sample tables too.
         let adults = try pageThrough(dal, limit: 4, condition: "i >= \(0) OR n IS NULL", orderBy: "r DESC")
-        #expect(adults == (try dal.find(condition: "i >= \(0) OR n IS NULL", orderBy: OrderBy("r", .descending).then("id", .descending))))
+        #expect(
+            adults
+                == (try dal.find(
+                    condition: "i >= \(0) OR n IS NULL", orderBy: OrderBy("r", .descending).then("id", .descending))))
         var users = [UserInfo]()
         var cursor: PageCursor?
         repeat {
@@ -166,7 +173,7 @@ private func pageThrough(
                 try dal.insertRange([
                     SortKeyRow(i: .min + round, r: -1e308, t: "", d: Date(timeIntervalSince1970: 0), n: nil),
                     SortKeyRow(i: last?.i ?? 0, r: last?.r ?? 0, t: last?.t ?? "", d: last?.d ?? Date(), n: last?.n),
-                    SortKeyRow(i: .max - round, r: 1e308, t: "zzz", d: Date(timeIntervalSince1970: 4e9), n: 1000),
+                    SortKeyRow(i: .max - round, r: 1e308, t: "zzz", d: Date(timeIntervalSince1970: 4e9), n: 1000)
                 ])
             } while cursor != nil
             #expect(seen.count == Set(seen).count, "\(engine) \(order): a row came twice")
@@ -181,17 +188,25 @@ private func pageThrough(
         let dal = try makeTable(sample)
         let page = try dal.findPage(limit: 3, condition: "i > \(-5)", orderBy: "t DESC, r")
         let token = try #require(page.nextCursor?.token)
-        func refused(_ text: String, condition: SQL = "i > \(-5)", orderBy: OrderBy = "t DESC, r", by other: ReadOnlyDAL<SortKeyRow>? = nil)
+        func refused(
+            _ text: String, condition: SQL = "i > \(-5)", orderBy: OrderBy = "t DESC, r",
+            by other: ReadOnlyDAL<SortKeyRow>? = nil
+        )
             -> Bool
         {
             let error = dalError {
-                _ = try (other ?? dal).findPage(after: PageCursor(text), limit: 3, condition: condition, orderBy: orderBy)
+                _ = try (other ?? dal).findPage(
+                    after: PageCursor(text), limit: 3, condition: condition, orderBy: orderBy)
             }
             return error?.code == .invalidCursor
         }
         // Accepted as issued, and with other values for the same condition.
-        #expect(try dal.findPage(after: PageCursor(token), limit: 3, condition: "i > \(-5)", orderBy: "t DESC, r").items.count == 3)
-        #expect(try dal.findPage(after: PageCursor(token), limit: 3, condition: "i > \(-6)", orderBy: "t DESC, r").items.count > 0)
+        #expect(
+            try dal.findPage(after: PageCursor(token), limit: 3, condition: "i > \(-5)", orderBy: "t DESC, r").items
+                .count == 3)
+        #expect(
+            try dal.findPage(after: PageCursor(token), limit: 3, condition: "i > \(-6)", orderBy: "t DESC, r").items
+                .count > 0)
         // Every single-character change.
         let characters = Array(token)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -209,7 +224,7 @@ private func pageThrough(
             "", "x", "!!!!", "AAAA", token + "A", token + "AAAA", "' OR 1=1 --", String(repeating: "A", count: 70_000),
             "AQ", Data((0..<200).map { UInt8($0) }).base64EncodedString(),
             Data((0..<200).map { UInt8($0) }).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""),
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         ] {
             #expect(refused(text), "\(text.prefix(40)) was accepted")
         }
@@ -235,7 +250,8 @@ private func pageThrough(
             if sample.engine == .postgres && seqscanOff { _ = try db.execute("SET LOCAL enable_seqscan = off") }
             let explain = sample.engine == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
             let rows = try db.fetchAll(SQL(sql: explain + query.sql, arguments: query.arguments))
-            return try rows.map { try $0.decode(String.self, at: sample.engine == .sqlite ? 3 : 0) }.joined(separator: "\n")
+            return try rows.map { try $0.decode(String.self, at: sample.engine == .sqlite ? 3 : 0) }.joined(
+                separator: "\n")
         }
     }
 
@@ -245,7 +261,8 @@ private func pageThrough(
         func secondPage<E: Entity>(_ dal: ReadOnlyDAL<E>, condition: SQL? = nil, orderBy: OrderBy) throws -> String {
             let first = try dal.findPage(limit: 1, condition: condition, orderBy: orderBy)
             let cursor = try #require(first.nextCursor)
-            return try plan(try dal.findPageQuery(after: cursor, limit: 1, condition: condition, orderBy: orderBy), sample)
+            return try plan(
+                try dal.findPageQuery(after: cursor, limit: 1, condition: condition, orderBy: orderBy), sample)
         }
         let byID = try secondPage(sample.users, orderBy: "id")
         let byAge = try secondPage(sample.users, orderBy: "age")  // (age, id) > (?, ?)
@@ -256,13 +273,24 @@ private func pageThrough(
             #expect(byID.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid>?)"), "\(byID)")
             #expect(byAge.contains("SEARCH users USING INDEX users_age (age>?)"), "\(byAge)")
             #expect(mixed.contains("SEARCH users USING INDEX users_age (age<?)"), "\(mixed)")
-            #expect(ordersOfUser.contains("SEARCH orders USING INDEX orders_user (user_id=? AND rowid>?)"), "\(ordersOfUser)")
-            for plan in [byID, byAge, mixed, ordersOfUser] { #expect(!plan.contains("SCAN users") && !plan.contains("SCAN orders")) }
+            #expect(
+                ordersOfUser.contains("SEARCH orders USING INDEX orders_user (user_id=? AND rowid>?)"),
+                "\(ordersOfUser)")
+            for plan in [byID, byAge, mixed, ordersOfUser] {
+                #expect(!plan.contains("SCAN users") && !plan.contains("SCAN orders"))
+            }
         case .postgres:
-            #expect(byID.contains("Index Scan using users_pkey on users") && byID.contains("Index Cond: (id > "), "\(byID)")
-            #expect(byAge.contains("Index Scan using users_age on users") && byAge.contains("Index Cond: (age >= "), "\(byAge)")
-            #expect(mixed.contains("Index Scan Backward using users_age on users") && mixed.contains("Index Cond: (age <= "), "\(mixed)")
-            #expect(ordersOfUser.contains("Index Scan on orders_user") && ordersOfUser.contains("Index Cond: (user_id = "), "\(ordersOfUser)")
+            #expect(
+                byID.contains("Index Scan using users_pkey on users") && byID.contains("Index Cond: (id > "), "\(byID)")
+            #expect(
+                byAge.contains("Index Scan using users_age on users") && byAge.contains("Index Cond: (age >= "),
+                "\(byAge)")
+            #expect(
+                mixed.contains("Index Scan Backward using users_age on users")
+                    && mixed.contains("Index Cond: (age <= "), "\(mixed)")
+            #expect(
+                ordersOfUser.contains("Index Scan on orders_user") && ordersOfUser.contains("Index Cond: (user_id = "),
+                "\(ordersOfUser)")
             for plan in [byID, byAge, mixed, ordersOfUser] { #expect(!plan.contains("Seq Scan")) }
         }
         try sample.close()

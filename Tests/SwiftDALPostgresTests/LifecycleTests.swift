@@ -96,7 +96,9 @@ func endlessQuery(_ engine: Engine) -> SQL {
         } throws: { ($0 as? DALError)?.code == .timeout }
         let users = sample.users
         await #expect {
-            try await withDatabaseTimeout(.milliseconds(300)) { _ = try await users.find(condition: "id IN (\(sql: query))") }
+            try await withDatabaseTimeout(.milliseconds(300)) {
+                _ = try await users.find(condition: "id IN (\(sql: query))")
+            }
         } throws: { ($0 as? DALError)?.code == .timeout }
         // Calls within their limit are untouched, and the connections are clean.
         #expect(try await withDatabaseTimeout(.seconds(30)) { try await users.getRecordCount() } == 8)
@@ -122,7 +124,10 @@ func endlessQuery(_ engine: Engine) -> SQL {
         #expect(dalError { _ = try database.read { db in try db.fetchScalar(Int.self, query) } }?.code == .timeout)
         #expect(try database.read { db in try db.fetchScalar(Int.self, "SELECT 7") } == 7)
         // A longer limit for the calls that need one.
-        #expect(try withDatabaseTimeout(.seconds(30)) { try database.read { db in try db.fetchScalar(Int.self, "SELECT 8") } } == 8)
+        #expect(
+            try withDatabaseTimeout(.seconds(30)) {
+                try database.read { db in try db.fetchScalar(Int.self, "SELECT 8") }
+            } == 8)
         try database.close()
     }
 }

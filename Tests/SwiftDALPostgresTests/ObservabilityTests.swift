@@ -37,7 +37,9 @@ func eventually(_ condition: () -> Bool) -> Bool {
 /// Observability on every engine: the per-statement hook, the slow-statement threshold,
 /// the wait for a connection, and the pool gauges.
 @Suite struct ObservabilityTests {
-    private func sample(_ engine: Engine, observer: EventLog, threshold: Duration?, connections: Int = 4) throws -> SampleDatabase {
+    private func sample(_ engine: Engine, observer: EventLog, threshold: Duration?, connections: Int = 4) throws
+        -> SampleDatabase
+    {
         var sqlite = Configuration()
         sqlite.observer = observer
         sqlite.slowStatementThreshold = threshold
@@ -150,7 +152,9 @@ func eventually(_ condition: () -> Bool) -> Bool {
     @Test func aQueueHasOneConnectionAndGaugesAddUp() throws {
         let directory = try TemporaryDirectory()
         let queue = try DatabaseQueue(path: directory.file("queue.sqlite"))
-        #expect(queue.statistics == PoolStatistics(connectionsOpen: 1, connectionsInUse: 0, callersWaiting: 0, maximumConnections: 1))
+        #expect(
+            queue.statistics
+                == PoolStatistics(connectionsOpen: 1, connectionsInUse: 0, callersWaiting: 0, maximumConnections: 1))
         let inside = try queue.read { _ in queue.statistics.connectionsInUse }
         #expect(inside == 1)
         try queue.close()
@@ -158,6 +162,7 @@ func eventually(_ condition: () -> Bool) -> Bool {
         let sum =
             PoolStatistics(connectionsOpen: 2, connectionsInUse: 1, callersWaiting: 3, maximumConnections: 5)
             + PoolStatistics(connectionsOpen: 1, connectionsInUse: 1, callersWaiting: 0, maximumConnections: 4)
-        #expect(sum == PoolStatistics(connectionsOpen: 3, connectionsInUse: 2, callersWaiting: 3, maximumConnections: 9))
+        #expect(
+            sum == PoolStatistics(connectionsOpen: 3, connectionsInUse: 2, callersWaiting: 3, maximumConnections: 9))
     }
 }

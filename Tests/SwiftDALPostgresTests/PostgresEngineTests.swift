@@ -54,8 +54,10 @@ import Testing
         #expect(unique?.detail?.contains("(a)") == true)
         #expect(unique.map { !$0.description.contains("(a)") } == true)
         // What an API reports: kind, table, columns (from the detail, values left out), name.
-        #expect(unique?.constraintViolation == ConstraintViolation(
-            kind: .unique, table: "item", columns: ["code"], constraint: "item_code_unique"))
+        #expect(
+            unique?.constraintViolation
+                == ConstraintViolation(
+                    kind: .unique, table: "item", columns: ["code"], constraint: "item_code_unique"))
         #expect(foreignKey?.constraintViolation?.columns == ["parent_id"])
         #expect(notNull?.constraintViolation?.columns == ["code"])
         #expect(check?.constraintViolation?.constraint == "item_qty_positive")
@@ -140,7 +142,7 @@ import Testing
                 }
             }
         }
-        writers.forEach { $0.start() }
+        for writer in writers { writer.start() }
         while acknowledged.count < 50 { Thread.sleep(forTimeInterval: 0.005) }
         server.stopServer(mode: "immediate")  // a crash: sessions cut mid-statement
         Thread.sleep(forTimeInterval: 0.3)
@@ -160,7 +162,9 @@ import Testing
         configuration.maximumConnections = 1
         configuration.statementTimeout = .milliseconds(200)
         let pool = try makePostgresPool(configuration)
-        let error = try #require(throws: PostgresError.self) { try pool.read { try $0.execute(sql: "SELECT pg_sleep(5)") } }
+        let error = try #require(throws: PostgresError.self) {
+            try pool.read { try $0.execute(sql: "SELECT pg_sleep(5)") }
+        }
         #expect(error.sqlState == "57014")
         #expect(error.resultCode == .interrupt)
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 41 + 1") } == 42)
@@ -169,7 +173,9 @@ import Testing
 
     @Test func aSerializationFailureIsTypedAndRetryable() throws {
         let pool = try makePostgresPool()
-        try pool.write { db in try db.executeScript("CREATE TABLE ledger(amount BIGINT); INSERT INTO ledger VALUES (100)") }
+        try pool.write { db in
+            try db.executeScript("CREATE TABLE ledger(amount BIGINT); INSERT INTO ledger VALUES (100)")
+        }
         let firstRead = DispatchSemaphore(value: 0)
         let secondCommitted = DispatchSemaphore(value: 0)
         let outcome = LockedIDs()
@@ -214,7 +220,8 @@ import Testing
             }
             try db.execute("INSERT INTO item(code, qty) VALUES (\("after"), 1)")
         }
-        #expect(try pool.read { try $0.fetchColumn(String.self, "SELECT code FROM item ORDER BY id") } == ["kept", "after"])
+        #expect(
+            try pool.read { try $0.fetchColumn(String.self, "SELECT code FROM item ORDER BY id") } == ["kept", "after"])
         try pool.close()
     }
 
@@ -230,11 +237,15 @@ import Testing
         #expect(recorded.values.contains("INSERT INTO item(code, qty) VALUES (?, 1)"))
         #expect(!recorded.values.contains { $0.contains("DROP") })
         // Text with NUL cannot be stored by PostgreSQL: refused, never cut short.
-        #expect(dalError { _ = try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a\u{0}b"), 1)") } }?
+        #expect(
+            dalError {
+                _ = try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a\u{0}b"), 1)") }
+            }?
             .code == .invalidValue)
         // Named parameters and PostgreSQL's casts live side by side.
         let row = try pool.read { db in
-            try db.fetchOne(SQL(sql: "SELECT :a::int + :b AS sum, '?'::text AS q, $$it's :x$$ AS d", arguments: ["a": 40, "b": 2]))
+            try db.fetchOne(
+                SQL(sql: "SELECT :a::int + :b AS sum, '?'::text AS q, $$it's :x$$ AS d", arguments: ["a": 40, "b": 2]))
         }
         #expect(try row?.decode(Int.self, named: "sum") == 42)
         #expect(try row?.decode(String.self, named: "q") == "?")
@@ -276,7 +287,7 @@ import Testing
                 }
             }
         }
-        threads.forEach { $0.start() }
+        for thread in threads { thread.start() }
         while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
         #expect(errors.count == 0)
         // One instance applied the three steps; the others found nothing to do.
@@ -325,7 +336,9 @@ final class LockedFlagPG: @unchecked Sendable {
                 """)
         }
         let generator = EntityGenerator()
-        let models = try pool.read { db in try ["products", "codes", "events", "cheap"].map { try generator.model(of: $0, in: db) } }
+        let models = try pool.read { db in
+            try ["products", "codes", "events", "cheap"].map { try generator.model(of: $0, in: db) }
+        }
         func property(_ model: EntityModel, _ column: String) -> EntityModel.Property? {
             model.properties.first { $0.column == column }
         }

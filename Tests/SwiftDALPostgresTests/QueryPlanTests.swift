@@ -42,7 +42,9 @@ import Testing
         let alice = try #require(try users.findById(1))
         #expect(try planGuard.check(db) { try users.update(alice) } == true)
         let id = try users.insert2(UserInfo(name: "Planned", email: "planned@example.com", age: 5))
-        try planGuard.check(db) { try users.upsert(UserInfo(id: id, name: "Planned", email: "planned@example.com", age: 6)) }
+        try planGuard.check(db) {
+            try users.upsert(UserInfo(id: id, name: "Planned", email: "planned@example.com", age: 6))
+        }
         #expect(try planGuard.check(db) { try users.deleteById(id) })
         #expect(try planGuard.check(db) { try orders.findById(1) } != nil)
         #expect(try planGuard.check(db) { try tags.isExistRecord(condition: "user_id = \(1) AND tag = \("admin")") })
@@ -55,11 +57,14 @@ import Testing
         let db = sample.database
         let users = sample.users
         // A substring search cannot use an index: the guard says so, naming the table…
-        let violation = #expect(throws: QueryPlanViolation.self) { try planGuard.check(db) { try users.search(keyword: "li") } }
+        let violation = #expect(throws: QueryPlanViolation.self) {
+            try planGuard.check(db) { try users.search(keyword: "li") }
+        }
         #expect(violation?.scans.first?.table == "users")
         #expect(violation?.description.contains("users") == true)
         // …and passes once the scan is allowed.
-        #expect(try planGuard.check(db, allowingScansOf: ["users"]) { try users.search(keyword: "li") }.isEmpty == false)
+        #expect(
+            try planGuard.check(db, allowingScansOf: ["users"]) { try users.search(keyword: "li") }.isEmpty == false)
         #expect(try planGuard.check(db, allowingScansOf: ["users"]) { try users.getRecordCount() } == 8)
         #expect(try planGuard.check(db, allowingScansOf: ["users"]) { try users.getAll() }.count == 8)
         // A condition on a column without an index is caught.

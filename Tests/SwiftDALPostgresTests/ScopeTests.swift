@@ -21,7 +21,10 @@ private struct ScopedNote: Entity, Codable, Hashable {
         case deletedAt = "deleted_at"
     }
 
-    init(id: Int64? = nil, tenantID: Int64? = nil, title: String, body: String? = nil, createdAt: Date, deletedAt: Date? = nil) {
+    init(
+        id: Int64? = nil, tenantID: Int64? = nil, title: String, body: String? = nil, createdAt: Date,
+        deletedAt: Date? = nil
+    ) {
         self.id = id
         self.tenantID = tenantID
         self.title = title
@@ -71,7 +74,9 @@ private final class NoteTitleDAL: BaseDAL<NoteTitle>, @unchecked Sendable {
 
 /// Soft delete only, marking with a value rather than the time.
 private final class FlaggedNoteDAL: BaseDAL<ScopedNote>, @unchecked Sendable {
-    override var scope: DALScope { DALScope(softDeleteColumn: "deleted_at", deletionMark: .value("1999-12-31 23:59:59")) }
+    override var scope: DALScope {
+        DALScope(softDeleteColumn: "deleted_at", deletionMark: .value("1999-12-31 23:59:59"))
+    }
 }
 
 private let notesTable = TableDefinition("notes") { t in
@@ -135,7 +140,7 @@ private struct TwoTenants {
             "id = \(theirID) OR 1 = 1",
             "tenant_id = \(2) OR tenant_id <> \(2)",
             "tenant_id = \(2) OR deleted_at IS NOT NULL OR \("x") = \("x")",
-            SQL(sql: "tenant_id = :t OR 1 = 1", arguments: ["t": 2]),
+            SQL(sql: "tenant_id = :t OR 1 = 1", arguments: ["t": 2])
         ]
         // Finding, counting, existence, field values, paging: each sees tenant 1's live rows only.
         #expect(try one.findById(theirID) == nil)
@@ -146,7 +151,9 @@ private struct TwoTenants {
             onlyOurs(try one.find(condition: condition), "find")
             onlyOurs(try one.findSingle(condition: condition).map { [$0] } ?? [], "findSingle")
             onlyOurs(try one.findTop(100, condition: condition), "findTop")
-            onlyOurs(try one.findWithPager(condition: condition, pager: PagerInfo(pageIndex: 1, pageSize: 100)).items, "findWithPager")
+            onlyOurs(
+                try one.findWithPager(condition: condition, pager: PagerInfo(pageIndex: 1, pageSize: 100)).items,
+                "findWithPager")
             #expect(try one.findWithPager(condition: condition, pager: PagerInfo(pageSize: 2)).pager.recordCount == 5)
             onlyOurs(try one.findPage(limit: 100, condition: condition).items, "findPage")
             var streamed = [ScopedNote]()
@@ -170,11 +177,15 @@ private struct TwoTenants {
         #expect(try one.includingDeleted.findById(theirDeletedID) == nil)
         #expect(try one.includingDeleted.getRecordCount() == 5)
         // A condition that would close the scope's parentheses is refused, never run.
-        for broken: SQL in [SQL(sql: "1 = 1) OR (1 = 1"), SQL(sql: "1 = 1 --"), SQL(sql: "1 = 1 /*"), SQL(sql: "title = 'x")] {
+        for broken: SQL in [
+            SQL(sql: "1 = 1) OR (1 = 1"), SQL(sql: "1 = 1 --"), SQL(sql: "1 = 1 /*"), SQL(sql: "title = 'x")
+        ] {
             #expect(dalError { _ = try one.find(condition: broken) }?.code == .invalidSQL)
             #expect(dalError { _ = try one.deleteByCondition(broken) }?.code == .invalidSQL)
         }
-        #expect(dalError { _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes) AS x WHERE (1 = 1")) }?.code == .invalidSQL)
+        #expect(
+            dalError { _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes) AS x WHERE (1 = 1")) }?.code
+                == .invalidSQL)
         // Their cursor is not ours.
         let theirCursor = try #require(try world.two.findPage(limit: 1).nextCursor)
         #expect(dalError { _ = try one.findPage(after: theirCursor, limit: 10) }?.code == .invalidCursor)
@@ -197,22 +208,31 @@ private struct TwoTenants {
         stolen.tenantID = 2
         #expect(dalError { try one.upsert(stolen) }?.code == .scopeViolation)
         // Writing rows that carry their tenant, or moving ours there: refused.
-        #expect(dalError { try one.insert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code == .scopeViolation)
-        #expect(dalError { _ = try one.insert2(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code == .scopeViolation)
+        #expect(
+            dalError { try one.insert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+                == .scopeViolation)
+        #expect(
+            dalError { _ = try one.insert2(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+                == .scopeViolation)
         #expect(
             dalError {
                 _ = try one.insertRange([
-                    ScopedNote(title: "fine", createdAt: day(9)), ScopedNote(tenantID: 2, title: "planted", createdAt: day(9)),
+                    ScopedNote(title: "fine", createdAt: day(9)),
+                    ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))
                 ])
             }?.code == .scopeViolation)
         #expect(try one.find(condition: "title = \("fine")").isEmpty)  // all or none
-        #expect(dalError { try one.upsert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code == .scopeViolation)
+        #expect(
+            dalError { try one.upsert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+                == .scopeViolation)
         var ours = try #require(try one.findById(ourIDs[0]))
         ours.tenantID = 2
         #expect(dalError { _ = try one.update(ours) }?.code == .scopeViolation)
         #expect(dalError { _ = try one.update(ours, key: ourIDs[0]) }?.code == .scopeViolation)
         #expect(dalError { _ = try one.updateFields(["tenant_id": 2], key: ourIDs[0]) }?.code == .scopeViolation)
-        #expect(dalError { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?.code == .scopeViolation)
+        #expect(
+            dalError { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?.code
+                == .scopeViolation)
         #expect(httpStatus(for: DALError(.scopeViolation, "no")) == 403)
 
         // Deleting and purging by conditions that try to reach them: only ours go.
@@ -258,7 +278,8 @@ private struct TwoTenants {
     func aScopedDALWithoutATenantReadsNothingAndWritesNothing(_ engine: Engine) throws {
         let world = try TwoTenants(engine)
         let missing: Int64? = nil
-        for dal in [NoteDAL(database: world.sample.database), NoteDAL(database: world.sample.database, tenant: missing)] {
+        for dal in [NoteDAL(database: world.sample.database), NoteDAL(database: world.sample.database, tenant: missing)]
+        {
             func required(_ body: () throws -> Void) -> Bool { dalError(body)?.code == .tenantRequired }
             #expect(required { _ = try dal.getAll() })
             #expect(required { _ = try dal.findById(1) })
@@ -321,7 +342,9 @@ private struct TwoTenants {
         #expect(try one.includingDeleted.getRecordCount() == 5)
         #expect(try one.purgeById(id))
         #expect(try one.includingDeleted.getRecordCount() == 4)
-        #expect(try one.purgeByCondition(SQL(sql: "deleted_at IS NOT NULL AND title <> :keep", arguments: ["keep": "one-0"])) == 3)
+        #expect(
+            try one.purgeByCondition(
+                SQL(sql: "deleted_at IS NOT NULL AND title <> :keep", arguments: ["keep": "one-0"])) == 3)
         #expect(try one.includingDeleted.getAll().map(\.title) == ["one-0"])
         #expect(dalError { _ = try one.purgeByCondition("") }?.code == .invalidValue)
         // A DAL without soft delete cannot restore; its deletes delete.
@@ -334,7 +357,8 @@ private struct TwoTenants {
     func aDeletionMarkValueAndNamedConditionsAreBound(_ engine: Engine) throws {
         let world = try TwoTenants(engine)
         let flagged = FlaggedNoteDAL(database: world.sample.database)
-        let count = try flagged.deleteByCondition(SQL(sql: "title = :a OR title = :b", arguments: ["a": "one-0", "b": "two-0"]))
+        let count = try flagged.deleteByCondition(
+            SQL(sql: "title = :a OR title = :b", arguments: ["a": "one-0", "b": "two-0"]))
         #expect(count == 2)
         #expect(try flagged.deleteById(try #require(try world.all.find(condition: "title = \("one-1")").first?.id)))
         let marked = try world.all.find(condition: "deleted_at = \("1999-12-31 23:59:59")")
@@ -345,7 +369,9 @@ private struct TwoTenants {
         #expect(try world.one.find(condition: named).map(\.title) == ["one-3", "one-4"])
         #expect(try world.one.getRecordCount(condition: named) == 2)
         #expect(try world.one.findPage(limit: 1, condition: named).nextCursor != nil)
-        #expect(try world.one.findWithPager(condition: named, pager: PagerInfo(pageIndex: 1, pageSize: 1)).pager.recordCount == 2)
+        #expect(
+            try world.one.findWithPager(condition: named, pager: PagerInfo(pageIndex: 1, pageSize: 1)).pager.recordCount
+                == 2)
         try world.sample.close()
     }
 
@@ -362,7 +388,10 @@ private struct TwoTenants {
         #expect(all.map(\.title) == ["one-0", "one-1", "one-2", "one-3", "one-4"])
         let first = try world.one.findPage(limit: 2)
         let query = try world.one.findPageQuery(after: first.nextCursor, limit: 2)
-        #expect(query.sql.contains(#"WHERE ("tenant_id" = ? AND "deleted_at" IS NULL) AND (("created_at", "id") > (?, ?))"#), "\(query.sql)")
+        #expect(
+            query.sql.contains(
+                #"WHERE ("tenant_id" = ? AND "deleted_at" IS NULL) AND (("created_at", "id") > (?, ?))"#),
+            "\(query.sql)")
         let plan = try world.sample.database.read { db in
             if engine == .postgres { _ = try db.execute("SET LOCAL enable_seqscan = off") }
             let explain = engine == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
@@ -371,7 +400,10 @@ private struct TwoTenants {
             }.joined(separator: "\n")
         }
         switch engine {
-        case .sqlite: #expect(plan.contains("SEARCH notes USING INDEX notes_tenant_created (tenant_id=? AND created_at>?)"), "\(plan)")
+        case .sqlite:
+            #expect(
+                plan.contains("SEARCH notes USING INDEX notes_tenant_created (tenant_id=? AND created_at>?)"), "\(plan)"
+            )
         case .postgres:
             #expect(plan.contains("Index Scan using notes_tenant_created on notes"), "\(plan)")
             #expect(plan.contains("ROW(created_at, id) > ROW("), "\(plan)")

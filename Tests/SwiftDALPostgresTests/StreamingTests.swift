@@ -50,7 +50,8 @@ private let itemsTable = TableDefinition("stream_items") { t in
 /// the even ones, tenant 2 the odd ones; every tenth is soft-deleted), written by one
 /// statement on the server.
 private func itemsDatabase(
-    _ engine: Engine, count: Int, sqlite: Configuration = Configuration(), postgres: PostgresConfiguration = PostgresConfiguration()
+    _ engine: Engine, count: Int, sqlite: Configuration = Configuration(),
+    postgres: PostgresConfiguration = PostgresConfiguration()
 ) throws -> (SampleDatabase, ItemDAL) {
     let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
     try sample.database.write { db in
@@ -63,7 +64,9 @@ private func itemsDatabase(
                     + "(SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < \(count)) SELECT \(values) FROM c")
         case .postgres:
             try db.execute(
-                sql: "INSERT INTO stream_items(id, tenant_id, n, label, deleted_at) SELECT \(values) FROM generate_series(1, \(count)) x")
+                sql:
+                    "INSERT INTO stream_items(id, tenant_id, n, label, deleted_at) SELECT \(values) FROM generate_series(1, \(count)) x"
+            )
         }
     }
     return (sample, ItemDAL(database: sample.database))
@@ -105,17 +108,25 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         let streamed = try await collect(items.stream(orderBy: "id"))
         #expect(streamed.count == 1000)
         #expect(streamed == (try await items.find(condition: "", orderBy: "id")))
-        let filtered = try await collect(items.stream(condition: "n > \(300) AND label LIKE \(startingWith: "item-")", orderBy: "n DESC"))
-        #expect(filtered == (try await items.find(condition: "n > \(300) AND label LIKE \(startingWith: "item-")", orderBy: "n DESC")))
+        let filtered = try await collect(
+            items.stream(condition: "n > \(300) AND label LIKE \(startingWith: "item-")", orderBy: "n DESC"))
+        #expect(
+            filtered
+                == (try await items.find(
+                    condition: "n > \(300) AND label LIKE \(startingWith: "item-")", orderBy: "n DESC")))
         #expect(filtered.first?.n == 1000 && filtered.count == 700)
         // The sample DALs too, in their default order.
         #expect(try await collect(sample.users.stream()) == (try sample.users.getAll()))
         // Rows of any query, copied, with bound values.
-        let rows = try await collect(sample.database.stream("SELECT id, label FROM stream_items WHERE n <= \(600) ORDER BY id"))
-        let expected = try await sample.database.read { db in try db.fetchAll("SELECT id, label FROM stream_items WHERE n <= \(600) ORDER BY id") }
+        let rows = try await collect(
+            sample.database.stream("SELECT id, label FROM stream_items WHERE n <= \(600) ORDER BY id"))
+        let expected = try await sample.database.read { db in
+            try db.fetchAll("SELECT id, label FROM stream_items WHERE n <= \(600) ORDER BY id")
+        }
         #expect(rows.map(\.values) == expected.map(\.values))
         #expect(rows.first?.columnNames == ["id", "label"])
-        let explicit = try await collect(sample.database.stream(sql: "SELECT n FROM stream_items WHERE id = ?", arguments: [42]))
+        let explicit = try await collect(
+            sample.database.stream(sql: "SELECT n FROM stream_items WHERE id = ?", arguments: [42]))
         #expect(try explicit.map { try $0.decode(Int.self, at: 0) } == [42])
         // An empty result ends at once; iterating a sequence again runs the query again.
         let none = items.stream(condition: "n < \(0)")
@@ -217,7 +228,9 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         // serial queue, which has a thread of its own: a CPU-bound query may keep every
         // thread of the shared pool busy on a small machine.)
         let waiting = Task { try await collect(database.stream(endlessQuery(engine))) }
-        DispatchQueue(label: "StreamingTests.canceller").asyncAfter(deadline: .now() + .milliseconds(300)) { waiting.cancel() }
+        DispatchQueue(label: "StreamingTests.canceller").asyncAfter(deadline: .now() + .milliseconds(300)) {
+            waiting.cancel()
+        }
         await #expect(throws: CancellationError.self) { _ = try await waiting.value }
         for _ in 0..<5 { #expect(try await sample.users.getRecordCount() == 8) }
         // A consumer cancelled before it starts runs nothing.
@@ -242,7 +255,8 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         let missing = database.stream("SELECT * FROM no_such_table")
         switch engine {
         case .sqlite: await #expect(throws: SQLiteError.self) { _ = try await collect(missing) }
-        case .postgres: await #expect { _ = try await collect(missing) } throws: { ($0 as? PostgresError)?.sqlState == "42P01" }
+        case .postgres:
+            await #expect { _ = try await collect(missing) } throws: { ($0 as? PostgresError)?.sqlState == "42P01" }
         }
         // A query that fails at its 500th row, after the rows before it.
         let failing: SQL =

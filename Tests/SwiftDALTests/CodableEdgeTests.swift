@@ -66,7 +66,7 @@ struct SingleValueShaped: Entity, Codable {
             dalError { try BaseDAL<NestedContainer>(database: queue).insert(NestedContainer(title: "t")) },
             dalError { _ = try BaseDAL<NestedContainer>(database: queue).getAll() },
             dalError { try BaseDAL<SingleValueShaped>(database: queue).insert(SingleValueShaped(title: "t")) },
-            dalError { _ = try BaseDAL<SingleValueShaped>(database: queue).getAll() },
+            dalError { _ = try BaseDAL<SingleValueShaped>(database: queue).getAll() }
         ] {
             #expect(error?.code == .conversionFailed || error?.code == .invalidColumn, "\(String(describing: error))")
         }
@@ -78,11 +78,14 @@ struct SingleValueShaped: Entity, Codable {
         let (queue, notes) = try makeNotes()
         try queue.write { db in
             try db.execute(
-                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (1, 't', 'not json', '2024-01-01 00:00:00', 0, 0)")
+                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (1, 't', 'not json', '2024-01-01 00:00:00', 0, 0)"
+            )
             try db.execute(
-                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (2, 't', 42, '2024-01-01 00:00:00', 0, 0)")
+                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (2, 't', 42, '2024-01-01 00:00:00', 0, 0)"
+            )
             try db.execute(
-                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (3, 't', x'5B5D', '2024-01-01 00:00:00', 0, 0)")
+                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (3, 't', x'5B5D', '2024-01-01 00:00:00', 0, 0)"
+            )
         }
         let notJSON = dalError { _ = try notes.findById(1) }
         #expect(notJSON?.code == .conversionFailed && notJSON?.column == "tags")
@@ -103,11 +106,12 @@ struct SingleValueShaped: Entity, Codable {
     @Test func codableEntitiesWithEnumsWorkOnceTheTableIsDeclared() throws {
         let queue = try DatabaseQueue.inMemory()
         try queue.write { db in
-            try db.create(TableDefinition("moods") { t in
-                t.column("id", .integer)
-                t.column("mood", .text, notNull: true, check: "mood IN ('happy', 'sad')")
-                t.primaryKey(["id"])
-            })
+            try db.create(
+                TableDefinition("moods") { t in
+                    t.column("id", .integer)
+                    t.column("mood", .text, notNull: true, check: "mood IN ('happy', 'sad')")
+                    t.primaryKey(["id"])
+                })
         }
         let moods = BaseDAL<WithEnum>(database: queue)
         let id = try moods.insert2(WithEnum(id: nil, mood: .sad))

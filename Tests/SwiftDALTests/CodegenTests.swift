@@ -23,7 +23,8 @@ import Testing
     @Test func committedGeneratedFileIsWhatTheGeneratorWrites() throws {
         let generator = EntityGenerator(options: .init(access: .internal))
         let source = try codegenDatabase().read { try generator.source(in: $0, origin: Self.command) }
-        let committedPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Generated/CodegenTables.swift"
+        let committedPath =
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Generated/CodegenTables.swift"
         let committed = try String(contentsOfFile: committedPath, encoding: .utf8)
         #expect(source == committed, "regenerate it: \(Self.command)")
     }
@@ -33,14 +34,16 @@ import Testing
         let queue = try codegenDatabase()
         let log = try queue.read { try generator.model(of: "event log", in: $0) }
         #expect(log.entityName == "EventLogInfo" && log.dalName == "EventLogDAL")
-        #expect(log.properties.map(\.name) == [
-            "eventID", "default", "class", "c2fa", "userID", "userID2", "row", "columns", "selfColumn", "type",
-        ])
+        #expect(
+            log.properties.map(\.name) == [
+                "eventID", "default", "class", "c2fa", "userID", "userID2", "row", "columns", "selfColumn", "type"
+            ])
         #expect(log.properties[1].declaration == "var `default`: String")
         let tags = try queue.read { try generator.model(of: "article_tags", in: $0) }
         #expect(tags.entityName == "ArticleTagInfo" && tags.primaryKey == ["article_id", "tag"])
         #expect(try queue.read { try generator.model(of: "categories", in: $0) }.entityName == "CategoryInfo")
-        let renamed = EntityGenerator(options: .init(entitySuffix: "Record", dalSuffix: "Store", typeStems: ["categories": "Kind"]))
+        let renamed = EntityGenerator(
+            options: .init(entitySuffix: "Record", dalSuffix: "Store", typeStems: ["categories": "Kind"]))
         let kind = try queue.read { try renamed.model(of: "categories", in: $0) }
         #expect(kind.entityName == "KindRecord" && kind.dalName == "KindStore")
     }
@@ -48,12 +51,13 @@ import Testing
     @Test func typesFollowSQLiteAffinityAndNullability() throws {
         let articles = try codegenDatabase().read { try EntityGenerator().model(of: "articles", in: $0) }
         let declarations = articles.properties.map(\.declaration)
-        #expect(declarations == [
-            "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
-            "var isPublished: Optional<Bool>", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
-            "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
-            "var status: Optional<String>", "var createdAt: Optional<Date>", "var lang: Optional<String>",
-        ])
+        #expect(
+            declarations == [
+                "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
+                "var isPublished: Optional<Bool>", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
+                "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
+                "var status: Optional<String>", "var createdAt: Optional<Date>", "var lang: Optional<String>"
+            ])
         #expect(articles.properties[0].isAssignedByDatabase)
         // An INTEGER key of a WITHOUT ROWID table is an ordinary, required column.
         let categories = try codegenDatabase().read { try EntityGenerator().model(of: "categories", in: $0) }
@@ -74,7 +78,7 @@ import Testing
             "wr (n INTEGER PRIMARY KEY, v TEXT) WITHOUT ROWID": "var n: Int64",
             "rowid_key (n INTEGER PRIMARY KEY, v TEXT)": "var n: Optional<Int64>",
             "lower_case (n integer primary key, v TEXT)": "var n: Optional<Int64>",
-            "not_null_rowid (n INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, v TEXT)": "var n: Optional<Int64>",
+            "not_null_rowid (n INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, v TEXT)": "var n: Optional<Int64>"
         ]
         let queue = try DatabaseQueue.inMemory()
         for (definition, declaration) in tables.sorted(by: { $0.key < $1.key }) {
@@ -84,7 +88,8 @@ import Testing
                 return try EntityGenerator().model(of: name, in: db)
             }
             #expect(model.properties[0].declaration == declaration, "\(definition)")
-            #expect(model.properties[0].isAssignedByDatabase == declaration.hasSuffix("Optional<Int64>"), "\(definition)")
+            #expect(
+                model.properties[0].isAssignedByDatabase == declaration.hasSuffix("Optional<Int64>"), "\(definition)")
         }
     }
 
@@ -92,28 +97,33 @@ import Testing
         let columns = [
             "a NUMERIC", "b NUMERIC NOT NULL", "c DECIMAL(10, 2)", "d NUMERIC(10,2) NOT NULL", "e MONEY", "f NUMBER",
             "g SMALLMONEY", "h DEC(5)", "i", "j NOT NULL", "k TIME", "l DATE", "m TIMESTAMP", "n BOOLEAN NOT NULL",
-            "o JSON", "p DOUBLE PRECISION", "q UNSIGNED BIG INT", "r NVARCHAR(10)", "s CLOB", "t FLOAT", "u DATETIME",
+            "o JSON", "p DOUBLE PRECISION", "q UNSIGNED BIG INT", "r NVARCHAR(10)", "s CLOB", "t FLOAT", "u DATETIME"
         ]
         let queue = try DatabaseQueue.inMemory()
         let model = try queue.write { db in
             try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, \(columns.joined(separator: ", ")))")
             return try EntityGenerator().model(of: "t", in: db)
         }
-        #expect(model.properties.dropFirst().map(\.declaration) == [
-            "var a: Optional<Decimal>", "var b: Decimal", "var c: Optional<Decimal>", "var d: Decimal",
-            "var e: Optional<Decimal>", "var f: Optional<Decimal>", "var g: Optional<Decimal>", "var h: Optional<Decimal>",
-            "var i: Optional<SQLiteValue>", "var j: SQLiteValue", "var k: Optional<SQLiteValue>", "var l: Optional<Date>",
-            "var m: Optional<Date>", "var n: Bool", "var o: Optional<SQLiteValue>", "var p: Optional<Double>",
-            "var q: Optional<Int64>", "var r: Optional<String>", "var s: Optional<String>", "var t: Optional<Double>",
-            "var u: Optional<Date>",
-        ])
+        #expect(
+            model.properties.dropFirst().map(\.declaration) == [
+                "var a: Optional<Decimal>", "var b: Decimal", "var c: Optional<Decimal>", "var d: Decimal",
+                "var e: Optional<Decimal>", "var f: Optional<Decimal>", "var g: Optional<Decimal>",
+                "var h: Optional<Decimal>",
+                "var i: Optional<SQLiteValue>", "var j: SQLiteValue", "var k: Optional<SQLiteValue>",
+                "var l: Optional<Date>",
+                "var m: Optional<Date>", "var n: Bool", "var o: Optional<SQLiteValue>", "var p: Optional<Double>",
+                "var q: Optional<Int64>", "var r: Optional<String>", "var s: Optional<String>",
+                "var t: Optional<Double>",
+                "var u: Optional<Date>"
+            ])
     }
 
     @Test func decimalTextKeyAndUntypedColumnsRoundTrip() throws {
         let queue = try codegenDatabase()
         let ledger = LedgerDAL(database: queue)
         let big = try #require(Decimal(string: "1234567890.12"))
-        let entry = LedgerInfo(code: "L-1", amount: big, fee: Decimal(string: "0.10"), memo: .blob(Data([1])), tag: 5, at: "12:30")
+        let entry = LedgerInfo(
+            code: "L-1", amount: big, fee: Decimal(string: "0.10"), memo: .blob(Data([1])), tag: 5, at: "12:30")
         try ledger.insert(entry)
         let stored = try #require(try ledger.findById("L-1"))
         #expect(stored.amount == big && stored.fee == Decimal(string: "0.1") && stored.rate == nil)
@@ -121,36 +131,47 @@ import Testing
         try ledger.insert(LedgerInfo(code: "L-2", amount: 0, tag: "t"))
         let bare = try #require(try ledger.findById("L-2"))
         #expect(bare.memo == nil && bare.tag == .text("t") && bare.fee == nil)
-        #expect(sqliteError { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?.constraintKind == .notNull)
+        #expect(
+            sqliteError { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?.constraintKind
+                == .notNull)
         // A numeric column can hold text that is no number: reading it fails with a typed error naming the column.
         try queue.write { try $0.execute(sql: "UPDATE ledger SET rate = 'n/a' WHERE code = 'L-2'") }
         let error = dalError { _ = try ledger.findById("L-2") }
-        #expect(error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger", "\(String(describing: error))")
+        #expect(
+            error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger",
+            "\(String(describing: error))")
     }
 
     @Test func nilMeansTheDefaultForNotNullColumnsWithADefault() throws {
         let queue = try DatabaseQueue.inMemory()
         let source = try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE jobs (
-                    code TEXT PRIMARY KEY NOT NULL DEFAULT 'job', name TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'new',
-                    created DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, note TEXT DEFAULT 'none', done BOOLEAN)
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE jobs (
+                        code TEXT PRIMARY KEY NOT NULL DEFAULT 'job', name TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'new',
+                        created DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, note TEXT DEFAULT 'none', done BOOLEAN)
+                    """)
             return try EntityGenerator().source(for: ["jobs"], in: db)
         }
         // Required: key columns SQLite does not assign, and NOT NULL columns without a default.
         let words = source.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(words.contains(
-            "code: String, name: String, status: String? = nil, created: Date? = nil, note: String? = nil, done: Bool? = nil ) {"))
+        #expect(
+            words.contains(
+                "code: String, name: String, status: String? = nil, created: Date? = nil, note: String? = nil, done: Bool? = nil ) {"
+            ))
         #expect(source.contains("var status: Optional<String>") && source.contains("var created: Optional<Date>"))
-        #expect(source.contains("""
-                /// Column `status` (TEXT NOT NULL DEFAULT 'new').
-                /// `nil` means the default on insert; an update keeps the stored value.
-            """))
-        #expect(source.contains("""
-                /// Column `note` (TEXT DEFAULT 'none').
-                /// `nil` means the default on insert, NULL on update.
-            """))
+        #expect(
+            source.contains(
+                """
+                    /// Column `status` (TEXT NOT NULL DEFAULT 'new').
+                    /// `nil` means the default on insert; an update keeps the stored value.
+                """))
+        #expect(
+            source.contains(
+                """
+                    /// Column `note` (TEXT DEFAULT 'none').
+                    /// `nil` means the default on insert, NULL on update.
+                """))
     }
 
     @Test func nilTakesTheDefaultOnInsertAndKeepsTheStoredValueOnUpdate() throws {
@@ -174,7 +195,9 @@ import Testing
         // Nullable with a default: nil is the default on insert, NULL on update.
         stored.lang = nil
         #expect(try articles.update(stored))
-        #expect(try queue.read { try $0.fetchScalar(Bool.self, "SELECT lang IS NULL FROM articles WHERE id = \(id)") } == true)
+        #expect(
+            try queue.read { try $0.fetchScalar(Bool.self, "SELECT lang IS NULL FROM articles WHERE id = \(id)") }
+                == true)
     }
 
     @Test func readOnlyDALsOfAViewAndAKeylessTableFindCountAndPage() throws {
@@ -217,21 +240,26 @@ import Testing
             try db.execute(sql: "DROP TABLE gone")  // the view stays, and cannot be described
         }
         let source = try queue.read { try EntityGenerator().source(in: $0) }
-        #expect(source.contains("""
-            // Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
-            //   ArticleSummaryDAL: `article_summary` is a view.
-            //   DocDAL: `docs` has no primary key (BaseDAL updates and deletes by key).
-            //   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
-            """))
+        #expect(
+            source.contains(
+                """
+                // Read-only DALs (ReadOnlyDAL: finds, counts, paging; no insert, update or delete):
+                //   ArticleSummaryDAL: `article_summary` is a view.
+                //   DocDAL: `docs` has no primary key (BaseDAL updates and deletes by key).
+                //   VisitDAL: `visits` has no primary key (BaseDAL updates and deletes by key).
+                """))
         #expect(source.contains("// Left out (SQLite cannot describe it): `broken`: "))
         #expect(source.contains("final class VisitDAL: ReadOnlyDAL<VisitInfo>, @unchecked Sendable {}"))
-        #expect(source.contains("final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}"))
+        #expect(
+            source.contains("final class ArticleSummaryDAL: ReadOnlyDAL<ArticleSummaryInfo>, @unchecked Sendable {}"))
         #expect(source.contains("    public static let primaryKey: [String] = []"))
         #expect(!source.contains("DocsDataInfo") && !source.contains("DocsConfigInfo"))
         // Asked for by name: a view, and a table without a key, are generated; a broken view throws.
         let named = try queue.read { try EntityGenerator().source(for: ["article_summary", "visits"], in: $0) }
         #expect(named.contains("ReadOnlyDAL<ArticleSummaryInfo>") && named.contains("ReadOnlyDAL<VisitInfo>"))
-        #expect(throws: SQLiteError.self) { _ = try queue.read { try EntityGenerator().source(for: ["broken"], in: $0) } }
+        #expect(throws: SQLiteError.self) {
+            _ = try queue.read { try EntityGenerator().source(for: ["broken"], in: $0) }
+        }
         let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article", "articles": "Article"]))
         let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
         #expect(clashError?.message.contains("would both be ArticleInfo") == true)
@@ -248,13 +276,16 @@ import Testing
     @Test func singularsAndWordsFollowTheCommonRules() throws {
         let queue = try DatabaseQueue.inMemory()
         let stems = try queue.write { db in
-            try ["users", "categories", "boxes", "addresses", "status", "people", "order_items", "HTTPLogs", "2024_sales"]
-                .map { table in
-                    try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (id INTEGER PRIMARY KEY)")
-                    return try EntityGenerator(options: .init(entitySuffix: "")).model(of: table, in: db).entityName
-                }
+            try [
+                "users", "categories", "boxes", "addresses", "status", "people", "order_items", "HTTPLogs", "2024_sales"
+            ]
+            .map { table in
+                try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (id INTEGER PRIMARY KEY)")
+                return try EntityGenerator(options: .init(entitySuffix: "")).model(of: table, in: db).entityName
+            }
         }
-        #expect(stems == ["User", "Category", "Box", "Address", "Status", "Person", "OrderItem", "HTTPLog", "T2024Sale"])
+        #expect(
+            stems == ["User", "Category", "Box", "Address", "Status", "Person", "OrderItem", "HTTPLog", "T2024Sale"])
     }
 
     @Test func hostileNamesStayInsideStringLiteralsAndComments() throws {
@@ -262,7 +293,8 @@ import Testing
         let table = "odd \"name\" \\ x"
         let column = "line\nbreak */ \"q\""
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE \(quoteIdentifier(table)) (\(quoteIdentifier(column)) TEXT PRIMARY KEY NOT NULL)")
+            try db.execute(
+                sql: "CREATE TABLE \(quoteIdentifier(table)) (\(quoteIdentifier(column)) TEXT PRIMARY KEY NOT NULL)")
         }
         let source = try queue.read { try EntityGenerator().source(in: $0) }
         #expect(source.contains(#"static let tableName = "odd \"name\" \\ x""#))
@@ -281,26 +313,32 @@ import Testing
         let columns = [
             "hashValue", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns", "row",
             "columns", "==", "self", "hashValueColumn", "init", "deinit", "subscript", "associatedtype", "Type",
-            "Protocol", "_", "await", "async", "some", "Any", "inout", "let", "var", "super", "@objc", "#if", "__shared",
-            "user_id", "UserID2", "user id", "user-id", "user.id",
+            "Protocol", "_", "await", "async", "some", "Any", "inout", "let", "var", "super", "@objc", "#if",
+            "__shared",
+            "user_id", "UserID2", "user id", "user-id", "user.id"
         ]
         let queue = try DatabaseQueue.inMemory()
         let model = try queue.write { db in
-            try db.execute(sql: "CREATE TABLE t (k INTEGER PRIMARY KEY, \(columns.map(quoteIdentifier).joined(separator: ", ")))")
+            try db.execute(
+                sql: "CREATE TABLE t (k INTEGER PRIMARY KEY, \(columns.map(quoteIdentifier).joined(separator: ", ")))")
             return try EntityGenerator().model(of: "t", in: db)
         }
         let names = model.properties.dropFirst().map(\.name)
-        #expect(names == [
-            "hashValueColumn", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns",
-            "row", "columns", "column11", "selfColumn", "hashValueColumn2", "init", "deinit", "subscript",
-            "associatedtype", "type", "protocol", "column20", "await", "async", "some", "any", "inout", "let", "var",
-            "super", "objc", "if", "shared", "userID", "userId2", "userID2", "userID3", "userID4",
-        ])
+        #expect(
+            names == [
+                "hashValueColumn", "hash", "tableName", "primaryKey", "columnNames", "tableDefinition", "encodeColumns",
+                "row", "columns", "column11", "selfColumn", "hashValueColumn2", "init", "deinit", "subscript",
+                "associatedtype", "type", "protocol", "column20", "await", "async", "some", "any", "inout", "let",
+                "var",
+                "super", "objc", "if", "shared", "userID", "userId2", "userID2", "userID3", "userID4"
+            ])
         let source = try queue.read { try EntityGenerator().source(for: ["t"], in: $0) }
         // `await` alone is an expression that awaits: it needs backticks where it is read.
         #expect(source.contains("self.`await` = `await`"))
         #expect(source.contains("var `protocol`: "))
-        #expect(!source.contains("var hashValue:") && !source.contains("self.hashValue,") && source.contains("var hashValueColumn:"))
+        #expect(
+            !source.contains("var hashValue:") && !source.contains("self.hashValue,")
+                && source.contains("var hashValueColumn:"))
     }
 
     @Test func memberKeywordAndLookAlikeColumnsRoundTrip() throws {
@@ -309,7 +347,8 @@ import Testing
         let queue = try codegenDatabase()
         let members = MemberDAL(database: queue)
         var member = MemberInfo(
-            hashValueColumn: "hv", hash: "h", tableName: "tn", primaryKey: "pk", columnNames: "cn", tableDefinition: "td",
+            hashValueColumn: "hv", hash: "h", tableName: "tn", primaryKey: "pk", columnNames: "cn",
+            tableDefinition: "td",
             encodeColumns: "ec", row: "r", columns: "c", column11: "eq", hashValueColumn2: "hvc")
         let memberID = try members.insert2(member)
         member.id = memberID
@@ -317,7 +356,9 @@ import Testing
         #expect(Set([member, member]).count == 1)
         member.hashValueColumn = "changed"
         #expect(try members.update(member))
-        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"hashValue\" || \"==\" || \"hashValueColumn\" FROM members") }
+        let stored = try queue.read {
+            try $0.fetchScalar(String.self, "SELECT \"hashValue\" || \"==\" || \"hashValueColumn\" FROM members")
+        }
         #expect(stored == "changedeqhvc")
 
         let keywords = KeywordDAL(database: queue)
@@ -329,17 +370,26 @@ import Testing
         keyword.await = "again"
         #expect(try keywords.update(keyword))
         #expect(try keywords.find(condition: "\"await\" = \("again")").map(\.`init`) == ["k"])
-        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT \"Self\" || \"_\" || \"#if\" FROM keywords") } == "S_i")
+        #expect(
+            try queue.read { try $0.fetchScalar(String.self, "SELECT \"Self\" || \"_\" || \"#if\" FROM keywords") }
+                == "S_i")
         #expect(try keywords.deleteById("k"))
 
         let lookAlikes = LookAlikeDAL(database: queue)
-        let id = try lookAlikes.insert2(LookAlikeInfo(userID2: "UserID", userID3: "user id", userID4: "user-id", userID5: "user.id"))
-        let row = try #require(try queue.read { db in
-            try db.fetchFirst("SELECT \"user_id\", \"UserID\", \"user id\", \"user-id\", \"user.id\" FROM \"look-alikes\"") { row in
-                [try row.decode(String.self, at: 1), try row.decode(String.self, at: 2), try row.decode(String.self, at: 3),
-                 try row.decode(String.self, at: 4), String(try row.decode(Int64.self, at: 0))]
-            }
-        })
+        let id = try lookAlikes.insert2(
+            LookAlikeInfo(userID2: "UserID", userID3: "user id", userID4: "user-id", userID5: "user.id"))
+        let row = try #require(
+            try queue.read { db in
+                try db.fetchFirst(
+                    "SELECT \"user_id\", \"UserID\", \"user id\", \"user-id\", \"user.id\" FROM \"look-alikes\""
+                ) { row in
+                    [
+                        try row.decode(String.self, at: 1), try row.decode(String.self, at: 2),
+                        try row.decode(String.self, at: 3),
+                        try row.decode(String.self, at: 4), String(try row.decode(Int64.self, at: 0))
+                    ]
+                }
+            })
         #expect(row == ["UserID", "user id", "user-id", "user.id", String(id)])
     }
 
@@ -347,7 +397,7 @@ import Testing
         let queue = try DatabaseQueue.inMemory()
         let columns = [
             "编号", "名字", "1号", "😀", "👨‍👩‍👧 family", "\u{301}accent", "Émile", "émile", "e\u{301}mile", "a\u{202E}b",
-            "x\u{200B}y", "日本語_テキスト", "ǅemal", "ﬁle",
+            "x\u{200B}y", "日本語_テキスト", "ǅemal", "ﬁle"
         ]
         let model = try queue.write { db in
             let list = columns.map { quoteIdentifier($0) + " TEXT" }.joined(separator: ", ")
@@ -356,13 +406,16 @@ import Testing
         }
         #expect(model.entityName == "客户Info" && model.dalName == "客户DAL")
         // Combining marks cannot start a name; bidirectional controls and zero-width spaces are dropped.
-        #expect(model.properties.map(\.name) == [
-            "编号", "名字", "c1号", "😀", "👨‍👩‍👧Family", "c\u{301}accent", "émile", "émile2", "émile3", "aB", "xY",
-            "日本語テキスト", "ǆemal", "ﬁle",
-        ])
+        #expect(
+            model.properties.map(\.name) == [
+                "编号", "名字", "c1号", "😀", "👨‍👩‍👧Family", "c\u{301}accent", "émile", "émile2", "émile3", "aB", "xY",
+                "日本語テキスト", "ǆemal", "ﬁle"
+            ])
         // Names are composed (NFC), as typed: Swift compares identifiers scalar by scalar.
         for name in model.properties.map(\.name) {
-            #expect(Array(name.unicodeScalars) == Array(name.precomposedStringWithCanonicalMapping.unicodeScalars), "\(name)")
+            #expect(
+                Array(name.unicodeScalars) == Array(name.precomposedStringWithCanonicalMapping.unicodeScalars),
+                "\(name)")
         }
         #expect(Array(model.properties[5].name.unicodeScalars) == Array("\u{107}accent".unicodeScalars))
         // A hand-chosen stem is checked with Swift's identifier rule, not an ASCII one.
@@ -373,9 +426,11 @@ import Testing
         for refused in [
             EntityGenerator.Options(typeStems: ["客户": "Bad Name"]), .init(typeStems: ["客户": "2x"]),
             .init(typeStems: ["客户": "\u{301}x"]), .init(entitySuffix: "", typeStems: ["客户": "Type"]),
-            .init(entitySuffix: "-Row"), .init(dalSuffix: "a\u{202E}b"),
+            .init(entitySuffix: "-Row"), .init(dalSuffix: "a\u{202E}b")
         ] {
-            let error = dalError { _ = try queue.read { try EntityGenerator(options: refused).model(of: "客户", in: $0) } }
+            let error = dalError {
+                _ = try queue.read { try EntityGenerator(options: refused).model(of: "客户", in: $0) }
+            }
             #expect(error?.code == .schemaMismatch, "\(refused)")
         }
     }
@@ -398,7 +453,9 @@ import Testing
         let error = dalError { _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) } }
         #expect(error?.message.contains("客户 and 用户 would both be 客户Info") == true, "\(String(describing: error))")
         // A table listed twice (SQLite compares ASCII letters in any case) would be written twice.
-        let twice = dalError { _ = try queue.read { try EntityGenerator().source(for: ["user_log", "USER_LOG"], in: $0) } }
+        let twice = dalError {
+            _ = try queue.read { try EntityGenerator().source(for: ["user_log", "USER_LOG"], in: $0) }
+        }
         #expect(twice?.message.contains("user_log and USER_LOG name the same table") == true)
         // A rule-made name steps aside for a hand-chosen one.
         let chosen = EntityGenerator(options: .init(typeStems: ["用户": "客户"]))
@@ -414,7 +471,9 @@ import Testing
         #expect(try customers.findById("c-1") == customer)
         customer.ćx = "second"
         #expect(try customers.update(customer))
-        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"1号\" || \"\u{301}x\" || \"😀\" FROM 客户") }
+        let stored = try queue.read {
+            try $0.fetchScalar(String.self, "SELECT \"1号\" || \"\u{301}x\" || \"😀\" FROM 客户")
+        }
         #expect(stored == "1secondsmile")
         let notes = 客户2DAL(database: queue)
         let id = try notes.insert2(客户2Info(备注: "second table"))
@@ -430,7 +489,9 @@ import Testing
         // column mapping: `Émile` and `émile` are two columns.
         try casings.insert(entity)
         #expect(try casings.findById(1) == entity)
-        let stored = try queue.read { try $0.fetchScalar(String.self, "SELECT \"Émile\" || '/' || \"émile\" FROM casing") }
+        let stored = try queue.read {
+            try $0.fetchScalar(String.self, "SELECT \"Émile\" || '/' || \"émile\" FROM casing")
+        }
         #expect(stored == "upper/lower")
     }
 
@@ -439,12 +500,14 @@ import Testing
         // spaces, non-ASCII letters and quotes, each table checked as a whole.
         var state: UInt64 = 0x5EED
         func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(bound))
         }
-        let pieces = ["id", "user", "ID", "_", " ", "-", "2", "9x", "default", "self", "class", "Type", "é", "名",
-                      "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", ".", "😀", "\u{301}", "\u{202E}", "hashValue",
-                      "Ä", "ß", "١"]
+        let pieces = [
+            "id", "user", "ID", "_", " ", "-", "2", "9x", "default", "self", "class", "Type", "é", "名",
+            "\"", "'", "URL", "a", "B", "in", "var", "let", "inout", ".", "😀", "\u{301}", "\u{202E}", "hashValue",
+            "Ä", "ß", "١"
+        ]
         let queue = try DatabaseQueue.inMemory()
         for table in 0..<40 {
             var columns = Set<String>()
@@ -464,10 +527,12 @@ import Testing
                 // first (the compiler takes "١", ARABIC-INDIC DIGIT ONE, as a first character),
                 // and no bidirectional control.
                 let scalars = Array(name.unicodeScalars)
-                let isIdentifier = !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && !scalars[0].properties.isMark
+                let isIdentifier =
+                    !scalars.isEmpty && !("0"..."9").contains(scalars[0]) && !scalars[0].properties.isMark
                     && scalars.allSatisfy { scalar in
                         scalar.isASCII
-                            ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                            ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                                || ("0"..."9").contains(scalar)
                             : scalar.properties.isLetterMarkNumberOrSymbol
                     }
                 #expect(isIdentifier && name != "self" && name != "hashValue", "\(name) from \(columns.sorted())")
@@ -518,7 +583,8 @@ import Testing
         let categories = CategoryDAL(database: queue)
         try categories.insert(CategoryInfo(code: 10, name: "news"))
         #expect(try categories.findById(10)?.name == "news")
-        #expect(sqliteError { try categories.insert(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
+        #expect(
+            sqliteError { try categories.insert(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
         // A WITHOUT ROWID table has no rowid: insert2 refuses before inserting anything.
         #expect(dalError { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code == .noRowID)
         #expect(try categories.findById(11) == nil)

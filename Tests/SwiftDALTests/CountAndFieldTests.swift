@@ -27,9 +27,13 @@ import Testing
 
     @Test func fieldListIsDistinctAndSorted() throws {
         let sample = try Sample()
-        #expect(try sample.orders.getFieldList("product", condition: "quantity > \(1)", as: String.self)
-            == ["Desk lamp", "Monitor", "Notebook", "Pen", "USB-C cable"])
-        #expect(try sample.users.getFieldList("full_name", condition: "age > \(35)", as: String?.self) == [nil, "Chloé Dubois", "Erin O'Brien"])
+        #expect(
+            try sample.orders.getFieldList("product", condition: "quantity > \(1)", as: String.self)
+                == ["Desk lamp", "Monitor", "Notebook", "Pen", "USB-C cable"])
+        #expect(
+            try sample.users.getFieldList("full_name", condition: "age > \(35)", as: String?.self) == [
+                nil, "Chloé Dubois", "Erin O'Brien"
+            ])
         let raw = try sample.users.getFieldList("age", condition: "id <= \(2)")
         #expect(raw == [.integer(27), .integer(34)])
         #expect(dalError { _ = try sample.users.getFieldList("full_name", as: String.self) }?.code == .conversionFailed)
@@ -49,7 +53,8 @@ import Testing
     @Test func sqlValueListRunsAnyQueryWithBoundValues() throws {
         let sample = try Sample()
         let names = try sample.users.sqlValueList(
-            "SELECT name FROM users WHERE id IN (SELECT user_id FROM orders WHERE quantity >= \(10)) ORDER BY name", as: String.self)
+            "SELECT name FROM users WHERE id IN (SELECT user_id FROM orders WHERE quantity >= \(10)) ORDER BY name",
+            as: String.self)
         #expect(names == ["chloé"])
         #expect(try sample.users.sqlValueList("SELECT COUNT(*) FROM orders", as: Int.self) == [8])
         #expect(try sample.users.sqlValueList("SELECT full_name FROM users WHERE id = \(8)") == [.null])

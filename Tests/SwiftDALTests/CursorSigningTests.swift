@@ -22,16 +22,24 @@ import Testing
         sample.recorder.reset()
         for bad in [String(token.dropLast()), token + "AA", "' OR 1=1; DROP TABLE users; --", ""] {
             #expect(
-                dalError { _ = try sample.users.findPage(after: PageCursor(bad), limit: 2, condition: "age > \(0)", orderBy: "age DESC") }?
-                    .code == .invalidCursor)
+                dalError {
+                    _ = try sample.users.findPage(
+                        after: PageCursor(bad), limit: 2, condition: "age > \(0)", orderBy: "age DESC")
+                }?
+                .code == .invalidCursor)
         }
-        #expect(dalError { _ = try sample.users.findPage(after: PageCursor(token), limit: 2, orderBy: "age DESC") }?.code == .invalidCursor)
+        #expect(
+            dalError { _ = try sample.users.findPage(after: PageCursor(token), limit: 2, orderBy: "age DESC") }?.code
+                == .invalidCursor)
         #expect(sample.recorder.all.isEmpty, "\(sample.recorder.all)")
         // The same token with the same query is accepted, and bound: the SQL holds no value.
-        let next = try sample.users.findPage(after: PageCursor(token), limit: 2, condition: "age > \(0)", orderBy: "age DESC")
+        let next = try sample.users.findPage(
+            after: PageCursor(token), limit: 2, condition: "age > \(0)", orderBy: "age DESC")
         #expect(next.items.count == 2)
         let sql = try #require(sample.recorder.last)
-        #expect(sql.contains(#"WHERE (age > ?) AND (("age", "id") < (?, ?)) ORDER BY "age" DESC, "id" DESC LIMIT ?"#), "\(sql)")
+        #expect(
+            sql.contains(#"WHERE (age > ?) AND (("age", "id") < (?, ?)) ORDER BY "age" DESC, "id" DESC LIMIT ?"#),
+            "\(sql)")
         #expect(try sample.users.getRecordCount() == 8)
     }
 
@@ -45,8 +53,9 @@ import Testing
         let viaJSON = try sample.users.findPage(after: decoded, limit: 3, orderBy: "name")
         let viaText = try sample.users.findPage(after: PageCursor(cursor.description), limit: 3, orderBy: "name")
         #expect(viaJSON.items == viaText.items)
-        #expect(viaJSON.items.compactMap(\.id) == Array(try sample.users.getAll(orderBy: "name, id").compactMap(\.id)[3..<6]))
+        #expect(
+            viaJSON.items.compactMap(\.id)
+                == Array(try sample.users.getAll(orderBy: "name, id").compactMap(\.id)[3..<6]))
         #expect(cursor.token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })  // URL-safe
     }
 }
-

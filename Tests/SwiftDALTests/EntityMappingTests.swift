@@ -42,8 +42,9 @@ func makeNotes() throws -> (DatabaseQueue, NoteDAL) {
 }
 
 func note(_ title: String) -> Note {
-    Note(id: nil, title: title, body: nil, payload: nil, tags: [], meta: nil,
-         createdAt: Date(timeIntervalSince1970: 1_700_000_000), rating: nil, pinned: false, counter: 0, reference: nil)
+    Note(
+        id: nil, title: title, body: nil, payload: nil, tags: [], meta: nil,
+        createdAt: Date(timeIntervalSince1970: 1_700_000_000), rating: nil, pinned: false, counter: 0, reference: nil)
 }
 
 @Suite struct EntityMappingTests {
@@ -99,7 +100,8 @@ func note(_ title: String) -> Note {
         let (queue, notes) = try makeNotes()
         try queue.write { db in
             try db.execute(
-                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (1, 't', '[]', '2024-01-01 00:00:00', 0, 'not a number')")
+                "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (1, 't', '[]', '2024-01-01 00:00:00', 0, 'not a number')"
+            )
         }
         let error = dalError { _ = try notes.findById(1) }
         #expect(error?.code == .conversionFailed)
@@ -114,7 +116,8 @@ func note(_ title: String) -> Note {
     @Test func explicitEntityRowsConvertWithErrorsNamingColumns() throws {
         let sample = try Sample()
         try sample.queue.write { db in
-            try db.execute("INSERT INTO users(id, name, email, age, created_at) VALUES (100, 'bad', 'bad@x', 1, 'not a date')")
+            try db.execute(
+                "INSERT INTO users(id, name, email, age, created_at) VALUES (100, 'bad', 'bad@x', 1, 'not a date')")
         }
         let error = dalError { _ = try sample.users.findById(100) }
         #expect(error?.code == .conversionFailed)
@@ -157,7 +160,9 @@ func note(_ title: String) -> Note {
         let wrong = dalError { _ = try BaseDAL<WrongColumns>(database: sample.queue).getAll() }
         #expect(wrong?.code == .schemaMismatch)
         #expect(wrong?.message.contains("nickname, shoe_size") == true)
-        let extra = dalError { try BaseDAL<Extra>(database: sample.queue).insert(Extra(id: nil, name: "n", nickname: "x")) }
+        let extra = dalError {
+            try BaseDAL<Extra>(database: sample.queue).insert(Extra(id: nil, name: "n", nickname: "x"))
+        }
         #expect(extra?.code == .invalidColumn)
         #expect(extra?.column == "nickname")
         let misordered = dalError { try BaseDAL<Misordered>(database: sample.queue).insert(Misordered()) }

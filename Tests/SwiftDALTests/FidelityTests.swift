@@ -43,7 +43,7 @@ private struct Employee: Entity, Equatable {
     static let tableName = "Employees"
     static let primaryKey = ["EmployeeID"]
     static let columnNames: [String]? = [
-        "EmployeeID", "LastName", "BirthDate", "HireDate", "Salary", "Rating", "Active", "Badge", "Photo", "Prefs",
+        "EmployeeID", "LastName", "BirthDate", "HireDate", "Salary", "Rating", "Active", "Badge", "Photo", "Prefs"
     ]
     struct Prefs: Codable, Equatable, Sendable {
         var theme: String
@@ -64,8 +64,15 @@ private struct Employee: Entity, Equatable {
         id: Int64?, lastName: String, birthDate: Date? = nil, hireDate: Date? = nil, salary: Decimal? = nil,
         rating: Float? = nil, active: Bool? = nil, badge: UUID? = nil, photo: Data? = nil, prefs: String? = nil
     ) {
-        self.id = id; self.lastName = lastName; self.birthDate = birthDate; self.hireDate = hireDate
-        self.salary = salary; self.rating = rating; self.active = active; self.badge = badge; self.photo = photo
+        self.id = id
+        self.lastName = lastName
+        self.birthDate = birthDate
+        self.hireDate = hireDate
+        self.salary = salary
+        self.rating = rating
+        self.active = active
+        self.badge = badge
+        self.photo = photo
         self.prefs = prefs
     }
 
@@ -90,6 +97,8 @@ private struct Employee: Entity, Equatable {
 }
 
 /// The same table through the Codable mapping, with the JSON column as a nested value.
+// Property names are the Northwind columns' (Codable maps them by name).
+// swift-format-ignore: AlwaysUseLowerCamelCase
 private struct CodableEmployee: Entity, Codable, Equatable {
     static let tableName = "Employees"
     static let primaryKey = ["EmployeeID"]
@@ -105,6 +114,8 @@ private struct CodableEmployee: Entity, Codable, Equatable {
     var Prefs: Employee.Prefs?
 }
 
+// Property names are the Northwind columns' (Codable maps them by name).
+// swift-format-ignore: AlwaysUseLowerCamelCase
 private struct OrderDetail: Entity, Codable, Equatable {
     static let tableName = "Order Details"
     static let primaryKey = ["OrderID", "ProductID"]
@@ -119,7 +130,8 @@ private struct OrderDetail: Entity, Codable, Equatable {
 /// Every stored byte of `table`: each value's storage class and its bytes, in rowid order.
 private func storedBytes(_ db: Database, _ table: String) throws -> [String] {
     let columns = try db.columns(in: table).map { quoteIdentifier($0.name) }
-    let selection = columns.map { "typeof(\($0)) || ':' || coalesce(hex(\($0)), 'NULL')" }.joined(separator: " || '|' || ")
+    let selection = columns.map { "typeof(\($0)) || ':' || coalesce(hex(\($0)), 'NULL')" }.joined(
+        separator: " || '|' || ")
     return try db.fetchColumn(String.self, SQL(sql: "SELECT \(selection) FROM \(quoteIdentifier(table)) ORDER BY 1"))
 }
 
@@ -156,15 +168,18 @@ private func legacyDatabase() throws -> DatabaseQueue {
         let row = try queue.read { try storedBytes($0, "Employees") }.first ?? ""
         #expect(row.contains("text:" + Data("Davolio-Smith".utf8).map { String(format: "%02X", $0) }.joined()))
         #expect(row.contains("text:" + Data("1948-12-08".utf8).map { String(format: "%02X", $0) }.joined()))
-        #expect(row.contains("|integer:32|"))  // the flag stored as 2 (read as true) was not rewritten as 1 (hex of "2")
+        // The flag stored as 2 (read as true) was not rewritten as 1 (hex of "2").
+        #expect(row.contains("|integer:32|"))
         // A real change to a date is written in SwiftDAL's canonical form.
         davolio.birthDate = Date(timeIntervalSince1970: 0)
         #expect(try employees.update(davolio))
-        #expect(try queue.read { try $0.fetchScalar(String.self, "SELECT BirthDate FROM Employees WHERE EmployeeID = 1") }
-            == "1970-01-01 00:00:00.000")
+        #expect(
+            try queue.read { try $0.fetchScalar(String.self, "SELECT BirthDate FROM Employees WHERE EmployeeID = 1") }
+                == "1970-01-01 00:00:00.000")
         // updateFields writes what it is given, whatever is stored.
         #expect(try employees.updateFields(["Active": true], key: 1))
-        #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT Active FROM Employees WHERE EmployeeID = 1") } == 1)
+        #expect(
+            try queue.read { try $0.fetchScalar(Int.self, "SELECT Active FROM Employees WHERE EmployeeID = 1") } == 1)
     }
 
     @Test func nilMeansTheColumnDefaultOnInsert() throws {
@@ -184,7 +199,9 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(callahan.active == true)
         #expect(callahan.birthDate == nil)
         // insertRange and upsert apply the same rule.
-        try details.insertRange([OrderDetail(OrderID: 2, ProductID: 1, Quantity: 5), OrderDetail(OrderID: 2, ProductID: 2)])
+        try details.insertRange([
+            OrderDetail(OrderID: 2, ProductID: 1, Quantity: 5), OrderDetail(OrderID: 2, ProductID: 2)
+        ])
         #expect(try details.findById(CompositeKey(2, 1))?.Quantity == 5)
         #expect(try details.findById(CompositeKey(2, 2))?.Quantity == 1)
         try details.upsert(OrderDetail(OrderID: 3, ProductID: 1, Discontinued: "1"))
@@ -249,7 +266,8 @@ private func legacyDatabase() throws -> DatabaseQueue {
         }
         let queue = try DatabaseQueue.inMemory()
         try queue.write { db in
-            try db.execute(sql: #"CREATE TABLE lines(id INTEGER PRIMARY KEY, "Order ID" INTEGER, "Total, net" INTEGER)"#)
+            try db.execute(
+                sql: #"CREATE TABLE lines(id INTEGER PRIMARY KEY, "Order ID" INTEGER, "Total, net" INTEGER)"#)
             try db.execute(sql: #"INSERT INTO lines VALUES (1, 30, 5), (2, 10, 7), (3, 20, 6)"#)
         }
         let lines = BaseDAL<Line>(database: queue)
@@ -266,7 +284,9 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(try lines.getAll(orderBy: #""Total, net" DESC"#).map(\.id) == [2, 3, 1])
         #expect(try lines.getAll(orderBy: OrderBy(column: "Total, net", .descending)).map(\.id) == [2, 3, 1])
         // The text form reads back as the same order.
-        for order in [OrderBy(column: "Total, net", .descending), "Order ID", OrderBy("a \"b\"", .ascending).then("id DESC")] {
+        for order in [
+            OrderBy(column: "Total, net", .descending), "Order ID", OrderBy("a \"b\"", .ascending).then("id DESC")
+        ] {
             #expect(OrderBy(order.description) == order, "\(order)")
         }
         #expect(dalError { _ = try lines.getAll(orderBy: "Order ID sideways, id") }?.code == .invalidColumn)
@@ -275,13 +295,16 @@ private func legacyDatabase() throws -> DatabaseQueue {
 
     @Test func getFieldValuesConversionErrorNamesTheTable() throws {
         let queue = try legacyDatabase()
-        let error = dalError { _ = try BaseDAL<Employee>(database: queue).getFieldValue(1, fieldName: "LastName", as: Int.self) }
+        let error = dalError {
+            _ = try BaseDAL<Employee>(database: queue).getFieldValue(1, fieldName: "LastName", as: Int.self)
+        }
         #expect(error?.code == .conversionFailed)
         #expect(error?.table == "Employees")
         #expect(error?.column == "LastName")
     }
 
     @Test func aReadOnlyDALServesAViewWithFindsCountsAndPaging() throws {
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         struct Sale: Entity, Codable {
             static let tableName = "big_orders"
             static let primaryKey: [String] = []
@@ -289,6 +312,7 @@ private func legacyDatabase() throws -> DatabaseQueue {
             var ProductID: Int64
             var Quantity: Int64
         }
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         struct KeyedSale: Entity, Codable {
             static let tableName = "big_orders"
             static let primaryKey = ["OrderID", "ProductID"]
@@ -297,7 +321,12 @@ private func legacyDatabase() throws -> DatabaseQueue {
             var Quantity: Int64
         }
         let queue = try legacyDatabase()
-        try queue.write { try $0.execute(sql: "CREATE VIEW big_orders AS SELECT OrderID, ProductID, Quantity FROM [Order Details] WHERE Quantity >= 10") }
+        try queue.write {
+            try $0.execute(
+                sql:
+                    "CREATE VIEW big_orders AS SELECT OrderID, ProductID, Quantity FROM [Order Details] WHERE Quantity >= 10"
+            )
+        }
         let sales = ReadOnlyDAL<Sale>(database: queue)
         #expect(try sales.getRecordCount() == 2)
         #expect(try sales.getAll().map(\.OrderID) == [10248, 10248])  // the first column's order
@@ -310,7 +339,10 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(try ReadOnlyDAL<KeyedSale>(database: queue).findById(CompositeKey(10248, 42))?.Quantity == 10)
         // A DAL that writes needs a key.
         #expect(dalError { _ = try BaseDAL<Sale>(database: queue).getAll() }?.code == .schemaMismatch)
-        #expect(dalError { _ = try BaseDAL<KeyedSale>(database: queue).insert2(KeyedSale(OrderID: 1, ProductID: 2, Quantity: 30)) }?.code == .noRowID)
+        #expect(
+            dalError {
+                _ = try BaseDAL<KeyedSale>(database: queue).insert2(KeyedSale(OrderID: 1, ProductID: 2, Quantity: 30))
+            }?.code == .noRowID)
     }
 
     @Test func likeHelpersEscapeWildcardsFollowedByCombiningMarks() throws {
@@ -322,10 +354,12 @@ private func legacyDatabase() throws -> DatabaseQueue {
             }
         }
         func count(_ condition: SQL) throws -> Int {
-            try queue.read { try $0.fetchScalar(Int.self, try SQL("SELECT COUNT(*) FROM people WHERE").appending(condition)) ?? -1 }
+            try queue.read {
+                try $0.fetchScalar(Int.self, try SQL("SELECT COUNT(*) FROM people WHERE").appending(condition)) ?? -1
+            }
         }
-        #expect(try count("name LIKE \(startingWith: "%\u{301}")") == 1)   // only "%́x", not "Renée"
-        #expect(try count("name LIKE \(containing: "_\u{308}")") == 1)     // only "_̈y", not "Zoë"
+        #expect(try count("name LIKE \(startingWith: "%\u{301}")") == 1)  // only "%́x", not "Renée"
+        #expect(try count("name LIKE \(containing: "_\u{308}")") == 1)  // only "_̈y", not "Zoë"
         #expect(try count("name LIKE \(containing: "\\\u{301}")") == 1)
         #expect(escapeLikeWildcards("%\u{301}") == "\\%\u{301}")
     }
@@ -338,10 +372,16 @@ private func legacyDatabase() throws -> DatabaseQueue {
             try db.execute(sql: "CREATE TABLE t(v TEXT)")
             try db.execute("INSERT INTO t VALUES (\("x\u{0}--"))")
         }
-        let byLike = try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t WHERE v LIKE \(containing: "--")") }
-        let byInstr = try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t WHERE instr(v, \("--")) > 0") }
+        let byLike = try queue.read {
+            try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t WHERE v LIKE \(containing: "--")")
+        }
+        let byInstr = try queue.read {
+            try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t WHERE instr(v, \("--")) > 0")
+        }
         #expect(byLike == 0)
         #expect(byInstr == 1)
-        #expect(throws: DALError.self) { _ = try queue.read { try $0.fetchAll("SELECT * FROM t WHERE v LIKE \(containing: "\u{0}")") } }
+        #expect(throws: DALError.self) {
+            _ = try queue.read { try $0.fetchAll("SELECT * FROM t WHERE v LIKE \(containing: "\u{0}")") }
+        }
     }
 }

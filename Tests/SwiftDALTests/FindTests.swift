@@ -32,7 +32,8 @@ import Testing
         #expect(try sample.users.findByIds([Int]()).isEmpty)
         let many = try sample.users.findByIds(Array(1...5000))
         #expect(many.count == 8)
-        let tags = try sample.tags.findByIds([CompositeKey(1, "admin"), CompositeKey(6, "vip"), CompositeKey(2, "none")])
+        let tags = try sample.tags.findByIds([CompositeKey(1, "admin"), CompositeKey(6, "vip"), CompositeKey(2, "none")]
+        )
         #expect(Set(tags) == [UserTag(userID: 1, tag: "admin"), UserTag(userID: 6, tag: "vip")])
     }
 
@@ -50,7 +51,8 @@ import Testing
         let sample = try Sample()
         let positional = try sample.users.find(condition: SQL(sql: "age BETWEEN ? AND ?", arguments: [20, 30]))
         #expect(positional.map(\.name) == ["bob", "farah", "goro"])
-        let named = try sample.users.find(condition: SQL(sql: "age >= :min AND score >= :score", arguments: ["min": 30, "score": 90.0]))
+        let named = try sample.users.find(
+            condition: SQL(sql: "age >= :min AND score >= :score", arguments: ["min": 30, "score": 90.0]))
         #expect(named.map(\.name) == ["chloé", "farah"])
     }
 
@@ -59,7 +61,8 @@ import Testing
         let condition = SQL(sql: "age >= :min", arguments: ["min": 30])
         #expect(try sample.users.findSingle(condition: condition, orderBy: "age")?.name == "farah")
         #expect(try sample.users.findTop(2, condition: condition, orderBy: "age DESC").map(\.name) == ["erin", "chloé"])
-        let page = try sample.users.findWithPager(condition: condition, pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "id")
+        let page = try sample.users.findWithPager(
+            condition: condition, pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "id")
         #expect(page.items.map(\.id) == [5, 6])
         #expect(page.pager.recordCount == 5)
         #expect(sample.recorder.all.contains { $0.hasSuffix("LIMIT :swiftdal_limit OFFSET :swiftdal_offset") })
@@ -73,7 +76,10 @@ import Testing
             _ = try sample.users.findTop(3, condition: "age > \(age)", orderBy: "score DESC")
         }
         let selects = sample.recorder.all.filter { $0.contains(#"FROM "users""#) }
-        #expect(Set(selects) == [#"SELECT "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at" FROM "users" WHERE (age > ?) ORDER BY "score" DESC LIMIT ?"#])
+        #expect(
+            Set(selects) == [
+                #"SELECT "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at" FROM "users" WHERE (age > ?) ORDER BY "score" DESC LIMIT ?"#
+            ])
     }
 
     @Test func findSingleFirstLastAndTopFollowTheOrder() throws {
@@ -84,7 +90,10 @@ import Testing
         #expect(try sample.users.findLast()?.name == "hana")
         #expect(try sample.users.findFirst(orderBy: "age")?.name == "dmitri")
         #expect(try sample.users.findLast(orderBy: "age")?.name == "erin")
-        #expect(try sample.users.findTop(3, orderBy: OrderBy("score", .descending)).map(\.name) == ["farah", "chloé", "alice"])
+        #expect(
+            try sample.users.findTop(3, orderBy: OrderBy("score", .descending)).map(\.name) == [
+                "farah", "chloé", "alice"
+            ])
         #expect(try sample.users.findTop(0).isEmpty)
         #expect(dalError { _ = try sample.users.findTop(-1) }?.code == .invalidValue)
         #expect(try sample.users.findTop(2, condition: "age < \(30)", orderBy: "age").map(\.name) == ["dmitri", "goro"])
@@ -92,16 +101,23 @@ import Testing
 
     @Test func pagerReturnsThePageAndTheTotalCount() throws {
         let sample = try Sample()
-        let page = try sample.users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 3, pageSize: 3), orderBy: "id")
+        let page = try sample.users.findWithPager(
+            condition: nil, pager: PagerInfo(pageIndex: 3, pageSize: 3), orderBy: "id")
         #expect(page.items.map(\.id) == [7, 8])
         #expect(page.pager.recordCount == 8)
         #expect(page.pager.pageCount == 3)
-        let filtered = try sample.users.findWithPager(condition: "age >= \(30)", pager: PagerInfo(pageIndex: 1, pageSize: 2), orderBy: "id")
+        let filtered = try sample.users.findWithPager(
+            condition: "age >= \(30)", pager: PagerInfo(pageIndex: 1, pageSize: 2), orderBy: "id")
         #expect(filtered.items.map(\.id) == [1, 3])
         #expect(filtered.pager.recordCount == 5)
-        let beyond = try sample.users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 9, pageSize: 5), orderBy: nil)
+        let beyond = try sample.users.findWithPager(
+            condition: nil, pager: PagerInfo(pageIndex: 9, pageSize: 5), orderBy: nil)
         #expect(beyond.items.isEmpty && beyond.pager.recordCount == 8)
-        #expect(dalError { _ = try sample.users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 0, pageSize: 5), orderBy: nil) }?.code == .invalidValue)
+        #expect(
+            dalError {
+                _ = try sample.users.findWithPager(
+                    condition: nil, pager: PagerInfo(pageIndex: 0, pageSize: 5), orderBy: nil)
+            }?.code == .invalidValue)
     }
 
     @Test func getAllOnAnEmptyTableAndWithOrder() throws {
@@ -146,6 +162,8 @@ import Testing
         #expect(names == ["alice", "chloé", "erin", "farah", "hana"])
         var seen = 0
         #expect(throws: TestFailure.self) {
+            // swift-format-ignore: ReplaceForEachWithForLoop
+            // (BaseDAL.forEach streams the table; it is not Sequence.forEach.)
             try sample.users.forEach { _ in
                 seen += 1
                 if seen == 2 { throw TestFailure() }
@@ -169,14 +187,17 @@ import Testing
     @Test func findByIdsHandlesKeysJSONCannotCarry() throws {
         let sample = try Sample()
         try sample.tags.insert(UserTag(userID: 2, tag: "nul\u{0}tag"))
-        let found = try sample.tags.findByIds([CompositeKey(2, "nul\u{0}tag"), CompositeKey(1, "admin"), CompositeKey(2, "nul")])
+        let found = try sample.tags.findByIds([
+            CompositeKey(2, "nul\u{0}tag"), CompositeKey(1, "admin"), CompositeKey(2, "nul")
+        ])
         #expect(Set(found.map(\.tag)) == ["nul\u{0}tag", "admin"])
     }
 
     @Test func fetchEntitiesRunsCustomJoins() throws {
         let sample = try Sample()
         let buyers = try sample.users.fetchEntities(
-            "SELECT u.* FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id AND o.product = \("Keyboard")) ORDER BY u.id")
+            "SELECT u.* FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id AND o.product = \("Keyboard")) ORDER BY u.id"
+        )
         #expect(buyers.map(\.name) == ["alice", "farah"])
     }
 }

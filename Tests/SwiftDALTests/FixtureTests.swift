@@ -11,7 +11,8 @@ import Testing
         var lines = [try SampleFixtures.schemaText(db)]
         lines += try db.fetchColumn(String.self, "SELECT id FROM swiftdal_migrations ORDER BY rowid")
         for table in try db.tableNames() where table != "swiftdal_migrations" {
-            lines += try db.fetchAll(SQL(sql: "SELECT * FROM \(quoteIdentifier(table)) ORDER BY 1, 2")).map(\.description)
+            lines += try db.fetchAll(SQL(sql: "SELECT * FROM \(quoteIdentifier(table)) ORDER BY 1, 2")).map(
+                \.description)
         }
         return lines
     }

@@ -20,15 +20,18 @@ let hostileStrings: [String] = {
         "zeroblob(2147483647)", "load_extension('x')", "ATTACH DATABASE '/tmp/x' AS x", "PRAGMA writable_schema=1",
         "VACUUM INTO '/tmp/x'", "BEGIN; DELETE FROM users; COMMIT", "'||(SELECT sql FROM sqlite_master)||'",
         "name IS NOT NULL OR 1", ") OR (1=1", "'))--", "1)) UNION SELECT * FROM users--",
-        String(repeating: "'", count: 1000), String(repeating: "a", count: 100_000),
+        String(repeating: "'", count: 1000), String(repeating: "a", count: 100_000)
     ]
     let openings = ["", "'", "\"", "')", "\")", "`", "]", "%'", "\\'"]
     let payloads = [
         "; DROP TABLE users; --", " OR 1=1 --", " UNION SELECT sql, 1, 1, 1 FROM sqlite_master --",
-        "; UPDATE users SET age = 0; --", "/*", "; ATTACH DATABASE ':memory:' AS pwn; --", "; PRAGMA foreign_keys=OFF; --",
+        "; UPDATE users SET age = 0; --", "/*", "; ATTACH DATABASE ':memory:' AS pwn; --",
+        "; PRAGMA foreign_keys=OFF; --"
     ]
     var seen = Set<String>()
-    return (classics + openings.flatMap { opening in payloads.map { opening + $0 } }).filter { seen.insert($0).inserted }
+    return (classics + openings.flatMap { opening in payloads.map { opening + $0 } }).filter {
+        seen.insert($0).inserted
+    }
 }()
 
 /// SQLite refuses LIKE patterns longer than 50,000 bytes (SQLITE_LIMIT_LIKE_PATTERN_LENGTH).
@@ -36,20 +39,24 @@ let likePatternLimit = 50_000
 
 @Suite struct HostileInputTests {
     private func schemaSnapshot(_ sample: Sample) throws -> [String] {
-        try sample.queue.read { try $0.fetchColumn(String.self, "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name") }
+        try sample.queue.read {
+            try $0.fetchColumn(String.self, "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+        }
     }
 
     @Test func hostileStringsAsValuesAreStoredAndFoundLiterally() throws {
         let sample = try Sample()
         let schema = try schemaSnapshot(sample)
         for (index, text) in hostileStrings.enumerated() {
-            let id = try sample.users.insert2(UserInfo(name: text, fullName: text, email: "hostile\(index)@x", age: 1, bio: text))
+            let id = try sample.users.insert2(
+                UserInfo(name: text, fullName: text, email: "hostile\(index)@x", age: 1, bio: text))
             #expect(try sample.users.findById(id)?.name == text, "value #\(index)")
             #expect(try sample.users.find(condition: "name = \(text)").map(\.id) == [id], "value #\(index)")
             #expect(try sample.users.isExist(fieldName: "bio", value: text), "value #\(index)")
             #expect(try sample.users.updateFields(["full_name": text + "!"], key: id))
             if text.utf8.contains(0) {
-                #expect(dalError { _ = try sample.users.search(keyword: text) }?.code == .invalidValue, "value #\(index)")
+                #expect(
+                    dalError { _ = try sample.users.search(keyword: text) }?.code == .invalidValue, "value #\(index)")
             } else if text.utf8.count < likePatternLimit - 2 {
                 #expect(try sample.users.search(keyword: text).contains { $0.id == id }, "value #\(index)")
             } else {
@@ -74,7 +81,7 @@ let likePatternLimit = 50_000
                 ("getFieldValue", { _ = try sample.users.getFieldValue(1, fieldName: text) }),
                 ("updateFields", { _ = try sample.users.updateFields([text: 1], key: 1) }),
                 ("orderBy", { _ = try sample.users.getAll(orderBy: OrderBy(column: text)) }),
-                ("orderBy DESC", { _ = try sample.users.find(condition: "", orderBy: OrderBy(text, .descending)) }),
+                ("orderBy DESC", { _ = try sample.users.find(condition: "", orderBy: OrderBy(text, .descending)) })
             ]
             for (operation, check) in checks {
                 let error = dalError(check)
@@ -98,9 +105,11 @@ let likePatternLimit = 50_000
     /// Every table's rows, for checking that nothing changed but what a test intended.
     private func everything(_ sample: Sample) throws -> [String] {
         try sample.queue.read { db in
-            var lines = try db.fetchColumn(String.self, "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+            var lines = try db.fetchColumn(
+                String.self, "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
             for table in try db.tableNames() {
-                lines += try db.fetchAll(SQL(sql: "SELECT * FROM \(quoteIdentifier(table)) ORDER BY 1, 2")).map(\.description)
+                lines += try db.fetchAll(SQL(sql: "SELECT * FROM \(quoteIdentifier(table)) ORDER BY 1, 2")).map(
+                    \.description)
             }
             return lines
         }
@@ -112,26 +121,37 @@ let likePatternLimit = 50_000
         for (index, text) in hostileStrings.enumerated() {
             #expect(try sample.users.find(condition: "name = \(text) OR email = \(text)").isEmpty, "#\(index)")
             if text.utf8.contains(0) {
-                #expect(dalError { _ = try sample.users.find(condition: "bio LIKE \(containing: text)") }?.code == .invalidValue)
+                #expect(
+                    dalError { _ = try sample.users.find(condition: "bio LIKE \(containing: text)") }?.code
+                        == .invalidValue)
             } else if text.utf8.count < likePatternLimit - 2 {
                 // A match must really contain the text (LIKE ignores ASCII case): wildcards match literally.
                 for user in try sample.users.find(condition: "bio LIKE \(containing: text)") {
-                    #expect(user.bio?.lowercased().contains(text.lowercased()) == true, "#\(index) \(text.debugDescription.prefix(60))")
+                    #expect(
+                        user.bio?.lowercased().contains(text.lowercased()) == true,
+                        "#\(index) \(text.debugDescription.prefix(60))")
                 }
-                _ = try sample.users.findTop(1, condition: "full_name LIKE \(startingWith: text) OR full_name LIKE \(endingWith: text)")
+                _ = try sample.users.findTop(
+                    1, condition: "full_name LIKE \(startingWith: text) OR full_name LIKE \(endingWith: text)")
             }
             #expect(try sample.users.getRecordCount(condition: "name = \(text)") == 0, "#\(index)")
             #expect(try !sample.users.isExistRecord(condition: "email = \(text)"), "#\(index)")
             #expect(try !sample.users.isExist(fieldName: "name", value: text), "#\(index)")
-            #expect(try sample.users.getFieldList("name", condition: "email = \(text)", as: String.self).isEmpty, "#\(index)")
-            #expect(try sample.users.sqlValueList("SELECT name FROM users WHERE name = \(text)", as: String.self).isEmpty)
-            #expect(try sample.users.findWithPager(condition: "bio = \(text)", pager: PagerInfo()).pager.recordCount == 0)
+            #expect(
+                try sample.users.getFieldList("name", condition: "email = \(text)", as: String.self).isEmpty,
+                "#\(index)")
+            #expect(
+                try sample.users.sqlValueList("SELECT name FROM users WHERE name = \(text)", as: String.self).isEmpty)
+            #expect(
+                try sample.users.findWithPager(condition: "bio = \(text)", pager: PagerInfo()).pager.recordCount == 0)
             #expect(try sample.tags.findByIds([CompositeKey(1, text)]).isEmpty, "#\(index)")
             #expect(try sample.tags.findById(CompositeKey(1, text)) == nil, "#\(index)")
             #expect(try sample.users.find(condition: SQL(sql: "name = :n", arguments: ["n": text])).isEmpty)
             #expect(try sample.users.deleteByCondition("name = \(text)") == 0, "#\(index)")
             #expect(try !sample.queue.read { try $0.tableExists(text) }, "#\(index)")
-            #expect(dalError { _ = try sample.queue.read { try $0.describe(table: text) } }?.code == .schemaMismatch, "#\(index)")
+            #expect(
+                dalError { _ = try sample.queue.read { try $0.describe(table: text) } }?.code == .schemaMismatch,
+                "#\(index)")
         }
         #expect(try everything(sample) == before)
     }
@@ -152,13 +172,15 @@ let likePatternLimit = 50_000
 
     @Test func hostileNamesInDefinitionsAreQuotedAndMigrationsRecordThemLiterally() throws {
         let queue = try DatabaseQueue.inMemory()
-        for (index, text) in hostileStrings.enumerated() where !text.isEmpty && !text.contains("\u{0}") && text.count < 2000 {
+        for (index, text) in hostileStrings.enumerated()
+        where !text.isEmpty && !text.contains("\u{0}") && text.count < 2000 {
             let table = "t\(index)" + text
             try queue.write { db in
-                try db.create(TableDefinition(table) { t in
-                    t.column("c" + text, .text, default: .value(.text(text)))
-                    t.index("i\(index)" + text, on: ["c" + text])
-                })
+                try db.create(
+                    TableDefinition(table) { t in
+                        t.column("c" + text, .text, default: .value(.text(text)))
+                        t.index("i\(index)" + text, on: ["c" + text])
+                    })
                 try db.execute(SQL(sql: "INSERT INTO \(quoteIdentifier(table)) DEFAULT VALUES"))
                 #expect(try db.fetchScalar(String.self, SQL(sql: "SELECT * FROM \(quoteIdentifier(table))")) == text)
                 #expect(try db.describe(table: table).columns.map(\.name) == ["c" + text])

@@ -46,7 +46,8 @@ struct KeylessMemo: Entity, Codable {
     private func makeMemos() throws -> DatabaseQueue {
         let queue = try DatabaseQueue.inMemory()
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE memos(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT DEFAULT 'none')")
+            try db.execute(
+                sql: "CREATE TABLE memos(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT DEFAULT 'none')")
         }
         return queue
     }

@@ -14,7 +14,8 @@ private func schema(_ queue: DatabaseQueue) throws -> String {
     try queue.read { try SampleFixtures.schemaText($0) }
 }
 
-private let currentSchema: String = (try? String(contentsOfFile: fixturesDirectory + "/schema.sql", encoding: .utf8)) ?? ""
+private let currentSchema: String =
+    (try? String(contentsOfFile: fixturesDirectory + "/schema.sql", encoding: .utf8)) ?? ""
 
 @Suite struct MigrationTests {
     @Test func aFreshDatabaseGetsEveryMigrationAndRerunningIsANoOp() throws {
@@ -32,16 +33,24 @@ private let currentSchema: String = (try? String(contentsOfFile: fixturesDirecto
         let directory = try TemporaryDirectory()
         let queue = try fixtureCopy(fixture, in: directory)
         let before = try queue.read { db in
-            (try db.fetchAll("SELECT id, name, email, age, score, bio, created_at FROM users ORDER BY id").map(\.values),
-             try db.fetchAll("SELECT id, user_id, product, quantity, unit_price, placed_at FROM orders ORDER BY id").map(\.values))
+            (
+                try db.fetchAll("SELECT id, name, email, age, score, bio, created_at FROM users ORDER BY id").map(
+                    \.values),
+                try db.fetchAll("SELECT id, user_id, product, quantity, unit_price, placed_at FROM orders ORDER BY id")
+                    .map(\.values)
+            )
         }
         let pending = try SampleSchema.migrator.pendingMigrations(queue)
         #expect(!pending.isEmpty)
         #expect(try SampleSchema.migrator.migrate(queue) == pending)
         #expect(try schema(queue) == currentSchema)
         let after = try queue.read { db in
-            (try db.fetchAll("SELECT id, name, email, age, score, bio, created_at FROM users ORDER BY id").map(\.values),
-             try db.fetchAll("SELECT id, user_id, product, quantity, unit_price, placed_at FROM orders ORDER BY id").map(\.values))
+            (
+                try db.fetchAll("SELECT id, name, email, age, score, bio, created_at FROM users ORDER BY id").map(
+                    \.values),
+                try db.fetchAll("SELECT id, user_id, product, quantity, unit_price, placed_at FROM orders ORDER BY id")
+                    .map(\.values)
+            )
         }
         #expect(after.0 == before.0)
         #expect(after.1 == before.1)
@@ -68,7 +77,9 @@ private let currentSchema: String = (try? String(contentsOfFile: fixturesDirecto
         let queue = try fixtureCopy("sample-v2.sqlite", in: directory)
         // Version 2 allows a zero quantity; version 3's CHECK does not: its rebuild fails midway.
         try queue.write { db in
-            try db.execute("INSERT INTO orders(user_id, product, quantity, unit_price, placed_at) VALUES (1, 'free sample', 0, '0', '2024-06-01 00:00:00')")
+            try db.execute(
+                "INSERT INTO orders(user_id, product, quantity, unit_price, placed_at) VALUES (1, 'free sample', 0, '0', '2024-06-01 00:00:00')"
+            )
         }
         let before = try schema(queue)
         let error = dalError { try SampleSchema.migrator.migrate(queue) }
@@ -129,7 +140,9 @@ private let currentSchema: String = (try? String(contentsOfFile: fixturesDirecto
         #expect(insideTransaction?.code == .invalidSQL)
         var rebuild = Migrator()
         rebuild.register("1") { db in try db.execute(sql: "CREATE TABLE t(a INTEGER)") }
-        rebuild.register("2") { db in try db.rebuild(table: TableDefinition("t") { $0.column("a", .integer, notNull: true) }) }
+        rebuild.register("2") { db in
+            try db.rebuild(table: TableDefinition("t") { $0.column("a", .integer, notNull: true) })
+        }
         let error = dalError { try rebuild.migrate(queue) }
         #expect(error?.message.contains("disablesForeignKeys") == true)
     }

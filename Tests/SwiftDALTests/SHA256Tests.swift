@@ -36,7 +36,7 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
             65: "aacca6ff74fdbb296d165a45cecfa04e5127bc008770fbbdd48006f2d2fae95e",
             119: "9ce7368e4daf32341631b492e80359dc9f594b48453cd0dd5bf0b19279cc177e",
             120: "7836b787757e95e58b3ca5aec90b1b004e8deba1e50e9675af9cabf1a13a04b5",
-            128: "d2742f1f4ac6bb7ca2b239ee18402ba8b3f9f8e652d2a72973c2b9ba11c08cf6",
+            128: "d2742f1f4ac6bb7ca2b239ee18402ba8b3f9f8e652d2a72973c2b9ba11c08cf6"
         ]
         for (length, digest) in boundaries {
             let message = (0..<length).map { UInt8(($0 * 7 + 3) % 256) }
@@ -60,7 +60,8 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
             mac(Array(1...25), [UInt8](repeating: 0xcd, count: 50))
                 == "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b")
         #expect(
-            mac([UInt8](repeating: 0x0c, count: 20), bytes("Test With Truncation")).prefix(32) == "a3b6167473100ee06e0c796c2955552b")
+            mac([UInt8](repeating: 0x0c, count: 20), bytes("Test With Truncation")).prefix(32)
+                == "a3b6167473100ee06e0c796c2955552b")
         let longKey = [UInt8](repeating: 0xaa, count: 131)
         #expect(
             mac(longKey, bytes("Test Using Larger Than Block-Size Key - Hash Key First"))

@@ -33,13 +33,20 @@ import Testing
         #expect(try row.decode(String.self, named: "note") == "it's \"quoted\"\u{0}!")
         #expect(try row.decode(Double.self, named: "ratio") == 0.5)
         #expect(try row.decode(Date?.self, named: "opened_at") != nil)
-        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, currency) VALUES ('x', 'EURO')") }?.constraintKind == .check)
+        #expect(
+            sqliteError { try db.execute("INSERT INTO accounts(owner, currency) VALUES ('x', 'EURO')") }?.constraintKind
+                == .check)
         #expect(sqliteError { try db.execute("INSERT INTO accounts(owner) VALUES ('ANN')") }?.constraintKind == .unique)
-        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, balance) VALUES ('b', -5000)") }?.constraintKind == .check)
-        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('c', 99)") }?.constraintKind == .foreignKey)
+        #expect(
+            sqliteError { try db.execute("INSERT INTO accounts(owner, balance) VALUES ('b', -5000)") }?.constraintKind
+                == .check)
+        #expect(
+            sqliteError { try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('c', 99)") }?.constraintKind
+                == .foreignKey)
         try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('child', \(id))")
         try db.execute("DELETE FROM accounts WHERE id = \(id)")
-        #expect(try db.fetchScalar(Int64.self, "SELECT parent_id FROM accounts WHERE owner = 'child'") == nil)  // SET NULL
+        // ON DELETE SET NULL.
+        #expect(try db.fetchScalar(Int64.self, "SELECT parent_id FROM accounts WHERE owner = 'child'") == nil)
         // AUTOINCREMENT: ids of deleted rows are never reused, even once the table is empty
         // (without it, the next id would be 1 again).
         try db.execute("DELETE FROM accounts")
@@ -50,7 +57,10 @@ import Testing
         let db = try Database.inMemory()
         try db.create(everything)
         let description = try db.describe(table: "accounts")
-        #expect(description.columns.map(\.name) == ["id", "owner", "currency", "note", "balance", "ratio", "opened_at", "parent_id"])
+        #expect(
+            description.columns.map(\.name) == [
+                "id", "owner", "currency", "note", "balance", "ratio", "opened_at", "parent_id"
+            ])
         #expect(description.primaryKey == ["id"])
         let currency = try #require(description.columns.first { $0.name == "currency" })
         #expect(currency.declaredType == "TEXT" && currency.isNotNull && currency.defaultValueSQL == "'EUR'")
@@ -58,7 +68,9 @@ import Testing
         #expect(description.indexes.first { $0.name == "accounts_parent" }?.isUnique == true)
         #expect(description.indexes.contains { $0.origin == "u" && $0.columns == ["owner", "currency"] })
         let key = try #require(description.foreignKeys.first)
-        #expect(key.table == "accounts" && key.columns == ["parent_id"] && key.onDelete == "SET NULL" && key.onUpdate == "CASCADE")
+        #expect(
+            key.table == "accounts" && key.columns == ["parent_id"] && key.onDelete == "SET NULL"
+                && key.onUpdate == "CASCADE")
         try db.drop(table: "accounts")
         try db.drop(table: "accounts", ifExists: true)
         #expect(try db.tableNames().isEmpty)
@@ -87,10 +99,18 @@ import Testing
         let definition = try Note.tableDefinition()
         let types = Dictionary(uniqueKeysWithValues: definition.columns.map { ($0.name, $0.type) })
         let notNull = Dictionary(uniqueKeysWithValues: definition.columns.map { ($0.name, $0.isNotNull) })
-        #expect(definition.columns.map(\.name) == ["id", "title", "body", "payload", "tags", "meta", "createdAt", "rating", "pinned", "counter", "reference"])
-        #expect(types == ["id": .integer, "title": .text, "body": .text, "payload": .blob, "tags": .text, "meta": .text,
-                          "createdAt": .text, "rating": .real, "pinned": .integer, "counter": .integer, "reference": .text])
-        #expect(notNull["title"] == true && notNull["body"] == false && notNull["tags"] == true && notNull["meta"] == false)
+        #expect(
+            definition.columns.map(\.name) == [
+                "id", "title", "body", "payload", "tags", "meta", "createdAt", "rating", "pinned", "counter",
+                "reference"
+            ])
+        #expect(
+            types == [
+                "id": .integer, "title": .text, "body": .text, "payload": .blob, "tags": .text, "meta": .text,
+                "createdAt": .text, "rating": .real, "pinned": .integer, "counter": .integer, "reference": .text
+            ])
+        #expect(
+            notNull["title"] == true && notNull["body"] == false && notNull["tags"] == true && notNull["meta"] == false)
         #expect(definition.primaryKey == ["id"])
         let tags = try UserTag.tableDefinition()
         #expect(tags.primaryKey == ["user_id", "tag"])
@@ -107,9 +127,9 @@ import Testing
         struct Drifted: Entity, Codable {
             static let tableName = "users"
             var id: Int64?
-            var name: String?          // nullable here, NOT NULL without a default in the table
-            var email: Int             // an integer stored into a TEXT column comes back as text
-            var nickname: String       // missing from the table
+            var name: String?  // nullable here, NOT NULL without a default in the table
+            var email: Int  // an integer stored into a TEXT column comes back as text
+            var nickname: String  // missing from the table
         }
         let sample = try Sample()
         try sample.users.verifySchema()
@@ -120,7 +140,9 @@ import Testing
         #expect(message.contains("column email: TEXT has TEXT affinity"))
         #expect(message.contains("column nickname is missing"))
         #expect(message.contains("column age") == false)  // has a default: not a problem
-        let missing = try sample.queue.read { try $0.schemaMismatches(for: TableDefinition("ghosts") { $0.column("a", .text) }) }
+        let missing = try sample.queue.read {
+            try $0.schemaMismatches(for: TableDefinition("ghosts") { $0.column("a", .text) })
+        }
         #expect(missing == ["table ghosts does not exist"])
         #expect(throws: DALError.self) { try sample.queue.read { try $0.checkSchema(of: Drifted.self) } }
     }
@@ -130,20 +152,21 @@ import Testing
         struct Product: Entity, Codable {
             static let tableName = "products"
             static let primaryKey = ["sku"]
-            var sku: String            // TEXT PRIMARY KEY: nullable for SQLite, never NULL here
-            var price: Double          // NUMERIC column
-            var exact: Decimal         // DECIMAL(10,2) column
-            var weight: Int?           // REAL column: integers come back exactly
-            var addedAt: Date          // DATETIME column (NUMERIC affinity; dates never look like numbers)
-            var stock: Int?            // NOT NULL DEFAULT 0: nil means the default
-            var photo: Data?           // untyped column
+            var sku: String  // TEXT PRIMARY KEY: nullable for SQLite, never NULL here
+            var price: Double  // NUMERIC column
+            var exact: Decimal  // DECIMAL(10,2) column
+            var weight: Int?  // REAL column: integers come back exactly
+            var addedAt: Date  // DATETIME column (NUMERIC affinity; dates never look like numbers)
+            var stock: Int?  // NOT NULL DEFAULT 0: nil means the default
+            var photo: Data?  // untyped column
         }
         let queue = try DatabaseQueue.inMemory()
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE products(sku TEXT PRIMARY KEY, price NUMERIC NOT NULL, exact DECIMAL(10,2) NOT NULL, weight REAL,
-                    addedAt DATETIME NOT NULL, stock INTEGER NOT NULL DEFAULT 0, photo)
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE products(sku TEXT PRIMARY KEY, price NUMERIC NOT NULL, exact DECIMAL(10,2) NOT NULL, weight REAL,
+                        addedAt DATETIME NOT NULL, stock INTEGER NOT NULL DEFAULT 0, photo)
+                    """)
         }
         let products = BaseDAL<Product>(database: queue)
         try products.verifySchema()

@@ -37,7 +37,8 @@ private final class UsersOfAge: BaseDAL<UserInfo>, @unchecked Sendable {
         _ = try thirties.find(condition: "name = \("x") OR 1 = 1", orderBy: "name")
         #expect(
             sample.recorder.last
-                == #"SELECT "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at" FROM "users" WHERE ((name = ? OR 1 = 1) AND "age" = ?) ORDER BY "name" ASC"#)
+                == #"SELECT "id", "name", "full_name", "email", "age", "score", "bio", "avatar", "created_at" FROM "users" WHERE ((name = ? OR 1 = 1) AND "age" = ?) ORDER BY "name" ASC"#
+        )
         _ = try thirties.findById(1)
         #expect(sample.recorder.last?.hasSuffix(#"FROM "users" WHERE "id" = ? AND "age" = ?"#) == true)
         _ = try thirties.updateFields(["name": "x"], key: 1)

@@ -25,7 +25,8 @@ import Testing
                         step += 1
                         switch (task + step) % 5 {
                         case 0, 1:
-                            let user = UserInfo(name: "s\(task)-\(step)", email: "s\(task)-\(step)@stress", age: step % 90)
+                            let user = UserInfo(
+                                name: "s\(task)-\(step)", email: "s\(task)-\(step)@stress", age: step % 90)
                             let id = try await pool.write { _ in
                                 let id = try users.insert2(user)
                                 try orders.insert(OrderInfo(userID: id, product: "p", quantity: 1, unitPrice: 1))
@@ -46,8 +47,10 @@ import Testing
                             }
                         default:
                             let consistent = try await pool.read { db in
-                                let orphans = try db.fetchScalar(
-                                    Int.self, "SELECT COUNT(*) FROM orders WHERE user_id NOT IN (SELECT id FROM users)") ?? -1
+                                let orphans =
+                                    try db.fetchScalar(
+                                        Int.self,
+                                        "SELECT COUNT(*) FROM orders WHERE user_id NOT IN (SELECT id FROM users)") ?? -1
                                 return orphans == 0
                             }
                             #expect(consistent)

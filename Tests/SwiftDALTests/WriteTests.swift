@@ -8,10 +8,14 @@ import Testing
         let sample = try Sample()
         let id = try sample.users.insert2(newUser("ivy"))
         #expect(id == 9)
-        #expect(sample.recorder.all.contains(#"INSERT INTO "users" ("name", "full_name", "email", "age", "score", "bio", "avatar", "created_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"#))
+        #expect(
+            sample.recorder.all.contains(
+                #"INSERT INTO "users" ("name", "full_name", "email", "age", "score", "bio", "avatar", "created_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"#
+            ))
         try sample.users.insert(newUser("jack"))
         #expect(try sample.users.findByEmail("jack@test.example")?.id == 10)
-        let order = try sample.orders.insert2(OrderInfo(userID: id, product: "Tea", quantity: 1, unitPrice: Decimal(string: "3.10")!))
+        let order = try sample.orders.insert2(
+            OrderInfo(userID: id, product: "Tea", quantity: 1, unitPrice: Decimal(string: "3.10")!))
         #expect(try sample.orders.findById(order)?.unitPrice == Decimal(string: "3.10"))
     }
 
@@ -38,7 +42,9 @@ import Testing
         #expect(sqliteError { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }?.constraintKind == .primaryKey)
         let negative = sqliteError { try sample.users.insert(newUser("neg", age: -1)) }
         #expect(negative?.constraintKind == .check)
-        let orphan = sqliteError { try sample.orders.insert(OrderInfo(userID: 404, product: "x", quantity: 1, unitPrice: 1)) }
+        let orphan = sqliteError {
+            try sample.orders.insert(OrderInfo(userID: 404, product: "x", quantity: 1, unitPrice: 1))
+        }
         #expect(orphan?.constraintKind == .foreignKey)
         #expect(try sample.users.getRecordCount() == 8)
     }
@@ -97,7 +103,8 @@ import Testing
         try sample.users.upsert(user)
         #expect(try sample.users.findById(50)?.name == "up-again")
         #expect(try sample.users.getRecordCount() == 9)
-        #expect(sample.recorder.all.contains { $0.contains(#"ON CONFLICT("id") DO UPDATE SET "name" = excluded."name""#) })
+        #expect(
+            sample.recorder.all.contains { $0.contains(#"ON CONFLICT("id") DO UPDATE SET "name" = excluded."name""#) })
         try sample.tags.upsert(UserTag(userID: 2, tag: "vip"))
         try sample.tags.upsert(UserTag(userID: 2, tag: "vip"))
         #expect(try sample.tags.tags(of: 2) == ["vip"])
@@ -124,7 +131,9 @@ import Testing
 
     @Test func validateHookRefusesBeforeSQLiteRuns() throws {
         let sample = try Sample()
-        let error = dalError { try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 1, unitPrice: -1)) }
+        let error = dalError {
+            try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 1, unitPrice: -1))
+        }
         #expect(error?.code == .invalidValue)
         #expect(error?.column == "unit_price")
         #expect(!sample.recorder.all.contains { $0.hasPrefix("INSERT") })

@@ -51,7 +51,7 @@ func runClusterBench(_ options: BenchOptions) throws {
     let url = try benchConnectionString(baseURL)
     try preparePostgresTable(url, scale: scale, populated: true)
     let standbys = try (0..<2).map { _ in try primary.makeStandby() }
-    defer { standbys.forEach { $0.stop() } }
+    defer { for standby in standbys { standby.stop() } }
     let replicaURLs = try standbys.map { try benchConnectionString($0.connectionString(database: database)) }
     let (version, _) = try serverDescription(url)
 
@@ -155,7 +155,7 @@ func runClusterBench(_ options: BenchOptions) throws {
     let routing = [
         RoutingMeasurement(setup: "a pool on one replica", microsecondsPerRead: median(direct)),
         RoutingMeasurement(setup: "the cluster (replicas in turn)", microsecondsPerRead: median(routed)),
-        RoutingMeasurement(setup: "the cluster, read-your-writes session", microsecondsPerRead: median(consistent)),
+        RoutingMeasurement(setup: "the cluster, read-your-writes session", microsecondsPerRead: median(consistent))
     ]
 
     var lines = [
@@ -163,16 +163,22 @@ func runClusterBench(_ options: BenchOptions) throws {
             + "\(scale.rows) rows; W8: \(scale.concurrentLookups) per-call lookups per reader while "
             + "\(scale.concurrentWrites) rows are inserted in transactions of \(scale.concurrentBatch); median of \(rounds) rounds",
         "",
-        "W8 mix                      readers    reads/s   writes/s  errors",
+        "W8 mix                      readers    reads/s   writes/s  errors"
     ]
     for row in mixes {
         lines.append(
             row.setup.padding(toLength: 28, withPad: " ", startingAt: 0)
-                + String(format: "%7d %10.0f %10.0f %7lld", row.readers, row.readsPerSecond, row.writesPerSecond, row.errors))
+                + String(
+                    format: "%7d %10.0f %10.0f %7lld", row.readers, row.readsPerSecond, row.writesPerSecond, row.errors)
+        )
     }
-    lines += ["", "routing cost (one thread, \(lookups) per-call lookups, median of \(direct.count) rounds)   µs per read"]
+    lines += [
+        "", "routing cost (one thread, \(lookups) per-call lookups, median of \(direct.count) rounds)   µs per read"
+    ]
     for row in routing {
-        lines.append(row.setup.padding(toLength: 50, withPad: " ", startingAt: 0) + String(format: "%8.1f", row.microsecondsPerRead))
+        lines.append(
+            row.setup.padding(toLength: 50, withPad: " ", startingAt: 0)
+                + String(format: "%8.1f", row.microsecondsPerRead))
     }
     lines.append(
         String(

@@ -17,7 +17,9 @@ func peakResidentKiB() -> Int {
 
 /// What a probe child process does: one piece of work, then its peak memory on stdout.
 func runProbe(_ options: BenchOptions) throws {
-    guard let probe = options.probe, let path = options.probePath else { throw BenchError("--probe needs --probe-path") }
+    guard let probe = options.probe, let path = options.probePath else {
+        throw BenchError("--probe needs --probe-path")
+    }
     let implementation = options.probeImplementation.flatMap(Implementation.init(rawValue:)) ?? .raw
     var checksum: Int64 = 0
     switch (probe, implementation) {
@@ -54,8 +56,9 @@ func measureInChild(probe: String, implementation: Implementation?, path: String
     if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
     let fields = try runProbeChild(probe: probe, arguments: arguments)
     guard let peak = fields["peak_kib"] else { throw BenchError("probe \(probe) printed no peak") }
-    return MemoryMeasurement(probe: probe, implementation: implementation, rows: rows, peakKiB: Int(peak),
-                             checksum: fields["checksum"] ?? 0)
+    return MemoryMeasurement(
+        probe: probe, implementation: implementation, rows: rows, peakKiB: Int(peak),
+        checksum: fields["checksum"] ?? 0)
 }
 
 func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
@@ -63,17 +66,20 @@ func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
     let path = options.workDirectory + "/memory.sqlite"
     try prepareDatabase(path, rows: options.rows, populated: true)
     let pragmas = options.pragmaArguments
-    results.append(try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows, pragmas: pragmas))
+    results.append(
+        try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows, pragmas: pragmas))
     for implementation in Implementation.allCases {
-        results.append(try measureInChild(
-            probe: "W2", implementation: implementation, path: path, rows: options.rows, pragmas: pragmas))
+        results.append(
+            try measureInChild(
+                probe: "W2", implementation: implementation, path: path, rows: options.rows, pragmas: pragmas))
     }
     removeDatabase(path)
     let streamPath = options.workDirectory + "/stream.sqlite"
     FileHandle.standardError.write(Data("populating \(options.streamRows) rows for the streaming probe…\n".utf8))
     try prepareDatabase(streamPath, rows: options.streamRows, populated: true)
-    results.append(try measureInChild(
-        probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows, pragmas: pragmas))
+    results.append(
+        try measureInChild(
+            probe: "stream", implementation: .explicit, path: streamPath, rows: options.streamRows, pragmas: pragmas))
     removeDatabase(streamPath)
     return results
 }
@@ -89,7 +95,9 @@ func runProbeChild(probe: String, arguments: [String]) throws -> [String: Int64]
     try process.run()
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("probe \(probe) exited with \(process.terminationStatus)") }
+    guard process.terminationStatus == 0 else {
+        throw BenchError("probe \(probe) exited with \(process.terminationStatus)")
+    }
     var fields = [String: Int64]()
     for pair in output.split(whereSeparator: \.isWhitespace) {
         let parts = pair.split(separator: "=")

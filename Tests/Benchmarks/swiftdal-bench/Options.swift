@@ -104,14 +104,17 @@ struct BenchOptions {
         var options = BenchOptions()
         var remaining = arguments[...]
         var implementationNames: [Substring]?
-        var rowsGiven = false, runsGiven = false
+        var rowsGiven = false
+        var runsGiven = false
         var sqliteOnly = [String]()
         func value(_ name: String) throws -> String {
             guard let value = remaining.popFirst() else { throw BenchError("\(name) needs a value") }
             return value
         }
         func number(_ name: String) throws -> Int64 {
-            guard let number = Int64(try value(name)), number > 0 else { throw BenchError("\(name) needs a positive number") }
+            guard let number = Int64(try value(name)), number > 0 else {
+                throw BenchError("\(name) needs a positive number")
+            }
             return number
         }
         while let argument = remaining.popFirst() {
@@ -197,7 +200,9 @@ struct BenchOptions {
                     case "pipelined": return .pipelined
                     case "explicit": return .explicit
                     case "codable": return .codable
-                    default: throw BenchError("unknown implementation \(name) (PostgreSQL: raw, pipelined, explicit, codable)")
+                    default:
+                        throw BenchError(
+                            "unknown implementation \(name) (PostgreSQL: raw, pipelined, explicit, codable)")
                     }
                 }
             }

@@ -75,7 +75,8 @@ func message(of error: rawpg_error) -> String {
 }
 
 /// Calls a raw libpq workload; throws its error.
-func rawPostgresCall(_ name: String, _ body: (inout Int64, UnsafeMutablePointer<rawpg_error>) -> Int32) throws -> Int64 {
+func rawPostgresCall(_ name: String, _ body: (inout Int64, UnsafeMutablePointer<rawpg_error>) -> Int32) throws -> Int64
+{
     var checksum: Int64 = 0
     var error = rawpg_error()
     let code = withUnsafeMutablePointer(to: &error) { body(&checksum, $0) }
@@ -98,19 +99,27 @@ func postgresSwiftCall(
 private let plain: [PostgresImplementation] = [.raw, .explicit, .codable]
 
 let postgresWorkloads: [PostgresWorkload] = [
-    PostgresWorkload(id: "W1", title: "insert", populated: false, implementations: [.raw, .pipelined, .explicit, .codable]) {
+    PostgresWorkload(
+        id: "W1", title: "insert", populated: false, implementations: [.raw, .pipelined, .explicit, .codable]
+    ) {
         implementation, url, scale in
         switch implementation {
         case .raw: try rawPostgresCall("W1") { rawpg_w1_insert(url, scale.rows, &$0, $1) }
         case .pipelined:
-            try rawPostgresCall("W1 pipelined") { rawpg_w1_insert_pipelined(url, scale.rows, scale.pipelineBatch, &$0, $1) }
-        default: try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() })
+            try rawPostgresCall("W1 pipelined") {
+                rawpg_w1_insert_pipelined(url, scale.rows, scale.pipelineBatch, &$0, $1)
+            }
+        default:
+            try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() })
         }
     },
-    PostgresWorkload(id: "W2", title: "fetch-all", populated: true, implementations: plain) { implementation, url, scale in
+    PostgresWorkload(id: "W2", title: "fetch-all", populated: true, implementations: plain) {
+        implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W2") { rawpg_w2_fetch_all(url, &$0, $1) }
-            : try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() })
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() })
     },
     PostgresWorkload(id: "W3", title: "lookup", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
@@ -119,7 +128,8 @@ let postgresWorkloads: [PostgresWorkload] = [
                 implementation, url, scale, explicit: { try $0.w3Lookup(inTransaction: true) },
                 codable: { try $0.w3Lookup(inTransaction: true) })
     },
-    PostgresWorkload(id: "W3A", title: "lookup, per call", populated: true, implementations: plain) { implementation, url, scale in
+    PostgresWorkload(id: "W3A", title: "lookup, per call", populated: true, implementations: plain) {
+        implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W3a") { rawpg_w3_lookup(url, scale.rows, scale.lookups, 0, &$0, $1) }
             : try postgresSwiftCall(
@@ -129,23 +139,27 @@ let postgresWorkloads: [PostgresWorkload] = [
     PostgresWorkload(id: "W4", title: "filter", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W4") { rawpg_w4_filter(url, scale.filters, &$0, $1) }
-            : try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() })
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() })
     },
     PostgresWorkload(id: "W5", title: "update", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W5") { rawpg_w5_update(url, scale.rows, scale.updates, &$0, $1) }
-            : try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() })
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() })
     },
     PostgresWorkload(id: "W6", title: "exists", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W6") { rawpg_w6_exists(url, scale.rows, scale.lookups, &$0, $1) }
-            : try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() })
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() })
     },
     PostgresWorkload(id: "W7", title: "count", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
             ? try rawPostgresCall("W7") { rawpg_w7_count(url, scale.counts, &$0, $1) }
-            : try postgresSwiftCall(implementation, url, scale, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() })
-    },
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() })
+    }
 ]
 
 /// Results of one workload and implementation over every run.
@@ -198,7 +212,8 @@ func runPostgresWorkloads(_ options: BenchOptions, url: String, scale: PostgresS
     var results: [String: PostgresMeasurement] = [:]
     for round in 0..<(options.warmup + options.runs) {
         let recorded = round >= options.warmup
-        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
+        let label =
+            recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
         for workload in selected {
             let implementations = options.postgresImplementations.filter(workload.implementations.contains)
             for implementation in rotated(implementations, by: round) {
@@ -206,12 +221,14 @@ func runPostgresWorkloads(_ options: BenchOptions, url: String, scale: PostgresS
                 let cpuBefore = processCPUSeconds()
                 let (seconds, checksum) = try time { try workload.run(implementation, url, scale) }
                 let cpu = processCPUSeconds() - cpuBefore
-                FileHandle.standardError.write(Data((
-                    "postgres \(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s "
-                        + "(client CPU \(String(format: "%.4f", cpu)) s)\n").utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        ("postgres \(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s "
+                            + "(client CPU \(String(format: "%.4f", cpu)) s)\n").utf8))
                 guard recorded else { continue }
                 let key = workload.id + implementation.rawValue
-                var measurement = results[key]
+                var measurement =
+                    results[key]
                     ?? PostgresMeasurement(workload: workload.id, title: workload.title, implementation: implementation)
                 measurement.seconds.append(seconds)
                 measurement.cpuSeconds.append(cpu)
@@ -236,18 +253,23 @@ func runPostgresConcurrent(_ options: BenchOptions, url: String, scale: Postgres
     var errors = [PostgresImplementation: (all: Int64, retryable: Int64)]()
     for round in 0..<(options.warmup + options.runs) {
         let recorded = round >= options.warmup
-        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
+        let label =
+            recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
         for implementation in rotated(implementations, by: round) {
             try preparePostgresTable(url, scale: scale, populated: true)
             let result: PostgresConcurrentResult
             switch implementation {
             case .raw, .pipelined:
-                var failures: Int64 = 0, checksum: Int64 = 0
-                var readSeconds = 0.0, writeSeconds = 0.0
+                var failures: Int64 = 0
+                var checksum: Int64 = 0
+                var readSeconds = 0.0
+                var writeSeconds = 0.0
                 var error = rawpg_error()
-                guard rawpg_w8_concurrent(
-                    url, scale.rows, Int32(readers), scale.concurrentLookups, scale.concurrentWrites, scale.concurrentBatch,
-                    &failures, &readSeconds, &writeSeconds, &checksum, &error) == 0
+                guard
+                    rawpg_w8_concurrent(
+                        url, scale.rows, Int32(readers), scale.concurrentLookups, scale.concurrentWrites,
+                        scale.concurrentBatch,
+                        &failures, &readSeconds, &writeSeconds, &checksum, &error) == 0
                 else { throw BenchError("raw libpq W8 failed: \(message(of: error))") }
                 result = PostgresConcurrentResult(
                     readSeconds: readSeconds, writeSeconds: writeSeconds, errors: failures, retryableErrors: 0,
@@ -259,8 +281,10 @@ func runPostgresConcurrent(_ options: BenchOptions, url: String, scale: Postgres
             }
             errors[implementation, default: (0, 0)].all += result.errors
             errors[implementation, default: (0, 0)].retryable += result.retryableErrors
-            FileHandle.standardError.write(Data(
-                "postgres \(label) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "postgres \(label) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n"
+                        .utf8))
             if recorded { runs[implementation, default: []].append(result) }
         }
     }
@@ -282,7 +306,8 @@ let benchSchema = "swiftdal_bench"
 /// `url` with the bench's schema as the search path (libpq's `options`), for both sides.
 func benchConnectionString(_ url: String) throws -> String {
     guard !url.contains("options") else {
-        throw BenchError("the connection string sets options: the bench sets search_path through them; give one without")
+        throw BenchError(
+            "the connection string sets options: the bench sets search_path through them; give one without")
     }
     if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
         return url + (url.contains("?") ? "&" : "?") + "options=-c%20search_path%3D\(benchSchema)"
@@ -327,7 +352,8 @@ func runPostgresBench(_ options: BenchOptions) throws {
         let started = try PostgresServer.start(settings: settings)
         server = started
         baseURL = try started.makeDatabase()
-        serverLabel = "throwaway, started for the run (PostgresServer: initdb -E UTF8 --locale=C, a private Unix socket)"
+        serverLabel =
+            "throwaway, started for the run (PostgresServer: initdb -E UTF8 --locale=C, a private Unix socket)"
     }
     let setup = try PostgresPool(url: baseURL)
     try setup.write { db in _ = try db.execute(sql: "CREATE SCHEMA IF NOT EXISTS \(benchSchema)") }

@@ -41,11 +41,14 @@ struct PostgresReport: Codable {
         let runRatioRange: ClosedRange<Double>?
     }
 
-    init(options: BenchOptions, scale: PostgresScale, measurements: [PostgresMeasurement],
-         concurrent: [PostgresConcurrentMeasurement], serverVersion: String, libpqVersion: Int32, server: String,
-         serverSettings: [String]) {
+    init(
+        options: BenchOptions, scale: PostgresScale, measurements: [PostgresMeasurement],
+        concurrent: [PostgresConcurrentMeasurement], serverVersion: String, libpqVersion: Int32, server: String,
+        serverSettings: [String]
+    ) {
         date = ISO8601DateFormatter().string(from: Date())
-        machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        machine =
+            "\(ProcessInfo.processInfo.activeProcessorCount) cores, "
             + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB"
         self.serverVersion = serverVersion
         self.libpqVersion = "\(libpqVersion / 10_000).\(libpqVersion % 10_000)"
@@ -62,7 +65,8 @@ struct PostgresReport: Codable {
                 medianSeconds: measurement.median, medianCPUSeconds: median(measurement.cpuSeconds),
                 ratioToRawLibpq: ratios.isEmpty ? 1 : median(ratios),
                 ratioOfMedians: measurement.median / (raw?.median ?? measurement.median),
-                ratioOfFastest: (measurement.seconds.min() ?? 0) / (raw?.seconds.min() ?? measurement.seconds.min() ?? 1),
+                ratioOfFastest: (measurement.seconds.min() ?? 0)
+                    / (raw?.seconds.min() ?? measurement.seconds.min() ?? 1),
                 checksumsAgree: raw.map { $0.checksums == measurement.checksums }, seconds: measurement.seconds,
                 runRatioRange: ratios.min().flatMap { low in ratios.max().map { low...$0 } })
         }
@@ -73,44 +77,54 @@ struct PostgresReport: Codable {
     func table() -> String {
         var lines = [
             "PostgreSQL \(serverVersion), libpq \(libpqVersion); server: \(server)",
-            "server settings that are not built-in defaults, and the durability ones: " + serverSettings.joined(separator: ", "),
+            "server settings that are not built-in defaults, and the durability ones: "
+                + serverSettings.joined(separator: ", "),
             "\(scale.summary)",
             "median of \(runs) runs after \(warmupRuns) warm-up, each run on a freshly created and populated table; \(machine)",
             "× raw libpq: the median of each run's time ÷ raw libpq's time in the same round; \(resultFormat)",
             "fastest ÷ fastest: the fastest run ÷ raw libpq's fastest run (the machine's two speeds: see the README)",
             "client CPU: this process's CPU time during a run (median); the rest of the time is the server's work and the round trips",
-            "",
+            ""
         ]
-        lines.append(pad("workload", 22) + pad("implementation", 21) + pad("median s", 11, right: true)
-                     + pad("× raw libpq", 13, right: true) + pad("runs: lowest–highest", 22, right: true)
-                     + pad("median ÷ median", 17, right: true) + pad("fastest ÷ fastest", 19, right: true)
-                     + pad("client CPU s", 14, right: true) + "  checksum")
+        lines.append(
+            pad("workload", 22) + pad("implementation", 21) + pad("median s", 11, right: true)
+                + pad("× raw libpq", 13, right: true) + pad("runs: lowest–highest", 22, right: true)
+                + pad("median ÷ median", 17, right: true) + pad("fastest ÷ fastest", 19, right: true)
+                + pad("client CPU s", 14, right: true) + "  checksum")
         for row in workloads {
-            lines.append(pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 21)
-                         + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
-                         + pad(String(format: "%.2f", row.ratioToRawLibpq), 13, right: true)
-                         + pad(row.runRatioRange.map { String(format: "%.2f–%.2f", $0.lowerBound, $0.upperBound) } ?? "", 22, right: true)
-                         + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
-                         + pad(String(format: "%.2f", row.ratioOfFastest), 19, right: true)
-                         + pad(String(format: "%.4f", row.medianCPUSeconds), 14, right: true)
-                         + "  " + (row.checksumsAgree.map { $0 ? "ok" : "MISMATCH" } ?? "-"))
+            lines.append(
+                pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 21)
+                    + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
+                    + pad(String(format: "%.2f", row.ratioToRawLibpq), 13, right: true)
+                    + pad(
+                        row.runRatioRange.map { String(format: "%.2f–%.2f", $0.lowerBound, $0.upperBound) } ?? "", 22,
+                        right: true)
+                    + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
+                    + pad(String(format: "%.2f", row.ratioOfFastest), 19, right: true)
+                    + pad(String(format: "%.4f", row.medianCPUSeconds), 14, right: true)
+                    + "  " + (row.checksumsAgree.map { $0 ? "ok" : "MISMATCH" } ?? "-"))
         }
         if !concurrent.isEmpty {
-            lines += ["", pad("W8 concurrent", 22) + pad("implementation", 21) + pad("readers", 8, right: true)
-                      + pad("reads/s", 11, right: true) + pad("writes/s", 11, right: true) + pad("errors", 8, right: true)
-                      + pad("retryable", 11, right: true) + "  checksum"]
+            lines += [
+                "",
+                pad("W8 concurrent", 22) + pad("implementation", 21) + pad("readers", 8, right: true)
+                    + pad("reads/s", 11, right: true) + pad("writes/s", 11, right: true) + pad("errors", 8, right: true)
+                    + pad("retryable", 11, right: true) + "  checksum"
+            ]
             for row in concurrent {
                 let raw = concurrent.first { $0.readers == row.readers && $0.implementation == .raw }
-                lines.append(pad("", 22) + pad(row.implementation.rawValue, 21) + pad("\(row.readers)", 8, right: true)
-                             + pad(String(format: "%.0f", row.readsPerSecond), 11, right: true)
-                             + pad(String(format: "%.0f", row.writesPerSecond), 11, right: true)
-                             + pad("\(row.errors)", 8, right: true) + pad("\(row.retryableErrors)", 11, right: true)
-                             + "  " + (raw.map { $0.checksums == row.checksums ? "ok" : "MISMATCH" } ?? "-"))
+                lines.append(
+                    pad("", 22) + pad(row.implementation.rawValue, 21) + pad("\(row.readers)", 8, right: true)
+                        + pad(String(format: "%.0f", row.readsPerSecond), 11, right: true)
+                        + pad(String(format: "%.0f", row.writesPerSecond), 11, right: true)
+                        + pad("\(row.errors)", 8, right: true) + pad("\(row.retryableErrors)", 11, right: true)
+                        + "  " + (raw.map { $0.checksums == row.checksums ? "ok" : "MISMATCH" } ?? "-"))
             }
         }
         lines.append("")
-        lines.append("peak resident memory of the whole run (this process, not the server): "
-                     + String(format: "%.1f", Double(peakResidentKiB) / 1024) + " MiB")
+        lines.append(
+            "peak resident memory of the whole run (this process, not the server): "
+                + String(format: "%.1f", Double(peakResidentKiB) / 1024) + " MiB")
         lines += targets()
         return lines.joined(separator: "\n")
     }
@@ -127,17 +141,22 @@ struct PostgresReport: Codable {
             guard !rows.isEmpty else { continue }
             // Met only when both statistics are within the goal.
             let over = rows.filter { max($0.ratioToRawLibpq, $0.ratioOfFastest) > 1.3 }.map(label)
-            let worst = rows.max { max($0.ratioToRawLibpq, $0.ratioOfFastest) < max($1.ratioToRawLibpq, $1.ratioOfFastest) }
+            let worst = rows.max {
+                max($0.ratioToRawLibpq, $0.ratioOfFastest) < max($1.ratioToRawLibpq, $1.ratioOfFastest)
+            }
             lines.append(
                 "  " + pad("\(implementation.rawValue), W1–W7 ≤ ×1.3:", 44)
-                    + (over.isEmpty ? "met (highest \(worst.map(label) ?? "-"))" : "NOT met: " + over.joined(separator: ", ")))
+                    + (over.isEmpty
+                        ? "met (highest \(worst.map(label) ?? "-"))" : "NOT met: " + over.joined(separator: ", ")))
             let runs = concurrent.filter { $0.implementation == implementation }.sorted { $0.readers < $1.readers }
             let raws = concurrent.filter { $0.implementation == .raw }
             if let first = runs.first, let last = runs.last, runs.count > 1 {
                 let errors = runs.reduce(0) { $0 + $1.errors }
                 let growth = last.readsPerSecond / first.readsPerSecond
                 let ratios = runs.compactMap { row in
-                    raws.first { $0.readers == row.readers }.map { String(format: "×%.2f", $0.readsPerSecond / row.readsPerSecond) }
+                    raws.first { $0.readers == row.readers }.map {
+                        String(format: "×%.2f", $0.readsPerSecond / row.readsPerSecond)
+                    }
                 }
                 lines.append(
                     "  " + pad("\(implementation.rawValue), W8:", 44)
@@ -148,13 +167,15 @@ struct PostgresReport: Codable {
         }
         let w1 = workloads.filter { $0.workload == "W1" }
         if let pipelined = w1.first(where: { $0.implementation == .pipelined }) {
-            var text = "raw libpq pipelined ×\(String(format: "%.2f", pipelined.ratioToRawLibpq))/"
+            var text =
+                "raw libpq pipelined ×\(String(format: "%.2f", pipelined.ratioToRawLibpq))/"
                 + "\(String(format: "%.2f", pipelined.ratioOfFastest)) of raw libpq"
             for row in w1 where row.implementation == .explicit || row.implementation == .codable {
                 let ratios = pairedRatios(row.seconds, over: pipelined.seconds)
                 let fastest = (row.seconds.min() ?? 0) / (pipelined.seconds.min() ?? 1)
                 if !ratios.isEmpty {
-                    text += "; \(row.implementation.rawValue) ×\(String(format: "%.2f", median(ratios)))/"
+                    text +=
+                        "; \(row.implementation.rawValue) ×\(String(format: "%.2f", median(ratios)))/"
                         + "\(String(format: "%.2f", fastest)) of it"
                 }
             }
@@ -166,10 +187,14 @@ struct PostgresReport: Codable {
 
     /// W1–W7 (W8 is in the JSON), titles quoted.
     func csv() -> String {
-        var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_libpq,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians,ratio_of_fastest,median_client_cpu_seconds"]
+        var lines = [
+            "workload,title,implementation,median_seconds,ratio_to_raw_libpq,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians,ratio_of_fastest,median_client_cpu_seconds"
+        ]
         for row in workloads {
             let range = row.runRatioRange.map { "\($0.lowerBound),\($0.upperBound)" } ?? ","
-            lines.append("\(row.workload),\"\(row.title)\",\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawLibpq),\(row.checksumsAgree.map(String.init) ?? ""),\(range),\(row.ratioOfMedians),\(row.ratioOfFastest),\(row.medianCPUSeconds)")
+            lines.append(
+                "\(row.workload),\"\(row.title)\",\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawLibpq),\(row.checksumsAgree.map(String.init) ?? ""),\(range),\(row.ratioOfMedians),\(row.ratioOfFastest),\(row.medianCPUSeconds)"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

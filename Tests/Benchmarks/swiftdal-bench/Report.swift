@@ -33,10 +33,13 @@ struct BenchReport: Codable {
         let runRatioRange: ClosedRange<Double>?
     }
 
-    init(options: BenchOptions, measurements: [Measurement], concurrent: [ConcurrentMeasurement],
-         memory: [MemoryMeasurement], sqliteVersion: String) {
+    init(
+        options: BenchOptions, measurements: [Measurement], concurrent: [ConcurrentMeasurement],
+        memory: [MemoryMeasurement], sqliteVersion: String
+    ) {
         date = ISO8601DateFormatter().string(from: Date())
-        machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        machine =
+            "\(ProcessInfo.processInfo.activeProcessorCount) cores, "
             + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB"
         self.sqliteVersion = sqliteVersion
         rows = options.rows
@@ -51,7 +54,8 @@ struct BenchReport: Codable {
                 medianSeconds: measurement.median,
                 ratioToRawC: ratios.isEmpty ? 1 : median(ratios),
                 ratioOfMedians: measurement.median / (raw?.median ?? measurement.median),
-                checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false, seconds: measurement.seconds,
+                checksumsAgree: raw.map { $0.checksums == measurement.checksums } ?? false,
+                seconds: measurement.seconds,
                 runRatioRange: ratios.min().flatMap { low in ratios.max().map { low...$0 } })
         }
         self.concurrent = concurrent
@@ -63,42 +67,55 @@ struct BenchReport: Codable {
         var lines = [
             "rows \(rows), median of \(runs) runs after \(warmupRuns) warm-up, SQLite \(sqliteVersion), \(machine)",
             "× raw C: the median of each run's time ÷ raw C's time in the same round",
-            "pragmas on every connection, both sides: " + (pragmas.isEmpty ? "none beyond the benchmark's" : pragmas.joined(separator: ", ")),
-            "",
+            "pragmas on every connection, both sides: "
+                + (pragmas.isEmpty ? "none beyond the benchmark's" : pragmas.joined(separator: ", ")),
+            ""
         ]
-        lines.append(pad("workload", 22) + pad("implementation", 20) + pad("median s", 11, right: true)
-                     + pad("× raw C", 9, right: true) + pad("runs: lowest–highest", 22, right: true)
-                     + pad("median ÷ median", 17, right: true) + "  checksum")
+        lines.append(
+            pad("workload", 22) + pad("implementation", 20) + pad("median s", 11, right: true)
+                + pad("× raw C", 9, right: true) + pad("runs: lowest–highest", 22, right: true)
+                + pad("median ÷ median", 17, right: true) + "  checksum")
         for row in workloads {
-            lines.append(pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 20)
-                         + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
-                         + pad(String(format: "%.2f", row.ratioToRawC), 9, right: true)
-                         + pad(row.runRatioRange.map { String(format: "%.2f–%.2f", $0.lowerBound, $0.upperBound) } ?? "", 22, right: true)
-                         + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
-                         + "  " + (row.checksumsAgree ? "ok" : "MISMATCH"))
+            lines.append(
+                pad("\(row.workload) \(row.title)", 22) + pad(row.implementation.rawValue, 20)
+                    + pad(String(format: "%.4f", row.medianSeconds), 11, right: true)
+                    + pad(String(format: "%.2f", row.ratioToRawC), 9, right: true)
+                    + pad(
+                        row.runRatioRange.map { String(format: "%.2f–%.2f", $0.lowerBound, $0.upperBound) } ?? "", 22,
+                        right: true)
+                    + pad(String(format: "%.2f", row.ratioOfMedians), 17, right: true)
+                    + "  " + (row.checksumsAgree ? "ok" : "MISMATCH"))
         }
         if !concurrent.isEmpty {
-            lines += ["", pad("W8 concurrent", 22) + pad("implementation", 20) + pad("readers", 8, right: true)
-                      + pad("reads/s", 11, right: true) + pad("writes/s", 11, right: true) + pad("BUSY", 6, right: true)
-                      + pad("errors", 8, right: true)]
+            lines += [
+                "",
+                pad("W8 concurrent", 22) + pad("implementation", 20) + pad("readers", 8, right: true)
+                    + pad("reads/s", 11, right: true) + pad("writes/s", 11, right: true) + pad("BUSY", 6, right: true)
+                    + pad("errors", 8, right: true)
+            ]
             for row in concurrent {
-                lines.append(pad("", 22) + pad(row.implementation.rawValue, 20) + pad("\(row.readers)", 8, right: true)
-                             + pad(String(format: "%.0f", row.readsPerSecond), 11, right: true)
-                             + pad(String(format: "%.0f", row.writesPerSecond), 11, right: true)
-                             + pad("\(row.busyErrors)", 6, right: true) + pad("\(row.otherErrors)", 8, right: true))
+                lines.append(
+                    pad("", 22) + pad(row.implementation.rawValue, 20) + pad("\(row.readers)", 8, right: true)
+                        + pad(String(format: "%.0f", row.readsPerSecond), 11, right: true)
+                        + pad(String(format: "%.0f", row.writesPerSecond), 11, right: true)
+                        + pad("\(row.busyErrors)", 6, right: true) + pad("\(row.otherErrors)", 8, right: true))
             }
         }
         if !memory.isEmpty {
             lines += ["", "peak resident memory (child process per probe)"]
             for probe in memory {
-                let what = probe.probe == "stream"
+                let what =
+                    probe.probe == "stream"
                     ? "stream \(probe.rows) rows (BaseDAL.forEach)"
                     : probe.probe == "idle" ? "idle process" : "W2 fetch-all \(probe.implementation?.rawValue ?? "")"
-                lines.append("  " + pad(what, 44) + pad(String(format: "%.1f MiB", Double(probe.peakKiB) / 1024), 12, right: true))
+                lines.append(
+                    "  " + pad(what, 44)
+                        + pad(String(format: "%.1f MiB", Double(probe.peakKiB) / 1024), 12, right: true))
             }
         }
         lines.append("")
-        lines.append("peak resident memory of the whole run: \(String(format: "%.1f", Double(peakResidentKiB) / 1024)) MiB")
+        lines.append(
+            "peak resident memory of the whole run: \(String(format: "%.1f", Double(peakResidentKiB) / 1024)) MiB")
         lines += targets()
         return lines.joined(separator: "\n")
     }
@@ -114,7 +131,8 @@ struct BenchReport: Codable {
             let worst = rows.max { $0.ratioToRawC < $1.ratioToRawC }
             lines.append(
                 "  " + pad("\(implementation.rawValue), W1–W7 ≤ ×1.5:", 44)
-                    + (over.isEmpty ? "met (highest \(worst.map(label) ?? "-"))" : "NOT met: " + over.joined(separator: ", ")))
+                    + (over.isEmpty
+                        ? "met (highest \(worst.map(label) ?? "-"))" : "NOT met: " + over.joined(separator: ", ")))
             let runs = concurrent.filter { $0.implementation == implementation }.sorted { $0.readers < $1.readers }
             if let first = runs.first, let last = runs.last, runs.count > 1 {
                 let busy = runs.reduce(0) { $0 + $1.busyErrors }
@@ -142,10 +160,14 @@ struct BenchReport: Codable {
     }
 
     func csv() -> String {
-        var lines = ["workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians"]
+        var lines = [
+            "workload,title,implementation,median_seconds,ratio_to_raw_c,checksums_agree,run_ratio_min,run_ratio_max,ratio_of_medians"
+        ]
         for row in workloads {
             let range = row.runRatioRange.map { "\($0.lowerBound),\($0.upperBound)" } ?? ","
-            lines.append("\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree),\(range),\(row.ratioOfMedians)")
+            lines.append(
+                "\(row.workload),\(row.title),\(row.implementation.rawValue),\(row.medianSeconds),\(row.ratioToRawC),\(row.checksumsAgree),\(range),\(row.ratioOfMedians)"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -153,7 +175,11 @@ struct BenchReport: Codable {
     /// A horizontal bar chart of the ratios to raw C, one group per workload.
     func svg() -> String {
         let swiftRows = workloads.filter { $0.implementation != .raw }
-        let barHeight = 14.0, gap = 6.0, groupGap = 12.0, left = 150.0, width = 460.0
+        let barHeight = 14.0
+        let gap = 6.0
+        let groupGap = 12.0
+        let left = 150.0
+        let width = 460.0
         let maxRatio = max(2.0, (swiftRows.map(\.ratioToRawC).max() ?? 1) * 1.1)
         let groups = Dictionary(grouping: swiftRows, by: \.workload)
         let order = workloads.map(\.workload).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
@@ -171,18 +197,23 @@ struct BenchReport: Codable {
             svg += "<text x=\"10\" y=\"\(y + barHeight + 4)\">\(workload) \(rows.first?.title ?? "")</text>\n"
             for row in rows.sorted(by: { $0.implementation.rawValue > $1.implementation.rawValue }) {
                 let color = row.implementation == .explicit ? "#2b6cb0" : "#dd6b20"
-                svg += "<rect x=\"\(left)\" y=\"\(y)\" width=\"\(x(row.ratioToRawC) - left)\" height=\"\(barHeight)\" fill=\"\(color)\"/>\n"
-                svg += "<text x=\"\(x(row.ratioToRawC) + 4)\" y=\"\(y + barHeight - 3)\">×\(String(format: "%.2f", row.ratioToRawC))</text>\n"
+                svg +=
+                    "<rect x=\"\(left)\" y=\"\(y)\" width=\"\(x(row.ratioToRawC) - left)\" height=\"\(barHeight)\" fill=\"\(color)\"/>\n"
+                svg +=
+                    "<text x=\"\(x(row.ratioToRawC) + 4)\" y=\"\(y + barHeight - 3)\">×\(String(format: "%.2f", row.ratioToRawC))</text>\n"
                 y += barHeight + gap
             }
             y += groupGap
         }
         for (ratio, label) in [(1.0, "raw C"), (1.5, "×1.5 target")] {
-            svg += "<line x1=\"\(x(ratio))\" y1=\"30\" x2=\"\(x(ratio))\" y2=\"\(y)\" stroke=\"#444\" stroke-dasharray=\"4 3\"/>\n"
+            svg +=
+                "<line x1=\"\(x(ratio))\" y1=\"30\" x2=\"\(x(ratio))\" y2=\"\(y)\" stroke=\"#444\" stroke-dasharray=\"4 3\"/>\n"
             svg += "<text x=\"\(x(ratio) - 20)\" y=\"\(y + 14)\">\(label)</text>\n"
         }
-        svg += "<rect x=\"\(left + width - 150)\" y=\"32\" width=\"10\" height=\"10\" fill=\"#2b6cb0\"/><text x=\"\(left + width - 136)\" y=\"41\">explicit mapping</text>\n"
-        svg += "<rect x=\"\(left + width - 150)\" y=\"48\" width=\"10\" height=\"10\" fill=\"#dd6b20\"/><text x=\"\(left + width - 136)\" y=\"57\">Codable mapping</text>\n"
+        svg +=
+            "<rect x=\"\(left + width - 150)\" y=\"32\" width=\"10\" height=\"10\" fill=\"#2b6cb0\"/><text x=\"\(left + width - 136)\" y=\"41\">explicit mapping</text>\n"
+        svg +=
+            "<rect x=\"\(left + width - 150)\" y=\"48\" width=\"10\" height=\"10\" fill=\"#dd6b20\"/><text x=\"\(left + width - 136)\" y=\"57\">Codable mapping</text>\n"
         return svg + "</svg>\n"
     }
 }

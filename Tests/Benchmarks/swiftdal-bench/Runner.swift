@@ -25,9 +25,11 @@ func rawCall(_ name: String, _ body: (inout Int64) -> Int32) throws -> Int64 {
     return checksum
 }
 
-func swiftCall(_ implementation: Implementation, _ path: String, _ rows: Int64,
-               explicit: (SwiftWorkloads<ExplicitUser>) throws -> Int64,
-               codable: (SwiftWorkloads<CodableUser>) throws -> Int64) throws -> Int64 {
+func swiftCall(
+    _ implementation: Implementation, _ path: String, _ rows: Int64,
+    explicit: (SwiftWorkloads<ExplicitUser>) throws -> Int64,
+    codable: (SwiftWorkloads<CodableUser>) throws -> Int64
+) throws -> Int64 {
     switch implementation {
     case .explicit: try explicit(SwiftWorkloads<ExplicitUser>(path: path, rows: rows))
     case .codable: try codable(SwiftWorkloads<CodableUser>(path: path, rows: rows))
@@ -36,32 +38,46 @@ func swiftCall(_ implementation: Implementation, _ path: String, _ rows: Int64,
 }
 
 let workloads: [Workload] = [
-    Workload(id: "W1", title: "insert", populated: false,
-             raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() }) }),
-    Workload(id: "W2", title: "fetch-all", populated: true,
-             raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() }) }),
-    Workload(id: "W3", title: "lookup", populated: true,
-             raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: true) },
-                                    codable: { try $0.w3Lookup(inTransaction: true) }) }),
-    Workload(id: "W3A", title: "lookup, per call", populated: true,
-             raw: { path, n in try rawCall("W3a") { rawbench_w3_lookup(path, n, 0, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: false) },
-                                    codable: { try $0.w3Lookup(inTransaction: false) }) }),
-    Workload(id: "W4", title: "filter", populated: true,
-             raw: { path, _ in try rawCall("W4") { rawbench_w4_filter(path, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() }) }),
-    Workload(id: "W5", title: "update", populated: true,
-             raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() }) }),
-    Workload(id: "W6", title: "exists", populated: true,
-             raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() }) }),
-    Workload(id: "W7", title: "count", populated: true,
-             raw: { path, _ in try rawCall("W7") { rawbench_w7_count(path, &$0) } },
-             swift: { try swiftCall($0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() }) }),
+    Workload(
+        id: "W1", title: "insert", populated: false,
+        raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() }) }),
+    Workload(
+        id: "W2", title: "fetch-all", populated: true,
+        raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() }) }),
+    Workload(
+        id: "W3", title: "lookup", populated: true,
+        raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0) } },
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: true) },
+                codable: { try $0.w3Lookup(inTransaction: true) })
+        }),
+    Workload(
+        id: "W3A", title: "lookup, per call", populated: true,
+        raw: { path, n in try rawCall("W3a") { rawbench_w3_lookup(path, n, 0, &$0) } },
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: false) },
+                codable: { try $0.w3Lookup(inTransaction: false) })
+        }),
+    Workload(
+        id: "W4", title: "filter", populated: true,
+        raw: { path, _ in try rawCall("W4") { rawbench_w4_filter(path, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() }) }),
+    Workload(
+        id: "W5", title: "update", populated: true,
+        raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() }) }),
+    Workload(
+        id: "W6", title: "exists", populated: true,
+        raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() }) }),
+    Workload(
+        id: "W7", title: "count", populated: true,
+        raw: { path, _ in try rawCall("W7") { rawbench_w7_count(path, &$0) } },
+        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() }) })
 ]
 
 /// Results of one workload and implementation over every run.
@@ -114,7 +130,8 @@ func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
     var results: [String: Measurement] = [:]
     for round in 0..<(options.warmup + options.runs) {
         let recorded = round >= options.warmup
-        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
+        let label =
+            recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
         for workload in selected {
             for implementation in rotated(options.implementations, by: round) {
                 let path = options.workDirectory + "/\(workload.id)-\(implementation).sqlite"
@@ -125,11 +142,14 @@ func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
                         : try workload.swift(implementation, path, options.rows)
                 }
                 removeDatabase(path)
-                FileHandle.standardError.write(Data(
-                    "\(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s\n"
+                            .utf8))
                 guard recorded else { continue }
                 let key = workload.id + implementation.rawValue
-                var measurement = results[key]
+                var measurement =
+                    results[key]
                     ?? Measurement(workload: workload.id, title: workload.title, implementation: implementation)
                 measurement.seconds.append(seconds)
                 measurement.checksums.append(checksum)
@@ -166,7 +186,8 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
     var errors = [Implementation: (busy: Int64, other: Int64)]()
     for round in 0..<(options.warmup + options.runs) {
         let recorded = round >= options.warmup
-        let label = recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
+        let label =
+            recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
         for implementation in rotated(options.implementations, by: round) {
             let path = options.workDirectory + "/W8-\(implementation).sqlite"
             try prepareDatabase(path, rows: options.rows, populated: true)
@@ -174,8 +195,10 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
             let result: ConcurrentResult
             switch implementation {
             case .raw:
-                var busy: Int64 = 0, checksum: Int64 = 0
-                var readSeconds = 0.0, writeSeconds = 0.0
+                var busy: Int64 = 0
+                var checksum: Int64 = 0
+                var readSeconds = 0.0
+                var writeSeconds = 0.0
                 let code = rawbench_w8_concurrent(
                     path, options.rows, Int32(readers), lookups, writes, batch, &busy, &readSeconds, &writeSeconds,
                     &checksum)
@@ -191,8 +214,10 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
             }
             errors[implementation, default: (0, 0)].busy += result.busyErrors
             errors[implementation, default: (0, 0)].other += result.otherErrors
-            FileHandle.standardError.write(Data(
-                "\(label) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "\(label) W8 \(readers) reader(s) \(implementation.rawValue): \(String(format: "%.4f", result.readSeconds)) s\n"
+                        .utf8))
             if recorded { runs[implementation, default: []].append(result) }
         }
     }

@@ -184,6 +184,8 @@ struct SwiftWorkloads<User: BenchUser> {
     func stream() throws -> Int64 {
         let (pool, users) = try open()
         var checksum: Int64 = 0
+        // swift-format-ignore: ReplaceForEachWithForLoop
+        // (BaseDAL.forEach streams the table; it is not Sequence.forEach.)
         try users.forEach { checksum += $0.checksum }
         try pool.close()
         return checksum

@@ -6,7 +6,9 @@ import SwiftDAL
 /// writes; once with SQLite's default (no journal size limit) and once with SwiftDAL's.
 /// Prints one line per configuration, in MiB.
 func runWALGrowth(writes: Int, directory: String) throws {
-    for (label, limit) in [("journal_size_limit unset (SQLite default)", nil), ("SwiftDAL default", Configuration().journalSizeLimit)] {
+    for (label, limit) in [
+        ("journal_size_limit unset (SQLite default)", nil), ("SwiftDAL default", Configuration().journalSizeLimit)
+    ] {
         let path = directory + "/wal-growth-\(UUID().uuidString).sqlite"
         var configuration = Configuration()
         configuration.journalSizeLimit = limit
@@ -29,7 +31,9 @@ func runWALGrowth(writes: Int, directory: String) throws {
         reader.start()
         holding.wait()
         for index in 0..<writes {
-            try pool.write { db in try db.execute("INSERT INTO t(name, note) VALUES (\("user\(index)"), \("note \(index)"))") }
+            try pool.write { db in
+                try db.execute("INSERT INTO t(name, note) VALUES (\("user\(index)"), \("note \(index)"))")
+            }
         }
         let duringRead = walMiB()
         release.signal()
@@ -44,8 +48,10 @@ func runWALGrowth(writes: Int, directory: String) throws {
         let database = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
         try pool.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        print(String(
-            format: "%@: database %.1f MiB; WAL %.1f MiB after %d writes under one read, %.1f after the reader ended, %.1f after 2,000 more writes, %.1f after checkpoint(.truncate)",
-            label, database, duringRead, writes, afterReader, afterMoreWrites, afterTruncate))
+        print(
+            String(
+                format:
+                    "%@: database %.1f MiB; WAL %.1f MiB after %d writes under one read, %.1f after the reader ended, %.1f after 2,000 more writes, %.1f after checkpoint(.truncate)",
+                label, database, duringRead, writes, afterReader, afterMoreWrites, afterTruncate))
     }
 }

@@ -24,7 +24,9 @@ do {
         exit(0)
     }
     extraPragmas.withLock { $0 = options.pragmas }
-    guard rawbench_set_pragmas(try options.pragmaSQL) == 0 else { throw BenchError("out of memory setting the pragmas") }
+    guard rawbench_set_pragmas(try options.pragmaSQL) == 0 else {
+        throw BenchError("out of memory setting the pragmas")
+    }
     if options.probe != nil {
         try runProbe(options)
         exit(0)
@@ -34,7 +36,8 @@ do {
         try runWALGrowth(writes: writes, directory: options.workDirectory)
         exit(0)
     }
-    let sqliteVersion = try DatabaseQueue.inMemory().read { try $0.fetchScalar(String.self, "SELECT sqlite_version()") } ?? "?"
+    let sqliteVersion =
+        try DatabaseQueue.inMemory().read { try $0.fetchScalar(String.self, "SELECT sqlite_version()") } ?? "?"
     let measurements = try runWorkloads(options)
     var concurrent = [ConcurrentMeasurement]()
     if options.workloads?.contains("W8") ?? true {
@@ -44,8 +47,9 @@ do {
         }
     }
     let memory = options.memory ? try runMemoryProbes(options) : []
-    let report = BenchReport(options: options, measurements: measurements, concurrent: concurrent, memory: memory,
-                             sqliteVersion: sqliteVersion)
+    let report = BenchReport(
+        options: options, measurements: measurements, concurrent: concurrent, memory: memory,
+        sqliteVersion: sqliteVersion)
     print(report.table())
     try writeReport(report.table(), to: options.reportPath)
     if let path = options.jsonPath {

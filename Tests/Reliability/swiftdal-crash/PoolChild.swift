@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SwiftDAL
+import Synchronization
 
 /// What the writer and the readers of the pool child share.
 final class PoolProgress: Sendable {

@@ -42,12 +42,13 @@ do {
         try runReadOnlyProbe(path: path)
     case "driver":
         let trials = value(after: "--trials", in: arguments).flatMap(Int.init) ?? 60
-        let modes = try value(after: "--modes", in: arguments).map { list in
-            try list.split(separator: ",").map { name in
-                guard let mode = CrashMode(rawValue: String(name)) else { throw DALError(.invalidValue, usage) }
-                return mode
-            }
-        } ?? (arguments.contains("--pool") ? CrashMode.poolModes : CrashMode.queueModes)
+        let modes =
+            try value(after: "--modes", in: arguments).map { list in
+                try list.split(separator: ",").map { name in
+                    guard let mode = CrashMode(rawValue: String(name)) else { throw DALError(.invalidValue, usage) }
+                    return mode
+                }
+            } ?? (arguments.contains("--pool") ? CrashMode.poolModes : CrashMode.queueModes)
         let negative = arguments.contains("--negative-control")
         // A directory given with --work-dir keeps the trials' files; the default one is removed.
         let given = value(after: "--work-dir", in: arguments)

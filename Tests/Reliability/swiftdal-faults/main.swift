@@ -62,7 +62,8 @@ func check(_ queue: DatabaseQueue, acknowledged: [Int64], label: String) throws 
     }
     let present = Dictionary(uniqueKeysWithValues: counts)
     for txn in acknowledged where present[txn] != rowsPerTransaction {
-        problems.append("\(label): acknowledged transaction \(txn) has \(present[txn] ?? 0) of \(rowsPerTransaction) rows")
+        problems.append(
+            "\(label): acknowledged transaction \(txn) has \(present[txn] ?? 0) of \(rowsPerTransaction) rows")
     }
     for (txn, count) in present where count != rowsPerTransaction {
         problems.append("\(label): transaction \(txn) is partial (\(count) rows)")
@@ -70,10 +71,14 @@ func check(_ queue: DatabaseQueue, acknowledged: [Int64], label: String) throws 
     return problems
 }
 
-func runPoint(_ kind: Kind, n: Int64, journal: Configuration.JournalMode, negative: Bool, directory: String) throws -> PointResult {
+func runPoint(_ kind: Kind, n: Int64, journal: Configuration.JournalMode, negative: Bool, directory: String) throws
+    -> PointResult
+{
     var result = PointResult()
     let path = "\(directory)/\(kind.rawValue)-\(journal.rawValue)-\(n).sqlite"
-    defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    defer {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
     var configuration = Configuration()
     configuration.journalMode = journal
     configuration.synchronous = .full
@@ -87,9 +92,12 @@ func runPoint(_ kind: Kind, n: Int64, journal: Configuration.JournalMode, negati
         do {
             try queue.write { _ in
                 for k in 0..<rowsPerTransaction {
-                    _ = try rows.insert2(FaultRow(txn: txn, k: k, payload: String(repeating: "x", count: Int(100 + txn * 37 + k))))
+                    _ = try rows.insert2(
+                        FaultRow(txn: txn, k: k, payload: String(repeating: "x", count: Int(100 + txn * 37 + k))))
                 }
-                if txn > 1 { _ = try rows.updateFields(["payload": "updated by \(txn)"], key: (txn - 1) * rowsPerTransaction) }
+                if txn > 1 {
+                    _ = try rows.updateFields(["payload": "updated by \(txn)"], key: (txn - 1) * rowsPerTransaction)
+                }
             }
             acknowledged.append(txn)
         } catch let error as SQLiteError {
@@ -132,7 +140,9 @@ func runPoint(_ kind: Kind, n: Int64, journal: Configuration.JournalMode, negati
     return result
 }
 
-func sweep(_ kind: Kind, journal: Configuration.JournalMode, negative: Bool, limit: Int64, directory: String) throws -> Bool {
+func sweep(_ kind: Kind, journal: Configuration.JournalMode, negative: Bool, limit: Int64, directory: String) throws
+    -> Bool
+{
     var points = 0
     var failures = 0
     var codes = [String: Int]()
@@ -151,7 +161,9 @@ func sweep(_ kind: Kind, journal: Configuration.JournalMode, negative: Bool, lim
     }
     let complete = n <= limit
     let summary = codes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
-    print("\(kind.rawValue) \(journal.rawValue.lowercased().padding(toLength: 6, withPad: " ", startingAt: 0)) injection points \(points)\(complete ? "" : " (limit reached)"), failing checks \(failures); errors: \(summary)")
+    print(
+        "\(kind.rawValue) \(journal.rawValue.lowercased().padding(toLength: 6, withPad: " ", startingAt: 0)) injection points \(points)\(complete ? "" : " (limit reached)"), failing checks \(failures); errors: \(summary)"
+    )
     if let firstProblem { print("  first problem: \(firstProblem)") }
     return negative ? failures > 0 : (failures == 0 && complete)
 }
@@ -176,8 +188,12 @@ do {
     for journal in [Configuration.JournalMode.wal, .delete] {
         ok = try sweep(kind, journal: journal, negative: negative, limit: limit, directory: directory) && ok
     }
-    print(ok ? (negative ? "ok: the negative control was caught" : "ok: every injection point surfaced a typed error and lost nothing acknowledged")
-             : "FAILED")
+    print(
+        ok
+            ? (negative
+                ? "ok: the negative control was caught"
+                : "ok: every injection point surfaced a typed error and lost nothing acknowledged")
+            : "FAILED")
     exit(ok ? 0 : 1)
 } catch {
     FileHandle.standardError.write(Data("swiftdal-faults: \(error)\n".utf8))

@@ -30,7 +30,9 @@ func containsScalars(_ value: String, _ text: String) -> Bool {
     let haystack = folded(value)
     let needle = folded(text)
     guard needle.count <= haystack.count else { return false }
-    return (0...(haystack.count - needle.count)).contains { start in haystack[start..<(start + needle.count)].elementsEqual(needle) }
+    return (0...(haystack.count - needle.count)).contains { start in
+        haystack[start..<(start + needle.count)].elementsEqual(needle)
+    }
 }
 
 func makeUsers() throws -> (DatabaseQueue, FuzzUserDAL) {
@@ -57,18 +59,20 @@ func fuzzCondition(_ data: Data) throws {
         for user in try users.find(condition: "name LIKE \(containing: text)") where !text.isEmpty {
             if !containsScalars(user.name, text) { violation("LIKE matched \(user.name) for \(text.debugDescription)") }
         }
-    } catch where isTyped(error) {}
+    } catch  where isTyped(error) {}
     let columns = ["id", "name", "age", "bio"]
     for order in [OrderBy(text), OrderBy(parsing: text)] {
         do {
             _ = try users.getAll(orderBy: order)
-            if !order.terms.allSatisfy({ columns.contains($0.column.lowercased()) }) { violation("order by an unknown column was accepted") }
-        } catch where isTyped(error) {}
+            if !order.terms.allSatisfy({ columns.contains($0.column.lowercased()) }) {
+                violation("order by an unknown column was accepted")
+            }
+        } catch  where isTyped(error) {}
     }
     do {
         _ = try users.isExist(fieldName: text, value: 1)
         if !columns.contains(text.lowercased()) { violation("field \(text.debugDescription) was accepted") }
-    } catch where isTyped(error) {}
+    } catch  where isTyped(error) {}
     if try users.getRecordCount() != 3 { violation("rows changed") }
     try queue.close()
 }
@@ -95,10 +99,25 @@ func fuzzValues(_ data: Data) throws {
             violation("\(T.self) is not stable once stored: \(value) → \(stored)")
         }
     }
-    roundTrip(Int8.self); roundTrip(Int16.self); roundTrip(Int32.self); roundTrip(Int64.self); roundTrip(Int.self)
-    roundTrip(UInt8.self); roundTrip(UInt16.self); roundTrip(UInt32.self); roundTrip(UInt64.self); roundTrip(UInt.self)
-    roundTrip(Double.self); roundTrip(Float.self); roundTrip(Bool.self); roundTrip(String.self); roundTrip(Data.self)
-    roundTrip(Date.self); roundTrip(UUID.self); roundTrip(Decimal.self); roundTrip(String?.self)
+    roundTrip(Int8.self)
+    roundTrip(Int16.self)
+    roundTrip(Int32.self)
+    roundTrip(Int64.self)
+    roundTrip(Int.self)
+    roundTrip(UInt8.self)
+    roundTrip(UInt16.self)
+    roundTrip(UInt32.self)
+    roundTrip(UInt64.self)
+    roundTrip(UInt.self)
+    roundTrip(Double.self)
+    roundTrip(Float.self)
+    roundTrip(Bool.self)
+    roundTrip(String.self)
+    roundTrip(Data.self)
+    roundTrip(Date.self)
+    roundTrip(UUID.self)
+    roundTrip(Decimal.self)
+    roundTrip(String?.self)
     let db = try Database.inMemory()
     if case .real(let double) = value, double.isNaN { return }  // SQLite stores NaN as NULL: SwiftDAL refuses it
     let back = try db.fetchOne("SELECT \(value)")?.values.first
@@ -115,7 +134,9 @@ func fuzzValues(_ data: Data) throws {
         } catch let error as DALError {
             general = Array(repeating: "error \(error.code)", count: viewed.count)
         }
-        if viewed != general { violation("fast and general reads differ on \(query.sql) with \(value): \(viewed) vs \(general)") }
+        if viewed != general {
+            violation("fast and general reads differ on \(query.sql) with \(value): \(viewed) vs \(general)")
+        }
     }
     try db.close()
 }
@@ -123,7 +144,7 @@ func fuzzValues(_ data: Data) throws {
 /// The outcome of reading a column as each type that has a typed fast path.
 private func typedReads(_ read: (any SQLiteValueConvertible.Type) throws -> any SQLiteValueConvertible) -> [String] {
     let types: [any SQLiteValueConvertible.Type] = [
-        String.self, String?.self, Int.self, Int?.self, Int64.self, Int64?.self, Double.self, Double?.self,
+        String.self, String?.self, Int.self, Int?.self, Int64.self, Int64?.self, Double.self, Double?.self
     ]
     return types.map { type in
         do {
@@ -142,7 +163,9 @@ func fuzzStatement(_ data: Data) throws {
     let sql = String(decoding: data, as: UTF8.self)
     let upper = sql.uppercased()
     // Keep the fuzzer off the file system: these could create or read files.
-    if upper.contains("ATTACH") || upper.contains("VACUUM") || upper.contains("LOAD_EXTENSION") || upper.contains("BACKUP") {
+    if upper.contains("ATTACH") || upper.contains("VACUUM") || upper.contains("LOAD_EXTENSION")
+        || upper.contains("BACKUP")
+    {
         return
     }
     var configuration = Configuration()
@@ -151,10 +174,10 @@ func fuzzStatement(_ data: Data) throws {
     try db.executeScript("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c BLOB); INSERT INTO t VALUES (1, 'x', x'00');")
     do {
         _ = try db.fetchAll(SQL(sql: sql))
-    } catch where isTyped(error) {}
+    } catch  where isTyped(error) {}
     do {
         try db.executeScript(sql)
-    } catch where isTyped(error) {}
+    } catch  where isTyped(error) {}
     do {
         try db.close()
     } catch {

@@ -5,41 +5,43 @@
 import Foundation
 
 #if FUZZING
-import CSwiftDALFuzzSupport
+    import CSwiftDALFuzzSupport
 
-nonisolated(unsafe) var selectedTarget: (Data) throws -> Void = fuzzCondition
+    nonisolated(unsafe) var selectedTarget: (Data) throws -> Void = fuzzCondition
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let data = bytes.map { Data(bytes: $0, count: count) } ?? Data()
-    do {
-        try selectedTarget(data)
-    } catch {
-        // Errors from setting up the fixture itself (not from fuzzed input) must be typed too.
-        if !isTyped(error) { violation("untyped error \(error)") }
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+        let data = bytes.map { Data(bytes: $0, count: count) } ?? Data()
+        do {
+            try selectedTarget(data)
+        } catch {
+            // Errors from setting up the fixture itself (not from fuzzed input) must be typed too.
+            if !isTyped(error) { violation("untyped error \(error)") }
+        }
+        return 0
     }
-    return 0
-}
 
-var arguments = CommandLine.arguments
-if let flag = arguments.firstIndex(where: { $0.hasPrefix("--target=") }) {
-    switch arguments[flag].dropFirst("--target=".count) {
-    case "condition": selectedTarget = fuzzCondition
-    case "values": selectedTarget = fuzzValues
-    case "statement": selectedTarget = fuzzStatement
-    default:
-        FileHandle.standardError.write(Data("unknown target; use condition, values or statement\n".utf8))
-        exit(2)
+    var arguments = CommandLine.arguments
+    if let flag = arguments.firstIndex(where: { $0.hasPrefix("--target=") }) {
+        switch arguments[flag].dropFirst("--target=".count) {
+        case "condition": selectedTarget = fuzzCondition
+        case "values": selectedTarget = fuzzValues
+        case "statement": selectedTarget = fuzzStatement
+        default:
+            FileHandle.standardError.write(Data("unknown target; use condition, values or statement\n".utf8))
+            exit(2)
+        }
+        arguments.remove(at: flag)
     }
-    arguments.remove(at: flag)
-}
-var argc = CInt(arguments.count)
-var cStrings = arguments.map { strdup($0) } + [nil]
-let status = cStrings.withUnsafeMutableBufferPointer { buffer -> CInt in
-    var argv = buffer.baseAddress
-    return LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzzOneInput(data, size) })
-}
-exit(status)
+    var argc = CInt(arguments.count)
+    var cStrings = arguments.map { strdup($0) } + [nil]
+    let status = cStrings.withUnsafeMutableBufferPointer { buffer -> CInt in
+        var argv = buffer.baseAddress
+        return LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzzOneInput(data, size) })
+    }
+    exit(status)
 #else
-print("swiftdal-fuzz does nothing in a normal build: build it with -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING")
+    print(
+        "swiftdal-fuzz does nothing in a normal build: build it with -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING"
+    )
 #endif
