@@ -12,6 +12,9 @@ struct BenchOptions {
     var jsonPath: String?
     /// Where to write the printed report too, headed by its date and command.
     var reportPath: String?
+    /// A Markdown file (the README) whose generated block of this engine's ratios to
+    /// rewrite with this run's.
+    var readmePath: String?
     var csvPath: String?
     var svgPath: String?
     var workloads: Set<String>?
@@ -56,6 +59,9 @@ struct BenchOptions {
           --no-memory        skip the memory probes (child processes)
           --report PATH      also write the printed report to PATH, headed by the run's
                              date and command (the committed results/latest*.txt)
+          --readme PATH      rewrite the ratio table between the markers
+                             <!-- swiftdal-bench ENGINE: begin/end --> in PATH (README.md)
+                             with this run's, its date and command beside it
           --json PATH        also write the results as JSON
           --csv PATH         also write the results as CSV
           --svg PATH         also write an SVG bar chart of the ratios
@@ -141,6 +147,7 @@ struct BenchOptions {
                 sqliteOnly.append(argument)
             case "--json": options.jsonPath = try value(argument)
             case "--report": options.reportPath = try value(argument)
+            case "--readme": options.readmePath = try value(argument)
             case "--csv": options.csvPath = try value(argument)
             case "--svg":
                 options.svgPath = try value(argument)

@@ -380,6 +380,7 @@ func runPostgresBench(_ options: BenchOptions) throws {
         libpqVersion: rawpg_library_version(), server: serverLabel, serverSettings: settings)
     print(report.table())
     try writeReport(report.table(), to: options.reportPath)
+    try updateReadme(options.readmePath, block: "postgres", with: report.markdownTable())
     if let path = options.jsonPath {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

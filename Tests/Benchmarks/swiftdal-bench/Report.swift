@@ -234,7 +234,65 @@ func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
 /// so that a committed report says where its figures come from without a hand edit.
 func writeReport(_ table: String, to path: String?) throws {
     guard let path else { return }
-    let command = (["swift run -c release swiftdal-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-    let header = "# Written by the run of \(ISO8601DateFormatter().string(from: Date())): \(command)\n\n"
+    let header = "# Written by the run of \(ISO8601DateFormatter().string(from: Date())): \(runCommand)\n\n"
     try (header + table + (table.hasSuffix("\n") ? "" : "\n")).write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// This run's command, as it would be typed.
+var runCommand: String {
+    (["swift run -c release swiftdal-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+}
+
+extension BenchReport {
+    /// The ratios to raw C as a Markdown table, one row per workload (the README's
+    /// generated block).
+    func markdownTable() -> String {
+        var lines = ["| workload | explicit mapping × raw C | Codable mapping × raw C |", "|---|---|---|"]
+        var seen = Set<String>()
+        for row in workloads where seen.insert(row.workload).inserted {
+            func ratio(_ implementation: Implementation) -> String {
+                workloads.first { $0.workload == row.workload && $0.implementation == implementation }
+                    .map { String(format: "%.2f", $0.ratioToRawC) } ?? "–"
+            }
+            lines.append("| \(row.workload) \(row.title) | \(ratio(.explicit)) | \(ratio(.codable)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension PostgresReport {
+    /// The ratios to raw libpq (median of the paired ratios / fastest ÷ fastest) as a
+    /// Markdown table (the README's generated block).
+    func markdownTable() -> String {
+        var lines = [
+            "| workload | explicit × raw libpq | Codable × raw libpq |", "|---|---|---|",
+        ]
+        var seen = Set<String>()
+        for row in workloads where row.implementation != .pipelined && seen.insert(row.workload).inserted {
+            func ratio(_ implementation: PostgresImplementation) -> String {
+                workloads.first { $0.workload == row.workload && $0.implementation == implementation }
+                    .map { String(format: "%.2f / %.2f", $0.ratioToRawLibpq, $0.ratioOfFastest) } ?? "–"
+            }
+            lines.append("| \(row.workload) \(row.title) | \(ratio(.explicit)) | \(ratio(.codable)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Replaces the lines between `<!-- swiftdal-bench BLOCK: begin -->` and
+/// `<!-- swiftdal-bench BLOCK: end -->` in the Markdown file at `path` (when given) with
+/// `table`, headed by this run's date and command: the README's figures are the run's own.
+func updateReadme(_ path: String?, block: String, with table: String) throws {
+    guard let path else { return }
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    let begin = "<!-- swiftdal-bench \(block): begin -->"
+    let end = "<!-- swiftdal-bench \(block): end -->"
+    guard let start = text.range(of: begin), let stop = text.range(of: end, range: start.upperBound..<text.endIndex)
+    else {
+        throw BenchError("\(path) has no block \(begin) … \(end) to write the \(block) figures into")
+    }
+    let date = ISO8601DateFormatter().string(from: Date())
+    let body = "\n_Written by the run of \(date): `\(runCommand)`._\n\n\(table)\n"
+    try (text[..<start.upperBound] + body + text[stop.lowerBound...]).write(
+        toFile: path, atomically: true, encoding: .utf8)
 }

@@ -52,6 +52,7 @@ do {
         sqliteVersion: sqliteVersion)
     print(report.table())
     try writeReport(report.table(), to: options.reportPath)
+    try updateReadme(options.readmePath, block: "sqlite", with: report.markdownTable())
     if let path = options.jsonPath {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
