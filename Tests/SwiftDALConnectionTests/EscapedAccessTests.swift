@@ -23,17 +23,17 @@ import Testing
         let directory = try TemporaryDirectory()
         let pool = try singleReaderPool(directory)
         let escaped = try pool.read { $0 }
-        let stop = LockedFlag()
-        let reads = LockedCounter()
+        let stop = Locked(false)
+        let reads = Locked(0)
         let reader = Thread {
-            while !stop.isSet {
+            while !stop.withLock({ $0 }) {
                 if (try? pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }) == 50 {
-                    reads.increment()
+                    reads.withLock { $0 += 1 }
                 }
             }
         }
         reader.start()
-        while reads.value < 5 { Thread.sleep(forTimeInterval: 0.001) }
+        while reads.withLock({ $0 }) < 5 { Thread.sleep(forTimeInterval: 0.001) }
         for _ in 0..<300 {
             #expect(dalError { _ = try escaped.fetchAll("SELECT * FROM users") }?.code == .accessEnded)
             #expect(dalError { _ = try escaped.execute(sql: "SELECT 1") }?.code == .accessEnded)
@@ -42,9 +42,9 @@ import Testing
             #expect(dalError { try escaped.clearStatementCache() }?.code == .accessEnded)
             #expect(!escaped.isInTransaction)
         }
-        stop.set()
+        stop.withLock { $0 = true }
         while !reader.isFinished { Thread.sleep(forTimeInterval: 0.001) }
-        #expect(reads.value >= 5)
+        #expect(reads.withLock { $0 } >= 5)
         // The pool is unharmed, and closing the pooled connection directly is refused.
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 50)
         #expect(dalError { try escaped.close() }?.code == .accessEnded)
@@ -86,9 +86,9 @@ import Testing
 
     @Test func aCursorThatOutlivesItsPoolThrowsInsteadOfCrashing() throws {
         let directory = try TemporaryDirectory()
-        let recorder = LockedCounter()
+        let recorder = Locked(0)
         var configuration = Configuration()
-        configuration.trace = { _ in recorder.increment() }  // a callback that must never run on freed memory
+        configuration.trace = { _ in recorder.withLock { $0 += 1 } }  // a callback that must never run on freed memory
         var pool: DatabasePool? = try DatabasePool(path: directory.file("gone.sqlite"), configuration: configuration)
         try pool?.write { try makeUsersTable($0) }
         try pool?.write { try $0.execute("INSERT INTO users(name) VALUES ('a'), ('b')") }
@@ -149,12 +149,4 @@ import Testing
         #expect(try cursor.next()?.decode(Int.self, at: 0) == 1)
         #expect(try cursor.next()?.decode(Int.self, at: 0) == 2)
     }
-}
-
-/// A flag set once, read from several threads.
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

@@ -42,7 +42,7 @@ import Testing
         // opening retries it until the busy timeout, so concurrent openers never fail.
         // (Without the retry, about 20 of these 1,200 opens failed.)
         let directory = try TemporaryDirectory()
-        let failures = LockedCounter()
+        let failures = Locked(0)
         for round in 0..<150 {
             let path = directory.file("race-\(round).sqlite")
             let group = DispatchGroup()
@@ -57,7 +57,7 @@ import Testing
                         let db = try Database(path: path, configuration: configuration)
                         try db.close()
                     } catch {
-                        failures.increment()
+                        failures.withLock { $0 += 1 }
                     }
                     group.leave()
                 }.start()
@@ -65,7 +65,7 @@ import Testing
             for _ in 0..<8 { start.signal() }
             group.wait()
         }
-        #expect(failures.value == 0)
+        #expect(failures.withLock { $0 } == 0)
     }
 
     @Test func aTemplateThatIsASymbolicLinkIsCopiedNeverLinkedOrWritten() throws {

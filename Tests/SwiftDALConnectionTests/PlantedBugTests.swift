@@ -202,13 +202,12 @@ import Testing
 }
 
 /// Problems seen on other threads, reported by the test's thread.
-final class ProblemLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var problems: [String] = []
+final class ProblemLog: Sendable {
+    private let problems = Locked<[String]>([])
 
-    func add(_ problem: String) { lock.withLock { problems.append(problem) } }
+    func add(_ problem: String) { problems.withLock { $0.append(problem) } }
     func expect(_ condition: Bool, _ problem: String) { if !condition { add(problem) } }
-    var all: [String] { lock.withLock { problems } }
+    var all: [String] { problems.withLock { $0 } }
 }
 
 @Suite struct CursorWriteTests {
