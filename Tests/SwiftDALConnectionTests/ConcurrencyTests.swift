@@ -81,7 +81,7 @@ import Testing
         #expect(failures.withLock { $0 } == 0)
         #expect(opened.withLock { $0 } == 4)
         try pool.close()
-        let closed = dalError { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        let closed = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
         #expect(closed?.code == .connectionClosed)
         #expect(opened.withLock { $0 } == 4)
     }
@@ -130,23 +130,27 @@ import Testing
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("reentrant.sqlite"))
         try pool.write { try makeUsersTable($0) }
-        let nestedWrite = dalError { try pool.write { _ in try pool.write { _ in } } }
+        let nestedWrite = #expect(throws: DALError.self) { try pool.write { _ in try pool.write { _ in } } }
         #expect(nestedWrite?.code == .reentrantAccess)
-        let nestedRead = dalError { try pool.read { _ in try pool.read { _ in } } }
+        let nestedRead = #expect(throws: DALError.self) { try pool.read { _ in try pool.read { _ in } } }
         #expect(nestedRead?.code == .reentrantAccess)
-        let writeInRead = dalError { try pool.read { _ in try pool.write { _ in } } }
+        let writeInRead = #expect(throws: DALError.self) { try pool.read { _ in try pool.write { _ in } } }
         #expect(writeInRead?.code == .reentrantAccess)
-        let joinedWriteInRead = dalError { try pool.read { _ in try pool.reentrantWrite { _ in } } }
+        let joinedWriteInRead = #expect(throws: DALError.self) {
+            try pool.read { _ in try pool.reentrantWrite { _ in } }
+        }
         #expect(joinedWriteInRead?.code == .writeInReadOnlyAccess)
-        let sqlWriteInRead = sqliteError {
+        let sqlWriteInRead = #expect(throws: SQLiteError.self) {
             try pool.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
         }
         #expect(sqlWriteInRead?.code.primary == .readOnly)
 
         let queue = try DatabaseQueue.inMemory()
         try queue.write { try makeUsersTable($0) }
-        #expect(dalError { try queue.write { _ in try queue.write { _ in } } }?.code == .reentrantAccess)
-        let queueWriteInRead = sqliteError {
+        #expect(
+            #expect(throws: DALError.self) { try queue.write { _ in try queue.write { _ in } } }?.code
+                == .reentrantAccess)
+        let queueWriteInRead = #expect(throws: SQLiteError.self) {
             try queue.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
         }
         #expect(queueWriteInRead?.code.primary == .readOnly)

@@ -68,7 +68,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         try waitUntil { try notes.findById(id) != nil }
         // A write inside a read throws, as on every engine.
         #expect(
-            dalError { _ = try cluster.read { _ in try notes.insert(Note(body: "no")) } }?.code
+            #expect(throws: DALError.self) { _ = try cluster.read { _ in try notes.insert(Note(body: "no")) } }?.code
                 == .writeInReadOnlyAccess)
     }
 

@@ -28,12 +28,7 @@ import Testing
         try makeTable(pool)
         try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a"), 1)") }
         func error(_ sql: SQL) -> PostgresError? {
-            do {
-                try pool.write { db in try db.execute(sql) }
-                return nil
-            } catch {
-                return error as? PostgresError
-            }
+            #expect(throws: PostgresError.self) { try pool.write { db in try db.execute(sql) } }
         }
         let unique = error("INSERT INTO item(code, qty) VALUES (\("a"), 2)")
         #expect(unique?.sqlState == "23505")
@@ -101,7 +96,7 @@ import Testing
         }
         holding.wait()
         holding.wait()
-        let waited = dalError { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        let waited = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
         #expect(waited?.code == .connectionUnavailable)
         release.signal()
         release.signal()
@@ -239,7 +234,7 @@ import Testing
         #expect(!recorded.withLock { $0 }.contains { $0.contains("DROP") })
         // Text with NUL cannot be stored by PostgreSQL: refused, never cut short.
         #expect(
-            dalError {
+            #expect(throws: DALError.self) {
                 _ = try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a\u{0}b"), 1)") }
             }?
             .code == .invalidValue)
@@ -268,7 +263,7 @@ import Testing
     @Test func anEscapedConnectionThrowsOnPostgresToo() throws {
         let pool = try makePostgresPool()
         let escaped = try pool.read { $0 }
-        #expect(dalError { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
         try pool.close()
     }
 
