@@ -1,5 +1,4 @@
 import Foundation
-public import SwiftDALConnection
 
 // Helpers shared by the test targets (not part of any product).
 
@@ -17,26 +16,6 @@ public final class TemporaryDirectory: Sendable {
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// The SQLite error thrown by `body`, or `nil` when it threw none (or another kind).
-public func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error as? SQLiteError
-    }
-}
-
-/// The DAL error thrown by `body`, or `nil` when it threw none (or another kind).
-public func dalError(_ body: () throws -> Void) -> DALError? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error as? DALError
     }
 }
 

@@ -99,13 +99,15 @@ import Testing
         configuration.maximumValueLength = 1000
         let db = try Database.inMemory(configuration: configuration)
         try makeUsersTable(db)
-        let text = sqliteError {
+        let text = #expect(throws: SQLiteError.self) {
             try db.execute("INSERT INTO users(name) VALUES (\(String(repeating: "x", count: 2000)))")
         }
         #expect(text?.code.primary == .tooBig)
-        let blob = sqliteError { try db.execute("INSERT INTO users(name, data) VALUES ('b', \(Data(count: 5000)))") }
+        let blob = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO users(name, data) VALUES ('b', \(Data(count: 5000)))")
+        }
         #expect(blob?.code.primary == .tooBig)
-        let produced = sqliteError { _ = try db.fetchOne("SELECT zeroblob(100000)") }
+        let produced = #expect(throws: SQLiteError.self) { _ = try db.fetchOne("SELECT zeroblob(100000)") }
         #expect(produced?.code.primary == .tooBig)
         try db.execute("INSERT INTO users(name) VALUES (\(String(repeating: "x", count: 900)))")
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 1)
@@ -116,8 +118,12 @@ import Testing
         try db.execute(sql: "CREATE TABLE t(v REAL)")
         try db.execute("INSERT INTO t VALUES (\(Double.infinity)), (\(-Double.infinity))")
         #expect(try db.fetchColumn(Double.self, "SELECT v FROM t ORDER BY v") == [-.infinity, .infinity])
-        #expect(dalError { try db.execute("INSERT INTO t VALUES (\(Double.nan))") }?.code == .invalidValue)
-        #expect(dalError { try db.execute("INSERT INTO t VALUES (\(Float.nan))") }?.code == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { try db.execute("INSERT INTO t VALUES (\(Double.nan))") }?.code
+                == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { try db.execute("INSERT INTO t VALUES (\(Float.nan))") }?.code
+                == .invalidValue)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") == 2)
     }
 }

@@ -47,19 +47,19 @@ import Testing
 
     @Test func readersOpenOnFirstNeedAndNotAfterClose() throws {
         let directory = try TemporaryDirectory()
-        let opened = LockedCounter()
+        let opened = Locked(0)
         var configuration = Configuration()
         configuration.maximumReaderCount = 3
-        configuration.prepareDatabase = { _ in opened.increment() }
+        configuration.prepareDatabase = { _ in opened.withLock { $0 += 1 } }
         let pool = try DatabasePool(path: directory.file("lazy.sqlite"), configuration: configuration)
-        #expect(opened.value == 1)  // the writer only
+        #expect(opened.withLock { $0 } == 1)  // the writer only
         try pool.write { try makeUsersTable($0) }
         for _ in 0..<5 { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } }
-        #expect(opened.value == 2)  // one thread, one reader, reused
+        #expect(opened.withLock { $0 } == 2)  // one thread, one reader, reused
         // Three reads held at once need three readers.
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let failures = LockedCounter()
+        let failures = Locked(0)
         let group = DispatchGroup()
         for _ in 0..<3 {
             group.enter()
@@ -70,7 +70,7 @@ import Testing
                         release.wait()
                     }
                 } catch {
-                    failures.increment()
+                    failures.withLock { $0 += 1 }
                 }
                 group.leave()
             }.start()
@@ -78,30 +78,30 @@ import Testing
         for _ in 0..<3 { inside.wait() }
         for _ in 0..<3 { release.signal() }
         group.wait()
-        #expect(failures.value == 0)
-        #expect(opened.value == 4)
+        #expect(failures.withLock { $0 } == 0)
+        #expect(opened.withLock { $0 } == 4)
         try pool.close()
-        let closed = dalError { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        let closed = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
         #expect(closed?.code == .connectionClosed)
-        #expect(opened.value == 4)
+        #expect(opened.withLock { $0 } == 4)
     }
 
     @Test func syncAccessFromManyThreadsIsSerializedWithoutBusy() throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("threads.sqlite"))
         try pool.write { try makeUsersTable($0) }
-        let failures = LockedCounter()
+        let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for index in 0..<50 {
                 do {
                     try pool.write { db in try db.execute("INSERT INTO users(name) VALUES (\("w\(worker)-\(index)"))") }
                     _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }
                 } catch {
-                    failures.increment()
+                    failures.withLock { $0 += 1 }
                 }
             }
         }
-        #expect(failures.value == 0)
+        #expect(failures.withLock { $0 } == 0)
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 400)
     }
 
@@ -130,23 +130,27 @@ import Testing
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("reentrant.sqlite"))
         try pool.write { try makeUsersTable($0) }
-        let nestedWrite = dalError { try pool.write { _ in try pool.write { _ in } } }
+        let nestedWrite = #expect(throws: DALError.self) { try pool.write { _ in try pool.write { _ in } } }
         #expect(nestedWrite?.code == .reentrantAccess)
-        let nestedRead = dalError { try pool.read { _ in try pool.read { _ in } } }
+        let nestedRead = #expect(throws: DALError.self) { try pool.read { _ in try pool.read { _ in } } }
         #expect(nestedRead?.code == .reentrantAccess)
-        let writeInRead = dalError { try pool.read { _ in try pool.write { _ in } } }
+        let writeInRead = #expect(throws: DALError.self) { try pool.read { _ in try pool.write { _ in } } }
         #expect(writeInRead?.code == .reentrantAccess)
-        let joinedWriteInRead = dalError { try pool.read { _ in try pool.reentrantWrite { _ in } } }
+        let joinedWriteInRead = #expect(throws: DALError.self) {
+            try pool.read { _ in try pool.reentrantWrite { _ in } }
+        }
         #expect(joinedWriteInRead?.code == .writeInReadOnlyAccess)
-        let sqlWriteInRead = sqliteError {
+        let sqlWriteInRead = #expect(throws: SQLiteError.self) {
             try pool.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
         }
         #expect(sqlWriteInRead?.code.primary == .readOnly)
 
         let queue = try DatabaseQueue.inMemory()
         try queue.write { try makeUsersTable($0) }
-        #expect(dalError { try queue.write { _ in try queue.write { _ in } } }?.code == .reentrantAccess)
-        let queueWriteInRead = sqliteError {
+        #expect(
+            #expect(throws: DALError.self) { try queue.write { _ in try queue.write { _ in } } }?.code
+                == .reentrantAccess)
+        let queueWriteInRead = #expect(throws: SQLiteError.self) {
             try queue.read { db -> Void in try db.execute("INSERT INTO users(name) VALUES ('x')") }
         }
         #expect(queueWriteInRead?.code.primary == .readOnly)
@@ -181,12 +185,4 @@ import Testing
         // The synchronous forms run on the calling thread.
         #expect(try pool.reentrantRead { _ in currentSwiftDALQueueLabel() } == nil)
     }
-}
-
-/// A thread-safe counter for tests.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
 }

@@ -25,22 +25,28 @@ import Testing
 
     @Test func eachConstraintKindIsDistinguishable() throws {
         let db = try constraintDatabase()
-        let unique = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }
+        let unique = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }
         #expect(unique?.constraintKind == .unique)
         #expect(unique?.code == .constraintUnique)
         #expect(unique?.primaryCode == .constraint)
         #expect(unique?.message.contains("child.code") == true)
-        let notNull = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES (NULL, 1)") }
+        let notNull = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO child(code, n) VALUES (NULL, 1)")
+        }
         #expect(notNull?.constraintKind == .notNull)
-        let check = sqliteError { try db.execute("INSERT INTO child(code, n) VALUES ('y', 0)") }
+        let check = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO child(code, n) VALUES ('y', 0)") }
         #expect(check?.constraintKind == .check)
-        let foreignKey = sqliteError { try db.execute("INSERT INTO child(code, n, parent_id) VALUES ('z', 1, 99)") }
+        let foreignKey = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO child(code, n, parent_id) VALUES ('z', 1, 99)")
+        }
         #expect(foreignKey?.constraintKind == .foreignKey)
-        let primaryKey = sqliteError { try db.execute("INSERT INTO child(id, code, n) VALUES (1, 'w', 1)") }
+        let primaryKey = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO child(id, code, n) VALUES (1, 'w', 1)")
+        }
         #expect(primaryKey?.constraintKind == .primaryKey)
-        let compositeKey = sqliteError { try db.execute("INSERT INTO pair VALUES (1, 1)") }
+        let compositeKey = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO pair VALUES (1, 1)") }
         #expect(compositeKey?.constraintKind == .primaryKey)
-        let syntax = sqliteError { try db.execute(sql: "SELEKT 1") }
+        let syntax = #expect(throws: SQLiteError.self) { try db.execute(sql: "SELEKT 1") }
         #expect(syntax?.constraintKind == nil)
         #expect(syntax?.code == .error)
     }
@@ -73,7 +79,9 @@ import Testing
     @Test func errorCarriesTheSQLAndKeepsArgumentsOutOfItsDescription() throws {
         let db = try constraintDatabase()
         let secret = "secret-personal-data"
-        let error = try #require(sqliteError { try db.execute("INSERT INTO child(code, n) VALUES (\(secret), 0)") })
+        let error = try #require(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO child(code, n) VALUES (\(secret), 0)")
+        }
         #expect(error.sql == "INSERT INTO child(code, n) VALUES (?, 0)")
         // No default rendering shows a bound value: print, String(reflecting:) (what an
         // uncaught error prints), string interpolation, dump. Only the explicit opt-in does.
@@ -90,12 +98,12 @@ import Testing
     }
 
     @Test func dalErrorsLeaveValuesOutOfTheirMessages() throws {
-        let overflow = try #require(dalError { _ = try UInt64.max.sqliteValue() })
+        let overflow = try #require(throws: DALError.self) { _ = try UInt64.max.sqliteValue() }
         #expect(!overflow.description.contains(String(UInt64.max)))
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(d TEXT)")
         let farDate = Date(timeIntervalSince1970: 1e15)
-        let dateError = try #require(dalError { try db.execute("INSERT INTO t VALUES (\(farDate))") })
+        let dateError = try #require(throws: DALError.self) { try db.execute("INSERT INTO t VALUES (\(farDate))") }
         #expect(dateError.code == .invalidValue)
         #expect(!dateError.description.contains("1000000000000000"))
     }

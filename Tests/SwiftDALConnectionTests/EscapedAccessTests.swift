@@ -23,31 +23,34 @@ import Testing
         let directory = try TemporaryDirectory()
         let pool = try singleReaderPool(directory)
         let escaped = try pool.read { $0 }
-        let stop = LockedFlag()
-        let reads = LockedCounter()
+        let stop = Locked(false)
+        let reads = Locked(0)
         let reader = Thread {
-            while !stop.isSet {
+            while !stop.withLock({ $0 }) {
                 if (try? pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }) == 50 {
-                    reads.increment()
+                    reads.withLock { $0 += 1 }
                 }
             }
         }
         reader.start()
-        while reads.value < 5 { Thread.sleep(forTimeInterval: 0.001) }
+        while reads.withLock({ $0 }) < 5 { Thread.sleep(forTimeInterval: 0.001) }
         for _ in 0..<300 {
-            #expect(dalError { _ = try escaped.fetchAll("SELECT * FROM users") }?.code == .accessEnded)
-            #expect(dalError { _ = try escaped.execute(sql: "SELECT 1") }?.code == .accessEnded)
-            #expect(dalError { _ = try escaped.makeStatement(sql: "SELECT 1") }?.code == .accessEnded)
-            #expect(dalError { _ = try escaped.lastInsertedRowID }?.code == .accessEnded)
-            #expect(dalError { try escaped.clearStatementCache() }?.code == .accessEnded)
+            #expect(
+                #expect(throws: DALError.self) { _ = try escaped.fetchAll("SELECT * FROM users") }?.code == .accessEnded
+            )
+            #expect(#expect(throws: DALError.self) { _ = try escaped.execute(sql: "SELECT 1") }?.code == .accessEnded)
+            #expect(
+                #expect(throws: DALError.self) { _ = try escaped.makeStatement(sql: "SELECT 1") }?.code == .accessEnded)
+            #expect(#expect(throws: DALError.self) { _ = try escaped.lastInsertedRowID }?.code == .accessEnded)
+            #expect(#expect(throws: DALError.self) { try escaped.clearStatementCache() }?.code == .accessEnded)
             #expect(!escaped.isInTransaction)
         }
-        stop.set()
+        stop.withLock { $0 = true }
         while !reader.isFinished { Thread.sleep(forTimeInterval: 0.001) }
-        #expect(reads.value >= 5)
+        #expect(reads.withLock { $0 } >= 5)
         // The pool is unharmed, and closing the pooled connection directly is refused.
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 50)
-        #expect(dalError { try escaped.close() }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { try escaped.close() }?.code == .accessEnded)
         try pool.close()
     }
 
@@ -55,9 +58,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let pool = try singleReaderPool(directory)
         var statement: Statement? = try pool.read { try $0.makeStatement(sql: "SELECT name FROM users WHERE age = ?") }
-        #expect(dalError { _ = try statement?.fetchAll(arguments: [1]) }?.code == .accessEnded)
-        #expect(dalError { _ = try statement?.execute(arguments: [1]) }?.code == .accessEnded)
-        #expect(dalError { _ = try statement?.columnNames }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try statement?.fetchAll(arguments: [1]) }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try statement?.execute(arguments: [1]) }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try statement?.columnNames }?.code == .accessEnded)
         // Released here, on a thread that does not hold the connection: finalized later,
         // by the next read, so that closing the pool finds no statement left open.
         statement = nil
@@ -73,22 +76,22 @@ import Testing
             _ = try cursor.next()  // mid-iteration: the statement holds the read snapshot
             return cursor
         }
-        #expect(dalError { _ = try cursor.next() }?.code == .accessEnded)
-        #expect(dalError { _ = try cursor.columnNames }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try cursor.next() }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try cursor.columnNames }?.code == .accessEnded)
         // A write, then a read on the same (only) reader connection sees it: the escaped
         // cursor's statement was reset when its access ended.
         try pool.write { db in try db.execute("INSERT INTO users(name, age) VALUES (\("late"), 99)") }
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 51)
         // Even inside a later access on the same thread and connection, it stays dead.
-        try pool.read { _ in #expect(dalError { _ = try cursor.next() }?.code == .accessEnded) }
+        try pool.read { _ in #expect(#expect(throws: DALError.self) { _ = try cursor.next() }?.code == .accessEnded) }
         try pool.close()
     }
 
     @Test func aCursorThatOutlivesItsPoolThrowsInsteadOfCrashing() throws {
         let directory = try TemporaryDirectory()
-        let recorder = LockedCounter()
+        let recorder = Locked(0)
         var configuration = Configuration()
-        configuration.trace = { _ in recorder.increment() }  // a callback that must never run on freed memory
+        configuration.trace = { _ in recorder.withLock { $0 += 1 } }  // a callback that must never run on freed memory
         var pool: DatabasePool? = try DatabasePool(path: directory.file("gone.sqlite"), configuration: configuration)
         try pool?.write { try makeUsersTable($0) }
         try pool?.write { try $0.execute("INSERT INTO users(name) VALUES ('a'), ('b')") }
@@ -112,17 +115,20 @@ import Testing
         try db.forEachRow("SELECT name FROM users ORDER BY id") { row in
             if let first {
                 // The first row's view, read while the statement is on the second row.
-                #expect(dalError { _ = try first.decode(String.self, at: 0) }?.code == .accessEnded)
-                #expect(dalError { _ = try first.copy() }?.code == .accessEnded)
-                #expect(dalError { _ = try first.columnIndex(named: "name") }?.code == .accessEnded)
+                #expect(
+                    #expect(throws: DALError.self) { _ = try first.decode(String.self, at: 0) }?.code == .accessEnded)
+                #expect(#expect(throws: DALError.self) { _ = try first.copy() }?.code == .accessEnded)
+                #expect(
+                    #expect(throws: DALError.self) { _ = try first.columnIndex(named: "name") }?.code == .accessEnded)
             } else {
                 first = row
             }
             readLater.append(try row.decode(String.self, at: 0))
         }
         #expect(readLater == ["first", "second"])
-        #expect(dalError { _ = try first?.decode(String.self, named: "name") }?.code == .accessEnded)
-        #expect(dalError { _ = try first?.count }?.code == .accessEnded)
+        #expect(
+            #expect(throws: DALError.self) { _ = try first?.decode(String.self, named: "name") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try first?.count }?.code == .accessEnded)
     }
 
     @Test func aConnectionHandedToAQueueCannotBeUsedDirectlyAnyMore() throws {
@@ -130,13 +136,14 @@ import Testing
         try db.execute(sql: "CREATE TABLE t(x)")
         let statement = try db.makeStatement(sql: "SELECT x FROM t")
         let queue = try DatabaseQueue(db)
-        #expect(dalError { try db.execute(sql: "INSERT INTO t VALUES (1)") }?.code == .accessEnded)
-        #expect(dalError { _ = try statement.fetchAll() }?.code == .accessEnded)
-        #expect(dalError { _ = try DatabaseQueue(db) }?.code == .accessEnded)
+        #expect(
+            #expect(throws: DALError.self) { try db.execute(sql: "INSERT INTO t VALUES (1)") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try statement.fetchAll() }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try DatabaseQueue(db) }?.code == .accessEnded)
         try queue.write { try $0.execute(sql: "INSERT INTO t VALUES (2)") }
         #expect(try queue.read { try $0.fetchColumn(Int.self, "SELECT x FROM t") } == [2])
         let escaped = try queue.read { $0 }
-        #expect(dalError { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
     }
 
     @Test func aConnectionYouOpenedStaysYoursAcrossStatementsAndCursors() throws {
@@ -149,12 +156,4 @@ import Testing
         #expect(try cursor.next()?.decode(Int.self, at: 0) == 1)
         #expect(try cursor.next()?.decode(Int.self, at: 0) == 2)
     }
-}
-
-/// A flag set once, read from several threads.
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

@@ -14,7 +14,7 @@ import Testing
             "INSERT INTO t VALUES (1); INSERT INTO typo_table VALUES (2)", "UPDATE t SET x = 5; this is not SQL",
             "UPDATE t SET x = 6; SELECT"
         ] {
-            let error = dalError { try db.execute(sql: text) }
+            let error = #expect(throws: DALError.self) { try db.execute(sql: text) }
             #expect(error?.code == .invalidSQL, "\(text)")
         }
         #expect(try db.fetchColumn(Int.self, "SELECT x FROM t") == [0])  // nothing ran
@@ -31,7 +31,7 @@ import Testing
             { _ = try DatabasePool(path: path) },
             { _ = try DatabaseQueue(path: directory.file("ok.sqlite"), template: directory.file("t\u{0}x")) }
         ] as [() throws -> Void] {
-            #expect(dalError(open)?.code == .fileSystem)
+            #expect(#expect(throws: DALError.self, performing: open)?.code == .fileSystem)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
@@ -42,7 +42,7 @@ import Testing
         // opening retries it until the busy timeout, so concurrent openers never fail.
         // (Without the retry, about 20 of these 1,200 opens failed.)
         let directory = try TemporaryDirectory()
-        let failures = LockedCounter()
+        let failures = Locked(0)
         for round in 0..<150 {
             let path = directory.file("race-\(round).sqlite")
             let group = DispatchGroup()
@@ -57,7 +57,7 @@ import Testing
                         let db = try Database(path: path, configuration: configuration)
                         try db.close()
                     } catch {
-                        failures.increment()
+                        failures.withLock { $0 += 1 }
                     }
                     group.leave()
                 }.start()
@@ -65,7 +65,7 @@ import Testing
             for _ in 0..<8 { start.signal() }
             group.wait()
         }
-        #expect(failures.value == 0)
+        #expect(failures.withLock { $0 } == 0)
     }
 
     @Test func aTemplateThatIsASymbolicLinkIsCopiedNeverLinkedOrWritten() throws {
@@ -97,11 +97,15 @@ import Testing
         // A dangling link where the database should be is refused, not followed.
         let dangling = directory.file("dangling.sqlite")
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.file("nowhere"))
-        #expect(dalError { _ = try DatabaseQueue(path: dangling, template: template) }?.code == .fileSystem)
+        #expect(
+            #expect(throws: DALError.self) { _ = try DatabaseQueue(path: dangling, template: template) }?.code
+                == .fileSystem)
         #expect(!FileManager.default.fileExists(atPath: directory.file("nowhere")))
         // A directory is not a template.
         #expect(
-            dalError { _ = try DatabaseQueue(path: directory.file("x.sqlite"), template: directory.path) }?.code
+            #expect(throws: DALError.self) {
+                _ = try DatabaseQueue(path: directory.file("x.sqlite"), template: directory.path)
+            }?.code
                 == .fileSystem)
     }
 
@@ -136,7 +140,9 @@ import Testing
         // More values than the parameter limit of SQLite builds (32,766 by default; Debian
         // builds raise it to 250,000).
         let blobs = (0..<260_000).map { Data([UInt8($0 % 256)]) }
-        let error = dalError { _ = try db.fetchAll("SELECT * FROM t WHERE b IN (\(values: blobs))") }
+        let error = #expect(throws: DALError.self) {
+            _ = try db.fetchAll("SELECT * FROM t WHERE b IN (\(values: blobs))")
+        }
         #expect(error?.code == .argumentMismatch)
         #expect(error?.message.contains("limit") == true)
         #expect((error?.sql?.count ?? .max) < 300)  // not the whole 520,000-character text
@@ -152,15 +158,19 @@ import Testing
             CREATE VIEW note_view AS SELECT * FROM notes;
             """)
         #expect(try db.insert("INSERT INTO notes VALUES (777, 'x')") == 777)
-        let noRowID = dalError { _ = try db.insert("INSERT INTO pairs VALUES (1, 'k')") }
+        let noRowID = #expect(throws: DALError.self) { _ = try db.insert("INSERT INTO pairs VALUES (1, 'k')") }
         #expect(noRowID?.code == .noRowID)
-        #expect(dalError { _ = try db.insert("INSERT OR IGNORE INTO notes VALUES (777, 'again')") }?.code == .noRowID)
-        #expect(dalError { _ = try db.insert("INSERT INTO notes(body) VALUES ('a'), ('b')") }?.code == .noRowID)
+        #expect(
+            #expect(throws: DALError.self) { _ = try db.insert("INSERT OR IGNORE INTO notes VALUES (777, 'again')") }?
+                .code == .noRowID)
+        #expect(
+            #expect(throws: DALError.self) { _ = try db.insert("INSERT INTO notes(body) VALUES ('a'), ('b')") }?.code
+                == .noRowID)
         #expect(try db.insert("INSERT INTO notes(body) VALUES ('c')") == 780)
         #expect(try db.tableKind(of: "notes") == .rowIDTable)
         #expect(try db.tableKind(of: "pairs") == .withoutRowIDTable)
         #expect(try db.tableKind(of: "note_view") == .view)
-        #expect(dalError { _ = try db.tableKind(of: "ghost") }?.code == .schemaMismatch)
+        #expect(#expect(throws: DALError.self) { _ = try db.tableKind(of: "ghost") }?.code == .schemaMismatch)
     }
 
     @Test func theWriteAheadLogShrinksOnceALongReaderEndsAndCanBeTruncated() throws {

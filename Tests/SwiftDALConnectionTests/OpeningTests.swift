@@ -15,7 +15,7 @@ import Testing
         #expect(try db.fetchScalar(Int.self, "PRAGMA synchronous") == 2)
         try db.close()
         #expect(db.isClosed)
-        #expect(dalError { try db.execute(sql: "SELECT 1") }?.code == .connectionClosed)
+        #expect(#expect(throws: DALError.self) { try db.execute(sql: "SELECT 1") }?.code == .connectionClosed)
     }
 
     @Test func userPragmasAndPrepareHookRun() throws {
@@ -46,16 +46,20 @@ import Testing
         let writer = try Database(path: path)
         try makeUsersTable(writer)
         let reader = try Database(path: path, mode: .readOnly)
-        let error = sqliteError { try reader.execute("INSERT INTO users(name) VALUES ('x')") }
+        let error = #expect(throws: SQLiteError.self) { try reader.execute("INSERT INTO users(name) VALUES ('x')") }
         #expect(error?.code.primary == .readOnly)
         #expect(try reader.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 0)
-        let missing = sqliteError { _ = try Database(path: directory.file("absent.sqlite"), mode: .readOnly) }
+        let missing = #expect(throws: SQLiteError.self) {
+            _ = try Database(path: directory.file("absent.sqlite"), mode: .readOnly)
+        }
         #expect(missing?.code.primary == .cannotOpen)
     }
 
     @Test func missingDirectoryIsAClearError() throws {
         let directory = try TemporaryDirectory()
-        let error = sqliteError { _ = try Database(path: directory.file("no/such/dir/db.sqlite")) }
+        let error = #expect(throws: SQLiteError.self) {
+            _ = try Database(path: directory.file("no/such/dir/db.sqlite"))
+        }
         #expect(error?.code.primary == .cannotOpen)
         #expect(error?.message.contains("no/such/dir") == true)
     }
@@ -66,7 +70,7 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         try Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
             to: URL(fileURLWithPath: path))
-        let error = sqliteError { _ = try Database(path: path) }
+        let error = #expect(throws: SQLiteError.self) { _ = try Database(path: path) }
         #expect(error?.code == .notADatabase)
     }
 
@@ -99,7 +103,7 @@ import Testing
                 "seed", "added"
             ])
         #expect(
-            dalError {
+            #expect(throws: DALError.self) {
                 try Database.copyTemplateIfMissing(directory.file("nope.sqlite"), to: directory.file("x.sqlite"))
             }?.code == .fileSystem)
     }
@@ -122,7 +126,7 @@ import Testing
         let db = try Database.inMemory()
         try makeUsersTable(db)
         let statement = try db.makeStatement(sql: "SELECT * FROM users")
-        let error = dalError { try db.close() }
+        let error = #expect(throws: DALError.self) { try db.close() }
         #expect(error?.code == .statementsStillOpen)
         #expect(error?.message.contains("SELECT * FROM users") == true)
         #expect(!db.isClosed)

@@ -114,7 +114,9 @@ import Testing
     @Test func aResetThatCommitsAndFailsADeferredForeignKeyThrows() throws {
         let db = try Database.inMemory()
         try deferredForeignKeyTables(db)
-        let error = sqliteError { _ = try db.fetchOne("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }
+        let error = #expect(throws: SQLiteError.self) {
+            _ = try db.fetchOne("INSERT INTO child(parent_id) VALUES (999) RETURNING id")
+        }
         #expect(error?.code == .constraintForeignKey)
         #expect(try rowCounts(db) == [0, 0])
         #expect(!db.isInTransaction)
@@ -131,7 +133,7 @@ import Testing
     @Test func aFailedCommitThrowsLeavesNoTransactionOpenAndLosesTheWrites() throws {
         let db = try Database.inMemory()
         try deferredForeignKeyTables(db)
-        let direct = sqliteError {
+        let direct = #expect(throws: SQLiteError.self) {
             try db.inTransaction(.immediate) {
                 try db.execute("INSERT INTO parent(id) VALUES (1)")
                 try db.execute("INSERT INTO child(parent_id) VALUES (999)")
@@ -148,7 +150,7 @@ import Testing
         ]
         for writer in writers {
             try writer.write { try deferredForeignKeyTables($0) }
-            let error = sqliteError {
+            let error = #expect(throws: SQLiteError.self) {
                 try writer.write { db in
                     try db.execute("INSERT INTO parent(id) VALUES (1)")
                     try db.execute("INSERT INTO child(parent_id) VALUES (999)")
@@ -189,26 +191,25 @@ import Testing
         let pool = try DatabasePool(path: directory.file("escape.sqlite"))
         try pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
         let reader = try pool.read { $0 }
-        #expect(dalError { _ = try reader.fetchOne("SELECT 1") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try reader.fetchOne("SELECT 1") }?.code == .accessEnded)
         let writer = try pool.write { $0 }
-        #expect(dalError { try writer.execute("INSERT INTO t VALUES (1)") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { try writer.execute("INSERT INTO t VALUES (1)") }?.code == .accessEnded)
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
 
         let queue = try DatabaseQueue.inMemory()
         let escaped = try queue.read { $0 }
-        #expect(dalError { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
         try pool.close()
     }
 }
 
 /// Problems seen on other threads, reported by the test's thread.
-final class ProblemLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var problems: [String] = []
+final class ProblemLog: Sendable {
+    private let problems = Locked<[String]>([])
 
-    func add(_ problem: String) { lock.withLock { problems.append(problem) } }
+    func add(_ problem: String) { problems.withLock { $0.append(problem) } }
     func expect(_ condition: Bool, _ problem: String) { if !condition { add(problem) } }
-    var all: [String] { lock.withLock { problems } }
+    var all: [String] { problems.withLock { $0 } }
 }
 
 @Suite struct CursorWriteTests {
@@ -227,10 +228,14 @@ final class ProblemLog: @unchecked Sendable {
               parent_id INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED
             );
             """)
-        let refused = dalError { _ = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }
+        let refused = #expect(throws: DALError.self) {
+            _ = try db.makeCursor("INSERT INTO child(parent_id) VALUES (999) RETURNING id")
+        }
         #expect(refused?.code == .invalidSQL)
         #expect(
-            sqliteError { _ = try db.fetchAll("INSERT INTO child(parent_id) VALUES (999) RETURNING id") }?.code
+            #expect(throws: SQLiteError.self) {
+                _ = try db.fetchAll("INSERT INTO child(parent_id) VALUES (999) RETURNING id")
+            }?.code
                 == .constraintForeignKey)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") == 0)
         // Reads still stream.

@@ -43,15 +43,19 @@ import Testing
     @Test func wrongArgumentCountsAndNamesThrow() throws {
         let db = try Database.inMemory()
         try makeUsersTable(db)
-        let tooFew = dalError { try db.execute(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: ["Ann"]) }
+        let tooFew = #expect(throws: DALError.self) {
+            try db.execute(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: ["Ann"])
+        }
         #expect(tooFew?.code == .argumentMismatch)
-        let tooMany = dalError { try db.execute(sql: "INSERT INTO users(name) VALUES (?)", arguments: ["Ann", 1]) }
+        let tooMany = #expect(throws: DALError.self) {
+            try db.execute(sql: "INSERT INTO users(name) VALUES (?)", arguments: ["Ann", 1])
+        }
         #expect(tooMany?.code == .argumentMismatch)
-        let missing = dalError {
+        let missing = #expect(throws: DALError.self) {
             try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["nom": "Ann"])
         }
         #expect(missing?.code == .argumentMismatch)
-        let extra = dalError {
+        let extra = #expect(throws: DALError.self) {
             try db.execute(sql: "INSERT INTO users(name) VALUES (:name)", arguments: ["name": "Ann", "age": 3])
         }
         #expect(extra?.code == .argumentMismatch)
@@ -63,19 +67,21 @@ import Testing
     @Test func moreThanOneStatementInOneCallIsRefused() throws {
         let db = try Database.inMemory()
         try makeUsersTable(db)
-        let error = dalError { try db.execute(sql: "DELETE FROM users; DROP TABLE users") }
+        let error = #expect(throws: DALError.self) { try db.execute(sql: "DELETE FROM users; DROP TABLE users") }
         #expect(error?.code == .invalidSQL)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'users'") == 1)
         // A trailing comment or semicolon is fine.
         try db.execute(sql: "DELETE FROM users; -- done")
-        #expect(dalError { try db.execute(sql: "   ") }?.code == .invalidSQL)
+        #expect(#expect(throws: DALError.self) { try db.execute(sql: "   ") }?.code == .invalidSQL)
     }
 
     @Test func scriptsRunEveryStatementAndNameTheFailingOne() throws {
         let db = try Database.inMemory()
         try db.executeScript("CREATE TABLE a(x); CREATE TABLE b(y); INSERT INTO a VALUES (1);")
         #expect(try db.fetchScalar(Int.self, "SELECT x FROM a") == 1)
-        let error = sqliteError { try db.executeScript("INSERT INTO a VALUES (2); INSERT INTO nope VALUES (3);") }
+        let error = #expect(throws: SQLiteError.self) {
+            try db.executeScript("INSERT INTO a VALUES (2); INSERT INTO nope VALUES (3);")
+        }
         #expect(error?.sql?.contains("nope") == true)
         #expect(error?.message.contains("no such table") == true)
     }
@@ -87,9 +93,9 @@ import Testing
         #expect(try row.decode(Int.self, at: 0) == 1)
         #expect(try row.decode(String.self, at: 1) == "two")
         #expect(try row.decode(String.self, named: "SECOND") == "two")
-        let outOfRange = dalError { _ = try row.value(at: 3) }
+        let outOfRange = #expect(throws: DALError.self) { _ = try row.value(at: 3) }
         #expect(outOfRange?.code == .invalidColumn)
-        let unknown = dalError { _ = try row.value(named: "fourth") }
+        let unknown = #expect(throws: DALError.self) { _ = try row.value(named: "fourth") }
         #expect(unknown?.code == .invalidColumn)
         let id: Int = try row[0]
         let second: String = try row["second"]
@@ -136,7 +142,7 @@ import Testing
 
     @Test func invalidUTF8InATextColumnIsAConversionError() throws {
         let db = try Database.inMemory()
-        let error = dalError { _ = try db.fetchOne("SELECT CAST(x'C328' AS TEXT) AS bad") }
+        let error = #expect(throws: DALError.self) { _ = try db.fetchOne("SELECT CAST(x'C328' AS TEXT) AS bad") }
         #expect(error?.code == .conversionFailed)
         #expect(error?.column == "bad")
         #expect(try db.fetchScalar(Int.self, "SELECT 1") == 1)

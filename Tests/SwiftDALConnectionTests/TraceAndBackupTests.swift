@@ -5,16 +5,17 @@ import Testing
 
 @Suite struct TraceAndBackupTests {
     @Test func traceReportsSQLWithoutValuesAndADuration() throws {
-        let events = LockedEvents()
+        let events = Locked<[TraceEvent]>([])
         var configuration = Configuration()
-        configuration.trace = { events.append($0) }
+        configuration.trace = { event in events.withLock { $0.append(event) } }
         let db = try Database.inMemory(configuration: configuration)
         try makeUsersTable(db)
         try db.execute("INSERT INTO users(name) VALUES (\("private-name"))")
-        let insert = events.all.first { $0.sql.hasPrefix("INSERT") }
+        let traced = events.withLock { $0 }
+        let insert = traced.first { $0.sql.hasPrefix("INSERT") }
         #expect(insert?.sql == "INSERT INTO users(name) VALUES (?)")
         #expect(insert.map { $0.duration >= .zero } == true)
-        #expect(!events.all.contains { $0.sql.contains("private-name") })
+        #expect(!traced.contains { $0.sql.contains("private-name") })
     }
 
     @Test func onlineBackupCopiesEverythingWhileThePoolStaysUsable() throws {
@@ -34,11 +35,4 @@ import Testing
         #expect(try copy.fetchScalar(String.self, "PRAGMA integrity_check") == "ok")
         #expect(try copy.fetchScalar(Data.self, "SELECT data FROM users WHERE name = 'u42'") == Data([42]))
     }
-}
-
-final class LockedEvents: @unchecked Sendable {
-    private let lock = NSLock()
-    private var events: [TraceEvent] = []
-    func append(_ event: TraceEvent) { lock.withLock { events.append(event) } }
-    var all: [TraceEvent] { lock.withLock { events } }
 }

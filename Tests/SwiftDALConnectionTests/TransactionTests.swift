@@ -68,7 +68,7 @@ import Testing
         let second = try Database(path: path)
         // The classic mistake: a deferred transaction that reads, then writes after another
         // connection committed. SQLite refuses at once, whatever the busy timeout.
-        let error = sqliteError {
+        let error = #expect(throws: SQLiteError.self) {
             try first.inTransaction(.deferred) {
                 _ = try first.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")
                 try second.execute("INSERT INTO users(name) VALUES ('other')")

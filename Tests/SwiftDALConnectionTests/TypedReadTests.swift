@@ -68,10 +68,10 @@ import Testing
             let missingInt: Int? = try row[1]
             #expect(name == "Ann" && missing == nil && id64 == 42 && id == 42)
             #expect(score == 2.5 && whole == 3 && missingInt == nil)
-            errors.append(dalError { let _: String = try row[1] })
-            errors.append(dalError { let _: Int = try row[5] })
-            errors.append(dalError { let _: String = try row[6] })
-            errors.append(dalError { let _: Int64? = try row[-1] })
+            errors.append(#expect(throws: DALError.self) { let _: String = try row[1] })
+            errors.append(#expect(throws: DALError.self) { let _: Int = try row[5] })
+            errors.append(#expect(throws: DALError.self) { let _: String = try row[6] })
+            errors.append(#expect(throws: DALError.self) { let _: Int64? = try row[-1] })
         }
         #expect(errors[0]?.code == .conversionFailed)
         #expect(errors[0]?.message.contains("NULL") == true)
@@ -85,9 +85,9 @@ import Testing
         let db = try Database.inMemory()
         var errors = [DALError?]()
         try db.forEachRow("SELECT CAST(x'C328' AS TEXT)") { row in
-            errors.append(dalError { let _: String = try row[0] })
-            errors.append(dalError { let _: String? = try row[0] })
-            errors.append(dalError { _ = try row.value(at: 0) })
+            errors.append(#expect(throws: DALError.self) { let _: String = try row[0] })
+            errors.append(#expect(throws: DALError.self) { let _: String? = try row[0] })
+            errors.append(#expect(throws: DALError.self) { _ = try row.value(at: 0) })
         }
         // The same error on the fast and the general path.
         #expect(errors.count == 3)
@@ -103,7 +103,7 @@ import Testing
                 invalid[position] = 0xFF
                 var outcome: DALError?
                 try db.forEachRow("SELECT CAST(\(Data(invalid)) AS TEXT)") { row in
-                    outcome = dalError { let _: String = try row[0] }
+                    outcome = #expect(throws: DALError.self) { let _: String = try row[0] }
                 }
                 #expect(outcome?.code == .conversionFailed, "0xFF at \(position) of \(length)")
                 let valid =
@@ -169,7 +169,9 @@ import Testing
         #expect(arguments.positionalValues == [.text("x")])
         #expect(!arguments.isEmpty)
         #expect(arguments.description == "[\(SQLiteValue.text("x"))]")
-        let mismatch = dalError { try db.execute(sql: "INSERT INTO t(a, b) VALUES (?, ?)", arguments: arguments) }
+        let mismatch = #expect(throws: DALError.self) {
+            try db.execute(sql: "INSERT INTO t(a, b) VALUES (?, ?)", arguments: arguments)
+        }
         #expect(mismatch?.code == .argumentMismatch)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") == 1)
         // Interpolation goes from one value to several and keeps them in order.

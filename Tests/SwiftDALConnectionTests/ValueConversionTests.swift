@@ -25,7 +25,7 @@ import Testing
     @Test func unsignedValueAboveInt64MaxIsRefusedNotTruncated() throws {
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(v INTEGER)")
-        let error = dalError { try db.execute("INSERT INTO t(v) VALUES (\(UInt64.max))") }
+        let error = #expect(throws: DALError.self) { try db.execute("INSERT INTO t(v) VALUES (\(UInt64.max))") }
         #expect(error?.code == .invalidValue)
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") == 0)
     }
@@ -33,7 +33,7 @@ import Testing
     @Test func storedIntegerTooLargeForNarrowTypeIsAConversionErrorNamingColumnAndType() throws {
         let db = try Database.inMemory()
         let row = try #require(try db.fetchOne("SELECT 300 AS age"))
-        let error = dalError { _ = try row.decode(UInt8.self, named: "age") }
+        let error = #expect(throws: DALError.self) { _ = try row.decode(UInt8.self, named: "age") }
         #expect(error?.code == .conversionFailed)
         #expect(error?.column == "age")
         #expect(error?.message.contains("UInt8") == true)
@@ -146,7 +146,8 @@ import Testing
         #expect(throws: DALError.self) { try Date(timeIntervalSince1970: 1e300).sqliteValue() }
         let db = try Database.inMemory()
         let row = try #require(try db.fetchOne("SELECT 9e999 AS stamp"))
-        #expect(dalError { _ = try row.decode(Date.self, named: "stamp") }?.code == .conversionFailed)
+        #expect(
+            #expect(throws: DALError.self) { _ = try row.decode(Date.self, named: "stamp") }?.code == .conversionFailed)
     }
 
     @Test func uuidsAndDecimalsRoundTripLosslessly() throws {

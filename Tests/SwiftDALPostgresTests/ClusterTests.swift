@@ -1,6 +1,7 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALConnection
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -67,7 +68,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         try waitUntil { try notes.findById(id) != nil }
         // A write inside a read throws, as on every engine.
         #expect(
-            dalError { _ = try cluster.read { _ in try notes.insert(Note(body: "no")) } }?.code
+            #expect(throws: DALError.self) { _ = try cluster.read { _ in try notes.insert(Note(body: "no")) } }?.code
                 == .writeInReadOnlyAccess)
     }
 
@@ -150,36 +151,38 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         let notes = BaseDAL<Note>(database: cluster)
         try notes.insertRange((0..<100).map { Note(body: "n\($0)") })
         try waitUntil { try cluster.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM notes") } == 100 }
-        let failures = LockedIDs()
-        let failureMessages = LockedMessages()
-        let reads = LockedIDs()
-        let stop = LockedFlagPG()
+        let failures = Locked(Set<Int64>())
+        let failureMessages = Locked([String]())
+        let reads = Locked(Set<Int64>())
+        let stop = Locked(false)
         let readers = (0..<3).map { reader in
             Thread {
                 var count: Int64 = 0
-                while !stop.isSet {
+                while !stop.withLock({ $0 }) {
                     count += 1
                     do {
-                        if try notes.getRecordCount() >= 100 { reads.insert(Int64(reader) * 1_000_000 + count) }
+                        if try notes.getRecordCount() >= 100 {
+                            reads.withLock { _ = $0.insert(Int64(reader) * 1_000_000 + count) }
+                        }
                     } catch {
-                        failures.insert(Int64(reader) * 1_000_000 + count)
-                        failureMessages.append("\(error)")
+                        failures.withLock { _ = $0.insert(Int64(reader) * 1_000_000 + count) }
+                        failureMessages.withLock { $0.append("\(error)") }
                     }
                 }
             }
         }
         for reader in readers { reader.start() }
-        try waitUntil { reads.count > 50 }
+        try waitUntil { reads.withLock { $0.count } > 50 }
         servers.standbys[1].stopServer(mode: "immediate")
-        let before = reads.count
-        try waitUntil { reads.count > before + 200 }
-        stop.set()
+        let before = reads.withLock { $0.count }
+        try waitUntil { reads.withLock { $0.count } > before + 200 }
+        stop.withLock { $0 = true }
         while readers.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.005) }
         let statuses = cluster.checkHealth()
         #expect(statuses.filter(\.isInRotation).count == 1)
         #expect(statuses.first { !$0.isInRotation }?.problem?.contains("unreachable") == true)
         // A read that met the stopped standby before reading was served elsewhere: none failed.
-        #expect(failures.count == 0, "reads that failed: \(failureMessages.all)")
+        #expect(failures.withLock { $0.count } == 0, "reads that failed: \(failureMessages.withLock { $0 })")
         #expect(try notes.getRecordCount() == 100)
     }
 
@@ -286,7 +289,7 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
         try SampleSchema.migrator.migrate(pool)
         let users = UserDAL(database: pool)
         let group = DispatchGroup()
-        let errors = LockedStrings()
+        let errors = Locked([String]())
         for worker in 0..<6 {
             group.enter()
             Thread {
@@ -299,25 +302,16 @@ private func waitUntil(_ condition: () throws -> Bool) throws {
                         }
                         _ = try users.findByEmail("u\(worker)-\(index)@x")
                     } catch {
-                        errors.append("\(error)")
+                        errors.withLock { $0.append("\(error)") }
                     }
                 }
                 group.leave()
             }.start()
         }
         group.wait()
-        #expect(errors.values.isEmpty, "\(errors.values.prefix(3))")
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 }.prefix(3))")
         #expect(try users.getRecordCount() == 120)
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 50)).items.count == 50)
         try pool.close()
     }
-}
-
-/// Messages appended from several threads (what failed, for a test's failure message).
-private final class LockedMessages: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages = [String]()
-
-    func append(_ message: String) { lock.withLock { messages.append(message) } }
-    var all: [String] { lock.withLock { messages } }
 }

@@ -153,7 +153,7 @@ struct SampleDatabase: @unchecked Sendable {
     @Test(arguments: Engine.allCases)
     func insert2OnACompositeKeyRefusesInsteadOfLying(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
-        let error = dalError { _ = try sample.tags.insert2(UserTag(userID: 2, tag: "new-tag")) }
+        let error = #expect(throws: DALError.self) { _ = try sample.tags.insert2(UserTag(userID: 2, tag: "new-tag")) }
         #expect(error?.code == .noRowID)
         #expect(try sample.tags.tags(of: 2).contains("new-tag") == false)
         try sample.close()

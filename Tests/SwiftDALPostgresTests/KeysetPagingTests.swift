@@ -145,8 +145,10 @@ private func pageThrough(
         #expect(second.nextCursor == nil)
         let none = try sample.users.findPage(limit: 5, condition: "age > \(1000)")
         #expect(none.items.isEmpty && none.nextCursor == nil)
-        #expect(dalError { _ = try sample.users.findPage(limit: 0) }?.code == .invalidValue)
-        #expect(dalError { _ = try sample.users.findPage(limit: 5, orderBy: "nope") }?.code == .invalidColumn)
+        #expect(#expect(throws: DALError.self) { _ = try sample.users.findPage(limit: 0) }?.code == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.findPage(limit: 5, orderBy: "nope") }?.code
+                == .invalidColumn)
         // The offset pager still works beside it.
         let pager = try sample.users.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 3), orderBy: "id")
         #expect(pager.items.compactMap(\.id) == [4, 5, 6])
@@ -194,7 +196,7 @@ private func pageThrough(
         )
             -> Bool
         {
-            let error = dalError {
+            let error = #expect(throws: DALError.self) {
                 _ = try (other ?? dal).findPage(
                     after: PageCursor(text), limit: 3, condition: condition, orderBy: orderBy)
             }
@@ -236,7 +238,9 @@ private func pageThrough(
         #expect(refused(token, condition: "i >= \(-5)"))
         #expect(refused(token, condition: ""))
         let userCursor = try #require(try sample.users.findPage(limit: 2, orderBy: "id").nextCursor)
-        #expect(dalError { _ = try dal.findPage(after: userCursor, limit: 2, orderBy: "id") }?.code == .invalidCursor)
+        #expect(
+            #expect(throws: DALError.self) { _ = try dal.findPage(after: userCursor, limit: 2, orderBy: "id") }?.code
+                == .invalidCursor)
         // The table is as it was, and the DAL still works.
         #expect(try dal.getRecordCount() == 60)
         #expect(httpStatus(for: DALError(.invalidCursor, "bad")) == 400)

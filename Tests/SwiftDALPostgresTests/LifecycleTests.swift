@@ -43,7 +43,7 @@ func endlessQuery(_ engine: Engine) -> SQL {
     func aTimeLimitStopsTheCallAndRollsItsTransactionBack(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         let query = endlessQuery(engine)
-        let error = dalError {
+        let error = #expect(throws: DALError.self) {
             try withDatabaseTimeout(.milliseconds(300)) {
                 try sample.database.write { db in
                     try sample.users.insert(UserInfo(name: "late", email: "late@example.com", age: 1))
@@ -68,7 +68,7 @@ func endlessQuery(_ engine: Engine) -> SQL {
     func aStopBetweenTwoStatementsStopsTheNextOne(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         let query = endlessQuery(engine)
-        let error = dalError {
+        let error = #expect(throws: DALError.self) {
             try withDatabaseTimeout(.milliseconds(200)) {
                 try sample.database.write { db in
                     try sample.users.insert(UserInfo(name: "late", email: "late@example.com", age: 1))
@@ -121,7 +121,9 @@ func endlessQuery(_ engine: Engine) -> SQL {
             database = try makePostgresPool(configuration)
         }
         let query = endlessQuery(engine)
-        #expect(dalError { _ = try database.read { db in try db.fetchScalar(Int.self, query) } }?.code == .timeout)
+        #expect(
+            #expect(throws: DALError.self) { _ = try database.read { db in try db.fetchScalar(Int.self, query) } }?.code
+                == .timeout)
         #expect(try database.read { db in try db.fetchScalar(Int.self, "SELECT 7") } == 7)
         // A longer limit for the calls that need one.
         #expect(

@@ -2,6 +2,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALCodegen
+import SwiftDALConnection
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -27,12 +28,7 @@ import Testing
         try makeTable(pool)
         try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a"), 1)") }
         func error(_ sql: SQL) -> PostgresError? {
-            do {
-                try pool.write { db in try db.execute(sql) }
-                return nil
-            } catch {
-                return error as? PostgresError
-            }
+            #expect(throws: PostgresError.self) { try pool.write { db in try db.execute(sql) } }
         }
         let unique = error("INSERT INTO item(code, qty) VALUES (\("a"), 2)")
         #expect(unique?.sqlState == "23505")
@@ -100,7 +96,7 @@ import Testing
         }
         holding.wait()
         holding.wait()
-        let waited = dalError { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        let waited = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
         #expect(waited?.code == .connectionUnavailable)
         release.signal()
         release.signal()
@@ -124,36 +120,36 @@ import Testing
         configuration.maximumConnections = 3
         let pool = try PostgresPool(url: server.makeDatabase(), configuration: configuration)
         try pool.write { try $0.execute(sql: "CREATE TABLE ack(id BIGINT PRIMARY KEY)") }
-        let acknowledged = LockedIDs()
-        let failures = LockedIDs()
-        let stop = LockedFlagPG()
+        let acknowledged = Locked(Set<Int64>())
+        let failures = Locked(Set<Int64>())
+        let stop = Locked(false)
         let writers = (0..<2).map { writer in
             Thread {
                 var next = Int64(writer) * 1_000_000
-                while !stop.isSet {
+                while !stop.withLock({ $0 }) {
                     next += 1
                     do {
                         try pool.write { db in try db.execute("INSERT INTO ack(id) VALUES (\(next))") }
-                        acknowledged.insert(next)
+                        acknowledged.withLock { _ = $0.insert(next) }
                     } catch {
-                        failures.insert(next)
+                        failures.withLock { _ = $0.insert(next) }
                         Thread.sleep(forTimeInterval: 0.01)
                     }
                 }
             }
         }
         for writer in writers { writer.start() }
-        while acknowledged.count < 50 { Thread.sleep(forTimeInterval: 0.005) }
+        while acknowledged.withLock({ $0.count }) < 50 { Thread.sleep(forTimeInterval: 0.005) }
         server.stopServer(mode: "immediate")  // a crash: sessions cut mid-statement
         Thread.sleep(forTimeInterval: 0.3)
-        #expect(failures.count > 0)  // calls in flight and during the outage got errors
+        #expect(failures.withLock { $0.count } > 0)  // calls in flight and during the outage got errors
         try server.restart()
-        let before = acknowledged.count
-        while acknowledged.count < before + 50 { Thread.sleep(forTimeInterval: 0.005) }
-        stop.set()
+        let before = acknowledged.withLock { $0.count }
+        while acknowledged.withLock({ $0.count }) < before + 50 { Thread.sleep(forTimeInterval: 0.005) }
+        stop.withLock { $0 = true }
         while writers.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.005) }
         let stored = Set(try pool.read { try $0.fetchColumn(Int64.self, "SELECT id FROM ack") })
-        #expect(acknowledged.values.isSubset(of: stored))
+        #expect(acknowledged.withLock { $0 }.isSubset(of: stored))
         try pool.close()
     }
 
@@ -178,8 +174,8 @@ import Testing
         }
         let firstRead = DispatchSemaphore(value: 0)
         let secondCommitted = DispatchSemaphore(value: 0)
-        let outcome = LockedIDs()
-        let failure = LockedStrings()
+        let outcome = Locked(Set<Int64>())
+        let failure = Locked([String]())
         let first = Thread {
             do {
                 try pool.write(isolation: .serializable) { db in
@@ -188,24 +184,24 @@ import Testing
                     secondCommitted.wait()
                     try db.execute("INSERT INTO ledger VALUES (\(-total))")
                 }
-                outcome.insert(1)
+                outcome.withLock { _ = $0.insert(1) }
             } catch let error as PostgresError where error.isRetryable && error.sqlState == "40001" {
-                outcome.insert(40001)
+                outcome.withLock { _ = $0.insert(40001) }
             } catch {
-                failure.append("\(error)")
+                failure.withLock { $0.append("\(error)") }
                 firstRead.signal()
             }
         }
         first.start()
         #expect(firstRead.wait(timeout: .now() + 30) == .success)
-        #expect(failure.values.isEmpty, "\(failure.values)")
+        #expect(failure.withLock { $0 }.isEmpty, "\(failure.withLock { $0 })")
         try pool.write(isolation: .serializable) { db in
             _ = try db.fetchScalar(Int64.self, "SELECT SUM(amount) FROM ledger")
             try db.execute("INSERT INTO ledger VALUES (\(-100))")
         }
         secondCommitted.signal()
         while !first.isFinished { Thread.sleep(forTimeInterval: 0.005) }
-        #expect(outcome.values == [40001])
+        #expect(outcome.withLock { $0 } == [40001])
         #expect(try pool.read { try $0.fetchScalar(Int64.self, "SELECT COUNT(*) FROM ledger") } == 2)
         try pool.close()
     }
@@ -226,19 +222,19 @@ import Testing
     }
 
     @Test func valuesAreBoundNeverPastedAndTheTraceShowsParametersOnly() throws {
-        let recorded = LockedStrings()
+        let recorded = Locked([String]())
         var configuration = PostgresConfiguration()
-        configuration.trace = { recorded.append($0.sql) }
+        configuration.trace = { event in recorded.withLock { $0.append(event.sql) } }
         let pool = try makePostgresPool(configuration)
         try makeTable(pool)
         let hostile = "'); DROP TABLE item; --"
         try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\(hostile), 1)") }
         #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT code FROM item") } == hostile)
-        #expect(recorded.values.contains("INSERT INTO item(code, qty) VALUES (?, 1)"))
-        #expect(!recorded.values.contains { $0.contains("DROP") })
+        #expect(recorded.withLock { $0 }.contains("INSERT INTO item(code, qty) VALUES (?, 1)"))
+        #expect(!recorded.withLock { $0 }.contains { $0.contains("DROP") })
         // Text with NUL cannot be stored by PostgreSQL: refused, never cut short.
         #expect(
-            dalError {
+            #expect(throws: DALError.self) {
                 _ = try pool.write { db in try db.execute("INSERT INTO item(code, qty) VALUES (\("a\u{0}b"), 1)") }
             }?
             .code == .invalidValue)
@@ -267,58 +263,36 @@ import Testing
     @Test func anEscapedConnectionThrowsOnPostgresToo() throws {
         let pool = try makePostgresPool()
         let escaped = try pool.read { $0 }
-        #expect(dalError { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try escaped.fetchOne("SELECT 1") }?.code == .accessEnded)
         try pool.close()
     }
 
     @Test func migrationsRunExactlyOnceWhenInstancesStartTogether() throws {
         let url = try SharedPostgres.makeDatabase()
-        let applied = LockedIDs()
-        let errors = LockedIDs()
+        let applied = Locked(Set<Int64>())
+        let errors = Locked(Set<Int64>())
         let threads = (0..<4).map { index in
             Thread {
                 do {
                     let pool = try PostgresPool(url: url)
                     let done = try SampleSchema.migrator.migrate(pool)
-                    applied.insert(Int64(index * 10 + done.count))
+                    applied.withLock { _ = $0.insert(Int64(index * 10 + done.count)) }
                     try pool.close()
                 } catch {
-                    errors.insert(Int64(index))
+                    errors.withLock { _ = $0.insert(Int64(index)) }
                 }
             }
         }
         for thread in threads { thread.start() }
         while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(errors.count == 0)
+        #expect(errors.withLock { $0.count } == 0)
         // One instance applied the three steps; the others found nothing to do.
-        #expect(applied.values.map { $0 % 10 }.sorted() == [0, 0, 0, 3])
+        #expect(applied.withLock { $0 }.map { $0 % 10 }.sorted() == [0, 0, 0, 3])
         let pool = try PostgresPool(url: url)
         #expect(try SampleSchema.migrator.pendingMigrations(pool).isEmpty)
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM swiftdal_migrations") } == 3)
         try pool.close()
     }
-}
-
-final class LockedIDs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var set = Set<Int64>()
-    func insert(_ value: Int64) { lock.withLock { _ = set.insert(value) } }
-    var count: Int { lock.withLock { set.count } }
-    var values: Set<Int64> { lock.withLock { set } }
-}
-
-final class LockedStrings: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list = [String]()
-    func append(_ value: String) { lock.withLock { list.append(value) } }
-    var values: [String] { lock.withLock { list } }
-}
-
-final class LockedFlagPG: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }
 
 @Suite struct PostgresCodegenTests {

@@ -180,21 +180,26 @@ private struct TwoTenants {
         for broken: SQL in [
             SQL(sql: "1 = 1) OR (1 = 1"), SQL(sql: "1 = 1 --"), SQL(sql: "1 = 1 /*"), SQL(sql: "title = 'x")
         ] {
-            #expect(dalError { _ = try one.find(condition: broken) }?.code == .invalidSQL)
-            #expect(dalError { _ = try one.deleteByCondition(broken) }?.code == .invalidSQL)
+            #expect(#expect(throws: DALError.self) { _ = try one.find(condition: broken) }?.code == .invalidSQL)
+            #expect(#expect(throws: DALError.self) { _ = try one.deleteByCondition(broken) }?.code == .invalidSQL)
         }
         #expect(
-            dalError { _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes) AS x WHERE (1 = 1")) }?.code
+            #expect(throws: DALError.self) {
+                _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes) AS x WHERE (1 = 1"))
+            }?.code
                 == .invalidSQL)
         // Their cursor is not ours.
         let theirCursor = try #require(try world.two.findPage(limit: 1).nextCursor)
-        #expect(dalError { _ = try one.findPage(after: theirCursor, limit: 10) }?.code == .invalidCursor)
+        #expect(
+            #expect(throws: DALError.self) { _ = try one.findPage(after: theirCursor, limit: 10) }?.code
+                == .invalidCursor)
 
         // Writing their rows by key: nothing found, nothing written.
         var stolen = their
         stolen.title = "stolen"
-        #expect(dalError { _ = try one.update(stolen) }?.code == .scopeViolation)  // it carries their tenant
-        #expect(dalError { _ = try one.update(stolen, key: theirID) }?.code == .scopeViolation)
+        // It carries their tenant:
+        #expect(#expect(throws: DALError.self) { _ = try one.update(stolen) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { _ = try one.update(stolen, key: theirID) }?.code == .scopeViolation)
         stolen.tenantID = nil  // "keep the row's tenant": still not ours to find
         #expect(try !one.update(stolen))
         #expect(try !one.update(stolen, key: theirID))
@@ -204,18 +209,23 @@ private struct TwoTenants {
         #expect(try !one.deleteById(theirID))
         #expect(try !one.purgeById(theirID))
         #expect(try !one.restoreById(theirDeletedID))
-        #expect(dalError { try one.upsert(stolen) }?.code == .scopeViolation)  // their key, our tenant
+        // Their key, our tenant:
+        #expect(#expect(throws: DALError.self) { try one.upsert(stolen) }?.code == .scopeViolation)
         stolen.tenantID = 2
-        #expect(dalError { try one.upsert(stolen) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { try one.upsert(stolen) }?.code == .scopeViolation)
         // Writing rows that carry their tenant, or moving ours there: refused.
         #expect(
-            dalError { try one.insert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+            #expect(throws: DALError.self) {
+                try one.insert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9)))
+            }?.code
                 == .scopeViolation)
         #expect(
-            dalError { _ = try one.insert2(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+            #expect(throws: DALError.self) {
+                _ = try one.insert2(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9)))
+            }?.code
                 == .scopeViolation)
         #expect(
-            dalError {
+            #expect(throws: DALError.self) {
                 _ = try one.insertRange([
                     ScopedNote(title: "fine", createdAt: day(9)),
                     ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))
@@ -223,15 +233,20 @@ private struct TwoTenants {
             }?.code == .scopeViolation)
         #expect(try one.find(condition: "title = \("fine")").isEmpty)  // all or none
         #expect(
-            dalError { try one.upsert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9))) }?.code
+            #expect(throws: DALError.self) {
+                try one.upsert(ScopedNote(tenantID: 2, title: "planted", createdAt: day(9)))
+            }?.code
                 == .scopeViolation)
         var ours = try #require(try one.findById(ourIDs[0]))
         ours.tenantID = 2
-        #expect(dalError { _ = try one.update(ours) }?.code == .scopeViolation)
-        #expect(dalError { _ = try one.update(ours, key: ourIDs[0]) }?.code == .scopeViolation)
-        #expect(dalError { _ = try one.updateFields(["tenant_id": 2], key: ourIDs[0]) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { _ = try one.update(ours) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { _ = try one.update(ours, key: ourIDs[0]) }?.code == .scopeViolation)
         #expect(
-            dalError { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?.code
+            #expect(throws: DALError.self) { _ = try one.updateFields(["tenant_id": 2], key: ourIDs[0]) }?.code
+                == .scopeViolation)
+        #expect(
+            #expect(throws: DALError.self) { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?
+                .code
                 == .scopeViolation)
         #expect(httpStatus(for: DALError(.scopeViolation, "no")) == 403)
 
@@ -280,7 +295,9 @@ private struct TwoTenants {
         let missing: Int64? = nil
         for dal in [NoteDAL(database: world.sample.database), NoteDAL(database: world.sample.database, tenant: missing)]
         {
-            func required(_ body: () throws -> Void) -> Bool { dalError(body)?.code == .tenantRequired }
+            func required(_ body: () throws -> Void) -> Bool {
+                #expect(throws: DALError.self, performing: body)?.code == .tenantRequired
+            }
             #expect(required { _ = try dal.getAll() })
             #expect(required { _ = try dal.findById(1) })
             #expect(required { _ = try dal.findByIds([1, 2]) })
@@ -301,7 +318,7 @@ private struct TwoTenants {
         }
         // A tenant given to a DAL that declares no tenant column is refused too.
         let confused = AllNotesDAL(database: world.sample.database, tenant: Int64(1))
-        #expect(dalError { _ = try confused.getAll() }?.code == .unsupportedOperation)
+        #expect(#expect(throws: DALError.self) { _ = try confused.getAll() }?.code == .unsupportedOperation)
         #expect(world.one.tenant == .integer(1))
         #expect(try world.all.getRecordCount() == 10)
         try world.sample.close()
@@ -332,7 +349,7 @@ private struct TwoTenants {
         #expect(try one.includingDeleted.find(condition: "deleted_at IS NOT NULL").compactMap(\.id) == [id])
         #expect(try one.includingDeleted.findPage(limit: 10).items.count == 5)
         // Upserting its key does not bring it back behind the caller's back.
-        #expect(dalError { try one.upsert(stored) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { try one.upsert(stored) }?.code == .scopeViolation)
         // Restore, soft delete by condition, purge.
         #expect(try one.restoreById(id))
         #expect(try !one.restoreById(id))
@@ -346,9 +363,9 @@ private struct TwoTenants {
             try one.purgeByCondition(
                 SQL(sql: "deleted_at IS NOT NULL AND title <> :keep", arguments: ["keep": "one-0"])) == 3)
         #expect(try one.includingDeleted.getAll().map(\.title) == ["one-0"])
-        #expect(dalError { _ = try one.purgeByCondition("") }?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { _ = try one.purgeByCondition("") }?.code == .invalidValue)
         // A DAL without soft delete cannot restore; its deletes delete.
-        #expect(dalError { _ = try world.all.restoreById(id) }?.code == .unsupportedOperation)
+        #expect(#expect(throws: DALError.self) { _ = try world.all.restoreById(id) }?.code == .unsupportedOperation)
         #expect(try world.two.getRecordCount() == 4)
         try world.sample.close()
     }

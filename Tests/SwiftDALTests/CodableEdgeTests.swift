@@ -61,12 +61,18 @@ struct SingleValueShaped: Entity, Codable {
         let (queue, _) = try makeNotes()
         _ = try NoteDAL(database: queue).insert2(note("row"))
         for error in [
-            dalError { try BaseDAL<ArrayShaped>(database: queue).insert(ArrayShaped(values: [1])) },
-            dalError { _ = try BaseDAL<ArrayShaped>(database: queue).getAll() },
-            dalError { try BaseDAL<NestedContainer>(database: queue).insert(NestedContainer(title: "t")) },
-            dalError { _ = try BaseDAL<NestedContainer>(database: queue).getAll() },
-            dalError { try BaseDAL<SingleValueShaped>(database: queue).insert(SingleValueShaped(title: "t")) },
-            dalError { _ = try BaseDAL<SingleValueShaped>(database: queue).getAll() }
+            #expect(throws: DALError.self) {
+                try BaseDAL<ArrayShaped>(database: queue).insert(ArrayShaped(values: [1]))
+            },
+            #expect(throws: DALError.self) { _ = try BaseDAL<ArrayShaped>(database: queue).getAll() },
+            #expect(throws: DALError.self) {
+                try BaseDAL<NestedContainer>(database: queue).insert(NestedContainer(title: "t"))
+            },
+            #expect(throws: DALError.self) { _ = try BaseDAL<NestedContainer>(database: queue).getAll() },
+            #expect(throws: DALError.self) {
+                try BaseDAL<SingleValueShaped>(database: queue).insert(SingleValueShaped(title: "t"))
+            },
+            #expect(throws: DALError.self) { _ = try BaseDAL<SingleValueShaped>(database: queue).getAll() }
         ] {
             #expect(error?.code == .conversionFailed || error?.code == .invalidColumn, "\(String(describing: error))")
         }
@@ -87,15 +93,15 @@ struct SingleValueShaped: Entity, Codable {
                 "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (3, 't', x'5B5D', '2024-01-01 00:00:00', 0, 0)"
             )
         }
-        let notJSON = dalError { _ = try notes.findById(1) }
+        let notJSON = #expect(throws: DALError.self) { _ = try notes.findById(1) }
         #expect(notJSON?.code == .conversionFailed && notJSON?.column == "tags")
-        let wrongClass = dalError { _ = try notes.findById(2) }  // 42 is JSON, but not an array
+        let wrongClass = #expect(throws: DALError.self) { _ = try notes.findById(2) }  // 42 is JSON, but not an array
         #expect(wrongClass?.code == .conversionFailed && wrongClass?.column == "tags")
         #expect(try notes.findById(3)?.tags == [])  // JSON in a blob is read too
     }
 
     @Test func derivationNamesWhatItCannotDerive() throws {
-        let error = dalError { _ = try WithEnum.tableDefinition() }
+        let error = #expect(throws: DALError.self) { _ = try WithEnum.tableDefinition() }
         #expect(error?.code == .schemaMismatch)
         #expect(error?.message.contains("declare its tableDefinition()") == true)
         #expect(throws: DALError.self) { _ = try ArrayShaped.tableDefinition() }

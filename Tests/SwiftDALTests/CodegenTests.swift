@@ -132,11 +132,12 @@ import Testing
         let bare = try #require(try ledger.findById("L-2"))
         #expect(bare.memo == nil && bare.tag == .text("t") && bare.fee == nil)
         #expect(
-            sqliteError { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?.constraintKind
+            #expect(throws: SQLiteError.self) { try ledger.insert(LedgerInfo(code: "L-3", amount: 0, tag: .null)) }?
+                .constraintKind
                 == .notNull)
         // A numeric column can hold text that is no number: reading it fails with a typed error naming the column.
         try queue.write { try $0.execute(sql: "UPDATE ledger SET rate = 'n/a' WHERE code = 'L-2'") }
-        let error = dalError { _ = try ledger.findById("L-2") }
+        let error = #expect(throws: DALError.self) { _ = try ledger.findById("L-2") }
         #expect(
             error?.code == .conversionFailed && error?.column == "rate" && error?.table == "ledger",
             "\(String(describing: error))")
@@ -219,7 +220,7 @@ import Testing
         #expect(page.items.map(\.title) == ["A3", "A2"] && page.pager.recordCount == 5 && page.pager.pageCount == 3)
         #expect(try summaries.findTop(1, orderBy: "title DESC").first?.title == "A5")
         // Key lookups need a key, which a view has not.
-        #expect(dalError { _ = try summaries.findById(1) }?.code == .unsupportedOperation)
+        #expect(#expect(throws: DALError.self) { _ = try summaries.findById(1) }?.code == .unsupportedOperation)
         // ReadOnlyDAL has no insert, update or delete: `summaries.insert(first)` does not
         // compile. At run time, the class is no BaseDAL either.
         #expect(!((summaries as AnyObject) is BaseDAL<ArticleSummaryInfo>))
@@ -261,15 +262,23 @@ import Testing
             _ = try queue.read { try EntityGenerator().source(for: ["broken"], in: $0) }
         }
         let clash = EntityGenerator(options: .init(typeStems: ["categories": "Article", "articles": "Article"]))
-        let clashError = dalError { _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) } }
+        let clashError = #expect(throws: DALError.self) {
+            _ = try queue.read { try clash.source(for: ["articles", "categories"], in: $0) }
+        }
         #expect(clashError?.message.contains("would both be ArticleInfo") == true)
-        let missing = dalError { _ = try queue.read { try EntityGenerator().model(of: "nope", in: $0) } }
+        let missing = #expect(throws: DALError.self) {
+            _ = try queue.read { try EntityGenerator().model(of: "nope", in: $0) }
+        }
         #expect(missing?.code == .schemaMismatch)
         let badStem = EntityGenerator(options: .init(typeStems: ["articles": "Bad Name"]))
-        #expect(dalError { _ = try queue.read { try badStem.model(of: "articles", in: $0) } }?.code == .schemaMismatch)
+        #expect(
+            #expect(throws: DALError.self) { _ = try queue.read { try badStem.model(of: "articles", in: $0) } }?.code
+                == .schemaMismatch)
         // A table `bases` would give `class BaseDAL: BaseDAL<BaseInfo>`.
         let hiding = EntityGenerator(options: .init(typeStems: ["articles": "Base"]))
-        let hidingError = dalError { _ = try queue.read { try hiding.model(of: "articles", in: $0) } }
+        let hidingError = #expect(throws: DALError.self) {
+            _ = try queue.read { try hiding.model(of: "articles", in: $0) }
+        }
         #expect(hidingError?.message.contains("BaseDAL would hide the type") == true)
     }
 
@@ -428,7 +437,7 @@ import Testing
             .init(typeStems: ["客户": "\u{301}x"]), .init(entitySuffix: "", typeStems: ["客户": "Type"]),
             .init(entitySuffix: "-Row"), .init(dalSuffix: "a\u{202E}b")
         ] {
-            let error = dalError {
+            let error = #expect(throws: DALError.self) {
                 _ = try queue.read { try EntityGenerator(options: refused).model(of: "客户", in: $0) }
             }
             #expect(error?.code == .schemaMismatch, "\(refused)")
@@ -450,10 +459,12 @@ import Testing
         #expect(source.contains("//   `user_log` → UserLog2Info, UserLog2DAL (`user-log` is UserLogInfo)"))
         // A stem chosen by hand is never numbered: a clash is an error that names both tables.
         let clash = EntityGenerator(options: .init(typeStems: ["用户": "客户", "客户": "客户"]))
-        let error = dalError { _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) } }
+        let error = #expect(throws: DALError.self) {
+            _ = try queue.read { try clash.source(for: ["客户", "用户"], in: $0) }
+        }
         #expect(error?.message.contains("客户 and 用户 would both be 客户Info") == true, "\(String(describing: error))")
         // A table listed twice (SQLite compares ASCII letters in any case) would be written twice.
-        let twice = dalError {
+        let twice = #expect(throws: DALError.self) {
             _ = try queue.read { try EntityGenerator().source(for: ["user_log", "USER_LOG"], in: $0) }
         }
         #expect(twice?.message.contains("user_log and USER_LOG name the same table") == true)
@@ -584,9 +595,12 @@ import Testing
         try categories.insert(CategoryInfo(code: 10, name: "news"))
         #expect(try categories.findById(10)?.name == "news")
         #expect(
-            sqliteError { try categories.insert(CategoryInfo(code: 10, name: "again")) }?.primaryCode == .constraint)
+            #expect(throws: SQLiteError.self) { try categories.insert(CategoryInfo(code: 10, name: "again")) }?
+                .primaryCode == .constraint)
         // A WITHOUT ROWID table has no rowid: insert2 refuses before inserting anything.
-        #expect(dalError { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code == .noRowID)
+        #expect(
+            #expect(throws: DALError.self) { _ = try categories.insert2(CategoryInfo(code: 11, name: "other")) }?.code
+                == .noRowID)
         #expect(try categories.findById(11) == nil)
     }
 }

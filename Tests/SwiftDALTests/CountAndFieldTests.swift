@@ -36,7 +36,9 @@ import Testing
             ])
         let raw = try sample.users.getFieldList("age", condition: "id <= \(2)")
         #expect(raw == [.integer(27), .integer(34)])
-        #expect(dalError { _ = try sample.users.getFieldList("full_name", as: String.self) }?.code == .conversionFailed)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.getFieldList("full_name", as: String.self) }?.code
+                == .conversionFailed)
     }
 
     @Test func fieldValueByKey() throws {
@@ -46,7 +48,9 @@ import Testing
         #expect(try sample.users.getFieldValue(999, fieldName: "full_name", as: String.self) == nil)
         #expect(try sample.users.getFieldValue(1, fieldName: "avatar", as: Data.self) == Data([0x89, 0x50, 0x4E, 0x47]))
         #expect(try sample.tags.getFieldValue(CompositeKey(1, "admin"), fieldName: "tag", as: String.self) == "admin")
-        let wrongWidth = dalError { _ = try sample.tags.getFieldValue(1, fieldName: "tag", as: String.self) }
+        let wrongWidth = #expect(throws: DALError.self) {
+            _ = try sample.tags.getFieldValue(1, fieldName: "tag", as: String.self)
+        }
         #expect(wrongWidth?.code == .invalidValue)
     }
 

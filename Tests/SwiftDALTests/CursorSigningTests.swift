@@ -7,8 +7,10 @@ import Testing
 /// Page cursors as tokens: the signing key, refusal before any SQL, the token's forms.
 @Suite struct CursorSigningTests {
     @Test func aSigningKeyNeedsSixteenBytesAndNeverShowsItsSecret() throws {
-        #expect(dalError { _ = try CursorSigningKey(secret: "too short") }?.code == .invalidValue)
-        #expect(dalError { _ = try CursorSigningKey(secret: [UInt8](repeating: 1, count: 15)) }?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { _ = try CursorSigningKey(secret: "too short") }?.code == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { _ = try CursorSigningKey(secret: [UInt8](repeating: 1, count: 15)) }?.code
+                == .invalidValue)
         let key = try CursorSigningKey(secret: "sixteen bytes ok")
         #expect(!"\(key)".contains("sixteen"))
         #expect("\(CursorSigningKey.processDefault)" == "CursorSigningKey(…)")
@@ -22,14 +24,16 @@ import Testing
         sample.recorder.reset()
         for bad in [String(token.dropLast()), token + "AA", "' OR 1=1; DROP TABLE users; --", ""] {
             #expect(
-                dalError {
+                #expect(throws: DALError.self) {
                     _ = try sample.users.findPage(
                         after: PageCursor(bad), limit: 2, condition: "age > \(0)", orderBy: "age DESC")
                 }?
                 .code == .invalidCursor)
         }
         #expect(
-            dalError { _ = try sample.users.findPage(after: PageCursor(token), limit: 2, orderBy: "age DESC") }?.code
+            #expect(throws: DALError.self) {
+                _ = try sample.users.findPage(after: PageCursor(token), limit: 2, orderBy: "age DESC")
+            }?.code
                 == .invalidCursor)
         #expect(sample.recorder.all.isEmpty, "\(sample.recorder.all)")
         // The same token with the same query is accepted, and bound: the SQL holds no value.

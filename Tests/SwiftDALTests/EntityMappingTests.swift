@@ -103,7 +103,7 @@ func note(_ title: String) -> Note {
                 "INSERT INTO notes(id, title, tags, createdAt, pinned, counter) VALUES (1, 't', '[]', '2024-01-01 00:00:00', 0, 'not a number')"
             )
         }
-        let error = dalError { _ = try notes.findById(1) }
+        let error = #expect(throws: DALError.self) { _ = try notes.findById(1) }
         #expect(error?.code == .conversionFailed)
         #expect(error?.column == "counter")
         #expect(error?.table == "notes")
@@ -119,7 +119,7 @@ func note(_ title: String) -> Note {
             try db.execute(
                 "INSERT INTO users(id, name, email, age, created_at) VALUES (100, 'bad', 'bad@x', 1, 'not a date')")
         }
-        let error = dalError { _ = try sample.users.findById(100) }
+        let error = #expect(throws: DALError.self) { _ = try sample.users.findById(100) }
         #expect(error?.code == .conversionFailed)
         #expect(error?.column == "created_at")
         #expect(error?.message.contains("Date") == true)
@@ -154,18 +154,20 @@ func note(_ title: String) -> Note {
             }
         }
         let sample = try Sample()
-        let missing = dalError { _ = try BaseDAL<Ghost>(database: sample.queue).getAll() }
+        let missing = #expect(throws: DALError.self) { _ = try BaseDAL<Ghost>(database: sample.queue).getAll() }
         #expect(missing?.code == .schemaMismatch)
         #expect(missing?.message.contains("ghosts") == true)
-        let wrong = dalError { _ = try BaseDAL<WrongColumns>(database: sample.queue).getAll() }
+        let wrong = #expect(throws: DALError.self) { _ = try BaseDAL<WrongColumns>(database: sample.queue).getAll() }
         #expect(wrong?.code == .schemaMismatch)
         #expect(wrong?.message.contains("nickname, shoe_size") == true)
-        let extra = dalError {
+        let extra = #expect(throws: DALError.self) {
             try BaseDAL<Extra>(database: sample.queue).insert(Extra(id: nil, name: "n", nickname: "x"))
         }
         #expect(extra?.code == .invalidColumn)
         #expect(extra?.column == "nickname")
-        let misordered = dalError { try BaseDAL<Misordered>(database: sample.queue).insert(Misordered()) }
+        let misordered = #expect(throws: DALError.self) {
+            try BaseDAL<Misordered>(database: sample.queue).insert(Misordered())
+        }
         #expect(misordered?.code == .schemaMismatch)
     }
 
@@ -173,7 +175,7 @@ func note(_ title: String) -> Note {
         let (_, notes) = try makeNotes()
         var bad = note("nan")
         bad.rating = .nan
-        #expect(dalError { try notes.insert(bad) }?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { try notes.insert(bad) }?.code == .invalidValue)
         #expect(try notes.getRecordCount() == 0)
     }
 }

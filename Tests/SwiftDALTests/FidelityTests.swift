@@ -244,7 +244,7 @@ private func legacyDatabase() throws -> DatabaseQueue {
         let notes = BaseDAL<Note>(database: queue)
         let pairs = BaseDAL<Pair>(database: queue)
         #expect(try notes.insert2(Note(id: 777, body: "x")) == 777)
-        let error = dalError { _ = try pairs.insert2(Pair(a: 1, b: "k")) }
+        let error = #expect(throws: DALError.self) { _ = try pairs.insert2(Pair(a: 1, b: "k")) }
         #expect(error?.code == .noRowID)
         #expect(error?.table == "pairs")
         #expect(try pairs.getRecordCount() == 0)  // refused before inserting
@@ -289,13 +289,15 @@ private func legacyDatabase() throws -> DatabaseQueue {
         ] {
             #expect(OrderBy(order.description) == order, "\(order)")
         }
-        #expect(dalError { _ = try lines.getAll(orderBy: "Order ID sideways, id") }?.code == .invalidColumn)
-        #expect(dalError { _ = try lines.getAll(orderBy: #""unclosed"#) }?.code == .invalidColumn)
+        #expect(
+            #expect(throws: DALError.self) { _ = try lines.getAll(orderBy: "Order ID sideways, id") }?.code
+                == .invalidColumn)
+        #expect(#expect(throws: DALError.self) { _ = try lines.getAll(orderBy: #""unclosed"#) }?.code == .invalidColumn)
     }
 
     @Test func getFieldValuesConversionErrorNamesTheTable() throws {
         let queue = try legacyDatabase()
-        let error = dalError {
+        let error = #expect(throws: DALError.self) {
             _ = try BaseDAL<Employee>(database: queue).getFieldValue(1, fieldName: "LastName", as: Int.self)
         }
         #expect(error?.code == .conversionFailed)
@@ -334,13 +336,14 @@ private func legacyDatabase() throws -> DatabaseQueue {
         let page = try sales.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 1), orderBy: "Quantity")
         #expect(page.items.map(\.Quantity) == [12])
         #expect(page.pager.recordCount == 2)
-        #expect(dalError { _ = try sales.findById(10248) }?.code == .unsupportedOperation)
+        #expect(#expect(throws: DALError.self) { _ = try sales.findById(10248) }?.code == .unsupportedOperation)
         // A key declared by the entity makes the key lookups work on a view.
         #expect(try ReadOnlyDAL<KeyedSale>(database: queue).findById(CompositeKey(10248, 42))?.Quantity == 10)
         // A DAL that writes needs a key.
-        #expect(dalError { _ = try BaseDAL<Sale>(database: queue).getAll() }?.code == .schemaMismatch)
         #expect(
-            dalError {
+            #expect(throws: DALError.self) { _ = try BaseDAL<Sale>(database: queue).getAll() }?.code == .schemaMismatch)
+        #expect(
+            #expect(throws: DALError.self) {
                 _ = try BaseDAL<KeyedSale>(database: queue).insert2(KeyedSale(OrderID: 1, ProductID: 2, Quantity: 30))
             }?.code == .noRowID)
     }

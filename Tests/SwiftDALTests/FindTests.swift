@@ -95,7 +95,7 @@ import Testing
                 "farah", "chloé", "alice"
             ])
         #expect(try sample.users.findTop(0).isEmpty)
-        #expect(dalError { _ = try sample.users.findTop(-1) }?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { _ = try sample.users.findTop(-1) }?.code == .invalidValue)
         #expect(try sample.users.findTop(2, condition: "age < \(30)", orderBy: "age").map(\.name) == ["dmitri", "goro"])
     }
 
@@ -114,7 +114,7 @@ import Testing
             condition: nil, pager: PagerInfo(pageIndex: 9, pageSize: 5), orderBy: nil)
         #expect(beyond.items.isEmpty && beyond.pager.recordCount == 8)
         #expect(
-            dalError {
+            #expect(throws: DALError.self) {
                 _ = try sample.users.findWithPager(
                     condition: nil, pager: PagerInfo(pageIndex: 0, pageSize: 5), orderBy: nil)
             }?.code == .invalidValue)
@@ -178,7 +178,7 @@ import Testing
     @Test func aLikeKeywordWithNULIsRefusedInsteadOfMatchingEverything() throws {
         let sample = try Sample()
         // SQLite's LIKE stops at NUL: "%\0%" would behave as "%" and match every row.
-        let error = dalError { _ = try sample.users.search(keyword: "\u{0}") }
+        let error = #expect(throws: DALError.self) { _ = try sample.users.search(keyword: "\u{0}") }
         #expect(error?.code == .invalidValue)
         #expect(error?.message.contains("NUL") == true)
         #expect(try sample.users.search(keyword: "a").map(\.name) == ["alice", "dmitri", "farah", "goro", "hana"])

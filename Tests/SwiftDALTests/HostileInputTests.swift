@@ -56,12 +56,15 @@ let likePatternLimit = 50_000
             #expect(try sample.users.updateFields(["full_name": text + "!"], key: id))
             if text.utf8.contains(0) {
                 #expect(
-                    dalError { _ = try sample.users.search(keyword: text) }?.code == .invalidValue, "value #\(index)")
+                    #expect(throws: DALError.self) { _ = try sample.users.search(keyword: text) }?.code
+                        == .invalidValue, "value #\(index)")
             } else if text.utf8.count < likePatternLimit - 2 {
                 #expect(try sample.users.search(keyword: text).contains { $0.id == id }, "value #\(index)")
             } else {
                 // A pattern past SQLite's limit is a clear, typed error; nothing is matched or changed.
-                #expect(sqliteError { _ = try sample.users.search(keyword: text) }?.message.contains("LIKE") == true)
+                #expect(
+                    #expect(throws: SQLiteError.self) { _ = try sample.users.search(keyword: text) }?.message.contains(
+                        "LIKE") == true)
             }
             #expect(try sample.users.getFieldValue(id, fieldName: "full_name", as: String.self) == text + "!")
             #expect(try sample.users.deleteByCondition("bio = \(text) AND id = \(id)") == 1)
@@ -84,13 +87,13 @@ let likePatternLimit = 50_000
                 ("orderBy DESC", { _ = try sample.users.find(condition: "", orderBy: OrderBy(text, .descending)) })
             ]
             for (operation, check) in checks {
-                let error = dalError(check)
+                let error = #expect(throws: DALError.self, performing: check)
                 #expect(error?.code == .invalidColumn, "\(operation) with hostile name #\(index)")
                 #expect(error?.column == text, "\(operation) with hostile name #\(index)")
             }
             // The text form reads SQL's own quoting: "\"name\"" is the real column name.
             guard text != "\"name\"" else { continue }
-            let parsed = dalError { _ = try sample.users.getAll(orderBy: OrderBy(parsing: text)) }
+            let parsed = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: OrderBy(parsing: text)) }
             #expect(parsed?.code == .invalidColumn, "parsed order #\(index)")
         }
         #expect(try schemaSnapshot(sample) == schema)
@@ -122,7 +125,9 @@ let likePatternLimit = 50_000
             #expect(try sample.users.find(condition: "name = \(text) OR email = \(text)").isEmpty, "#\(index)")
             if text.utf8.contains(0) {
                 #expect(
-                    dalError { _ = try sample.users.find(condition: "bio LIKE \(containing: text)") }?.code
+                    #expect(throws: DALError.self) {
+                        _ = try sample.users.find(condition: "bio LIKE \(containing: text)")
+                    }?.code
                         == .invalidValue)
             } else if text.utf8.count < likePatternLimit - 2 {
                 // A match must really contain the text (LIKE ignores ASCII case): wildcards match literally.
@@ -150,7 +155,8 @@ let likePatternLimit = 50_000
             #expect(try sample.users.deleteByCondition("name = \(text)") == 0, "#\(index)")
             #expect(try !sample.queue.read { try $0.tableExists(text) }, "#\(index)")
             #expect(
-                dalError { _ = try sample.queue.read { try $0.describe(table: text) } }?.code == .schemaMismatch,
+                #expect(throws: DALError.self) { _ = try sample.queue.read { try $0.describe(table: text) } }?.code
+                    == .schemaMismatch,
                 "#\(index)")
         }
         #expect(try everything(sample) == before)
@@ -197,11 +203,11 @@ let likePatternLimit = 50_000
     @Test func orderByTextFormIsParsedAndValidated() throws {
         let sample = try Sample()
         #expect(try sample.users.getAll(orderBy: "AGE desc, id").first?.name == "erin")
-        let injected = dalError { _ = try sample.users.getAll(orderBy: "age; DROP TABLE users") }
+        let injected = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age; DROP TABLE users") }
         #expect(injected?.code == .invalidColumn)
-        let badDirection = dalError { _ = try sample.users.getAll(orderBy: "age sideways") }
+        let badDirection = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age sideways") }
         #expect(badDirection?.message.contains("sideways") == true)
-        let empty = dalError { _ = try sample.users.getAll(orderBy: "") }
+        let empty = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "") }
         #expect(empty?.code == .invalidColumn)
         // A bare column name takes a shortcut; it must read exactly as the full parse does.
         #expect(OrderBy(parsing: "id").terms == [OrderBy.Term(column: "id")])
@@ -209,7 +215,7 @@ let likePatternLimit = 50_000
         #expect(OrderBy(parsing: " id").terms == [OrderBy.Term(column: "id")])
         #expect(OrderBy(parsing: "id,").parseError != nil)
         #expect(OrderBy(parsing: "é\u{2003}DESC").terms == [OrderBy.Term(column: "é", direction: .descending)])
-        let spoofed = dalError { _ = try sample.users.getAll(orderBy: "age;DROP") }
+        let spoofed = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age;DROP") }
         #expect(spoofed?.code == .invalidColumn)
     }
 }

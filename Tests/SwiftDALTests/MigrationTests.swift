@@ -82,7 +82,7 @@ private let currentSchema: String =
             )
         }
         let before = try schema(queue)
-        let error = dalError { try SampleSchema.migrator.migrate(queue) }
+        let error = #expect(throws: DALError.self) { try SampleSchema.migrator.migrate(queue) }
         #expect(error?.message.contains("3-orders-quantity-check") == true)
         #expect(error?.message.contains("rolled back") == true)
         #expect(try schema(queue) == before)
@@ -102,11 +102,11 @@ private let currentSchema: String =
         for migration in SampleSchema.migrator.migrations.prefix(2) {
             older.register(migration.id) { _ in }
         }
-        let error = dalError { try older.migrate(queue) }
+        let error = #expect(throws: DALError.self) { try older.migrate(queue) }
         #expect(error?.code == .schemaMismatch)
         #expect(error?.message.contains("newer") == true)
         #expect(error?.message.contains("3-orders-quantity-check") == true)
-        #expect(dalError { _ = try older.pendingMigrations(queue) }?.code == .schemaMismatch)
+        #expect(#expect(throws: DALError.self) { _ = try older.pendingMigrations(queue) }?.code == .schemaMismatch)
     }
 
     @Test func foreignKeysAreCheckedAfterEachMigration() throws {
@@ -119,7 +119,7 @@ private let currentSchema: String =
             try db.execute(sql: "INSERT INTO child(parent_id) VALUES (42)")
         }
         let queue = try DatabaseQueue.inMemory()
-        let error = dalError { try migrator.migrate(queue) }
+        let error = #expect(throws: DALError.self) { try migrator.migrate(queue) }
         #expect(error?.message.contains("foreign key violation") == true)
         #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM child") } == 0)
         #expect(try migrator.pendingMigrations(queue) == ["2-orphan"])
@@ -130,9 +130,11 @@ private let currentSchema: String =
         duplicate.register("same") { _ in }
         duplicate.register("same") { _ in }
         let queue = try DatabaseQueue.inMemory()
-        #expect(dalError { try duplicate.migrate(queue) }?.message.contains("twice") == true)
-        #expect(dalError { try SampleSchema.migrator.migrate(queue, upTo: "nope") }?.code == .invalidValue)
-        let insideTransaction = dalError {
+        #expect(#expect(throws: DALError.self) { try duplicate.migrate(queue) }?.message.contains("twice") == true)
+        #expect(
+            #expect(throws: DALError.self) { try SampleSchema.migrator.migrate(queue, upTo: "nope") }?.code
+                == .invalidValue)
+        let insideTransaction = #expect(throws: DALError.self) {
             try queue.write { (db: Database) -> Void in
                 _ = try SampleSchema.migrator.migrate(db)
             }
@@ -143,7 +145,7 @@ private let currentSchema: String =
         rebuild.register("2") { db in
             try db.rebuild(table: TableDefinition("t") { $0.column("a", .integer, notNull: true) })
         }
-        let error = dalError { try rebuild.migrate(queue) }
+        let error = #expect(throws: DALError.self) { try rebuild.migrate(queue) }
         #expect(error?.message.contains("disablesForeignKeys") == true)
     }
 

@@ -34,14 +34,22 @@ import Testing
         #expect(try row.decode(Double.self, named: "ratio") == 0.5)
         #expect(try row.decode(Date?.self, named: "opened_at") != nil)
         #expect(
-            sqliteError { try db.execute("INSERT INTO accounts(owner, currency) VALUES ('x', 'EURO')") }?.constraintKind
-                == .check)
-        #expect(sqliteError { try db.execute("INSERT INTO accounts(owner) VALUES ('ANN')") }?.constraintKind == .unique)
-        #expect(
-            sqliteError { try db.execute("INSERT INTO accounts(owner, balance) VALUES ('b', -5000)") }?.constraintKind
+            #expect(throws: SQLiteError.self) {
+                try db.execute("INSERT INTO accounts(owner, currency) VALUES ('x', 'EURO')")
+            }?.constraintKind
                 == .check)
         #expect(
-            sqliteError { try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('c', 99)") }?.constraintKind
+            #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO accounts(owner) VALUES ('ANN')") }?
+                .constraintKind == .unique)
+        #expect(
+            #expect(throws: SQLiteError.self) {
+                try db.execute("INSERT INTO accounts(owner, balance) VALUES ('b', -5000)")
+            }?.constraintKind
+                == .check)
+        #expect(
+            #expect(throws: SQLiteError.self) {
+                try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('c', 99)")
+            }?.constraintKind
                 == .foreignKey)
         try db.execute("INSERT INTO accounts(owner, parent_id) VALUES ('child', \(id))")
         try db.execute("DELETE FROM accounts WHERE id = \(id)")
@@ -74,7 +82,7 @@ import Testing
         try db.drop(table: "accounts")
         try db.drop(table: "accounts", ifExists: true)
         #expect(try db.tableNames().isEmpty)
-        #expect(dalError { _ = try db.describe(table: "accounts") }?.code == .schemaMismatch)
+        #expect(#expect(throws: DALError.self) { _ = try db.describe(table: "accounts") }?.code == .schemaMismatch)
     }
 
     @Test func definitionsNamingMissingColumnsAreRefused() throws {
@@ -82,13 +90,15 @@ import Testing
             t.column("a", .integer)
             t.primaryKey(["b"])
         }
-        #expect(dalError { _ = try badKey.createStatements() }?.column == "b")
+        #expect(#expect(throws: DALError.self) { _ = try badKey.createStatements() }?.column == "b")
         let badIndex = TableDefinition("t") { t in
             t.column("a", .integer)
             t.index("t_x", on: ["x"])
         }
-        #expect(dalError { _ = try badIndex.createStatements() }?.code == .invalidColumn)
-        #expect(dalError { _ = try TableDefinition("empty").createStatements() }?.code == .schemaMismatch)
+        #expect(#expect(throws: DALError.self) { _ = try badIndex.createStatements() }?.code == .invalidColumn)
+        #expect(
+            #expect(throws: DALError.self) { _ = try TableDefinition("empty").createStatements() }?.code
+                == .schemaMismatch)
         let hostile = TableDefinition("a\"; DROP TABLE users; --") { t in t.column("b\"c", .text) }
         let db = try Database.inMemory()
         try db.create(hostile)
@@ -133,7 +143,7 @@ import Testing
         }
         let sample = try Sample()
         try sample.users.verifySchema()
-        let error = dalError { try BaseDAL<Drifted>(database: sample.queue).verifySchema() }
+        let error = #expect(throws: DALError.self) { try BaseDAL<Drifted>(database: sample.queue).verifySchema() }
         #expect(error?.code == .schemaMismatch)
         let message = error?.message ?? ""
         #expect(message.contains("column name is NOT NULL without a default, but the entity may hold nil"))
@@ -188,7 +198,7 @@ import Testing
             var weight: String
             var addedAt: Date
         }
-        let error = dalError { try BaseDAL<Wrong>(database: queue).verifySchema() }
+        let error = #expect(throws: DALError.self) { try BaseDAL<Wrong>(database: queue).verifySchema() }
         #expect(error?.message.contains("column sku: TEXT has TEXT affinity") == true)
         #expect(error?.message.contains("column weight: REAL has REAL affinity") == true)
         #expect(error?.message.contains("price") == false)
@@ -201,7 +211,7 @@ import Testing
             init(row: RowView) throws {}
             func encodeColumns(to columns: inout ColumnValues) throws {}
         }
-        let error = dalError { _ = try Bare.tableDefinition() }
+        let error = #expect(throws: DALError.self) { _ = try Bare.tableDefinition() }
         #expect(error?.message.contains("tableDefinition()") == true)
     }
 }

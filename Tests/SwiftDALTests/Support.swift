@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
@@ -11,14 +12,13 @@ let fixturesDirectory = URL(fileURLWithPath: #filePath)
 let sampleDatabase = fixturesDirectory + "/sample.sqlite"
 
 /// Records the SQL of every statement run, so that tests can assert the SQL.
-final class SQLRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var statements: [String] = []
+final class SQLRecorder: Sendable {
+    private let statements = Locked<[String]>([])
 
-    func record(_ sql: String) { lock.withLock { statements.append(sql) } }
-    var all: [String] { lock.withLock { statements } }
+    func record(_ sql: String) { statements.withLock { $0.append(sql) } }
+    var all: [String] { statements.withLock { $0 } }
     var last: String? { all.last }
-    func reset() { lock.withLock { statements.removeAll() } }
+    func reset() { statements.withLock { $0.removeAll() } }
 
     var configuration: Configuration {
         var configuration = Configuration()

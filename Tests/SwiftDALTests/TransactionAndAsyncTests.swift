@@ -28,7 +28,7 @@ import Testing
         let pool = try DatabasePool(path: directory.file("tx.sqlite"), template: sampleDatabase)
         let users = UserDAL(database: pool)
         let orders = OrderDAL(database: pool)
-        let error = sqliteError {
+        let error = #expect(throws: SQLiteError.self) {
             try pool.write { _ in
                 _ = try users.insert2(newUser("first"))
                 try orders.insert(OrderInfo(userID: 999, product: "orphan", quantity: 1, unitPrice: 1))
@@ -48,7 +48,9 @@ import Testing
 
     @Test func aDALWriteInsideAReadIsRefused() throws {
         let sample = try Sample()
-        let error = dalError { try sample.queue.read { _ in try sample.users.insert(newUser("nope")) } }
+        let error = #expect(throws: DALError.self) {
+            try sample.queue.read { _ in try sample.users.insert(newUser("nope")) }
+        }
         #expect(error?.code == .writeInReadOnlyAccess)
         #expect(try sample.queue.read { _ in try sample.users.getRecordCount() } == 8)
     }

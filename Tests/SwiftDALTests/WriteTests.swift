@@ -33,16 +33,20 @@ import Testing
 
     @Test func duplicateKeysAndUniqueColumnsGiveTypedConstraintErrors() throws {
         let sample = try Sample()
-        let email = sqliteError { try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1)) }
+        let email = #expect(throws: SQLiteError.self) {
+            try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1))
+        }
         #expect(email?.constraintKind == .unique)
         #expect(email?.message.contains("users.email") == true)
         var duplicate = newUser("dup")
         duplicate.id = 1
-        #expect(sqliteError { try sample.users.insert(duplicate) }?.constraintKind == .primaryKey)
-        #expect(sqliteError { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }?.constraintKind == .primaryKey)
-        let negative = sqliteError { try sample.users.insert(newUser("neg", age: -1)) }
+        #expect(#expect(throws: SQLiteError.self) { try sample.users.insert(duplicate) }?.constraintKind == .primaryKey)
+        #expect(
+            #expect(throws: SQLiteError.self) { try sample.tags.insert(UserTag(userID: 1, tag: "admin")) }?
+                .constraintKind == .primaryKey)
+        let negative = #expect(throws: SQLiteError.self) { try sample.users.insert(newUser("neg", age: -1)) }
         #expect(negative?.constraintKind == .check)
-        let orphan = sqliteError {
+        let orphan = #expect(throws: SQLiteError.self) {
             try sample.orders.insert(OrderInfo(userID: 404, product: "x", quantity: 1, unitPrice: 1))
         }
         #expect(orphan?.constraintKind == .foreignKey)
@@ -58,7 +62,7 @@ import Testing
         #expect(Set(inserts).count == 1)
         var broken = (0..<5).map { newUser("broken\($0)") }
         broken[3].email = "alice@example.com"
-        #expect(sqliteError { try sample.users.insertRange(broken) }?.constraintKind == .unique)
+        #expect(#expect(throws: SQLiteError.self) { try sample.users.insertRange(broken) }?.constraintKind == .unique)
         #expect(try sample.users.getRecordCount(condition: "name LIKE \(startingWith: "broken")") == 0)
         #expect(try sample.users.insertRange([]) == 0)
     }
@@ -88,9 +92,14 @@ import Testing
         let alice = try #require(try sample.users.findById(1))
         #expect(alice.age == 35 && alice.bio == nil && alice.name == "alice")
         #expect(try sample.users.updateFields(["age": 1], key: 999) == false)
-        #expect(dalError { _ = try sample.users.updateFields([:], key: 1) }?.code == .invalidValue)
-        #expect(dalError { _ = try sample.users.updateFields(["age": 1, "AGE": 2], key: 1) }?.code == .invalidColumn)
-        #expect(dalError { _ = try sample.users.updateFields(["score": Double.nan], key: 1) }?.code == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.updateFields([:], key: 1) }?.code == .invalidValue)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.updateFields(["age": 1, "AGE": 2], key: 1) }?.code
+                == .invalidColumn)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.updateFields(["score": Double.nan], key: 1) }?.code
+                == .invalidValue)
     }
 
     @Test func upsertInsertsThenUpdatesAtomically() throws {
@@ -124,14 +133,14 @@ import Testing
         #expect(try sample.orders.getRecordCount(condition: "user_id = \(2)") == 0)
         #expect(try sample.orders.deleteByCondition("quantity >= \(10)") == 2)
         #expect(try sample.orders.deleteByCondition("quantity >= \(10)") == 0)
-        #expect(dalError { _ = try sample.orders.deleteByCondition("") }?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { _ = try sample.orders.deleteByCondition("") }?.code == .invalidValue)
         #expect(try sample.tags.deleteById(CompositeKey(1, "admin")))
         #expect(try sample.tags.tags(of: 1) == ["early-adopter"])
     }
 
     @Test func validateHookRefusesBeforeSQLiteRuns() throws {
         let sample = try Sample()
-        let error = dalError {
+        let error = #expect(throws: DALError.self) {
             try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 1, unitPrice: -1))
         }
         #expect(error?.code == .invalidValue)
