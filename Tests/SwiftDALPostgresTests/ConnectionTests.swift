@@ -43,7 +43,7 @@ import Testing
         let pool = try makePostgresPool()
         let values: [Double] = [
             0.1, 1.0 / 3.0, -2.5e-300, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude,
-            -.greatestFiniteMagnitude, .infinity, -.infinity, 0, 123_456_789.012_345_67, 1e22, 5e-324
+            -.greatestFiniteMagnitude, .infinity, -.infinity, 0, 123_456_789.012_345_67, 1e22
         ]
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE floats(position INTEGER PRIMARY KEY, value DOUBLE PRECISION)")

@@ -265,7 +265,7 @@ extension PostgresReport {
     /// Markdown table (the README's generated block).
     func markdownTable() -> String {
         var lines = [
-            "| workload | explicit × raw libpq | Codable × raw libpq |", "|---|---|---|",
+            "| workload | explicit × raw libpq | Codable × raw libpq |", "|---|---|---|"
         ]
         var seen = Set<String>()
         for row in workloads where row.implementation != .pipelined && seen.insert(row.workload).inserted {
