@@ -115,7 +115,8 @@ extension ReadOnlyDAL {
     /// key's values, then the scope's.
     @usableFromInline
     func scopedKeyArguments(_ id: some EntityKey, _ mapping: TableMapping) throws -> StatementArguments {
-        try scopedArguments(mapping.keyArguments(id))
+        let key = try mapping.keyArguments(id)
+        return mapping.isScoped ? try scopedArguments(key) : key
     }
 
     /// `arguments`, then the scope's values.
