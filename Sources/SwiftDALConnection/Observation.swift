@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Dispatch
 
 /// What a service learns of every statement SwiftDAL runs: bridge it to your logger and
 /// metrics. SwiftDAL calls ``statementDidFinish(_:)`` on the thread that ran the
@@ -176,20 +170,17 @@ package struct ConnectionWait {
     }
 }
 
-/// A reading of the monotonic clock, in nanoseconds. A plain integer, because the call
-/// and statement paths keep one (optional) even when nothing observes them:
-/// `ContinuousClock.Instant` comes from a module that does not fix its layout, so an
-/// optional one is copied and tested through runtime metadata, which cost about 100
-/// instructions per call on the per-call lookups (measured with callgrind on W6).
+/// A reading of the monotonic clock (Dispatch's, which the pools' deadlines use too), in
+/// nanoseconds. A plain integer, because the call and statement paths keep one
+/// (optional) even when nothing observes them: `ContinuousClock.Instant` comes from a
+/// module that does not fix its layout, so an optional one is copied and tested through
+/// runtime metadata, which cost about 100 instructions per call on the per-call lookups
+/// (measured with callgrind on W6).
 package struct MonotonicTime: Sendable {
     let nanoseconds: UInt64
 
     /// Now.
-    package static var now: MonotonicTime {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return MonotonicTime(nanoseconds: UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec))
-    }
+    package static var now: MonotonicTime { MonotonicTime(nanoseconds: DispatchTime.now().uptimeNanoseconds) }
 
     /// The time from `start` to `end` (zero if the clock reads earlier).
     package static func - (end: MonotonicTime, start: MonotonicTime) -> Duration {

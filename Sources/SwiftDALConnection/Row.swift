@@ -220,7 +220,7 @@ public struct RowView: ColumnDecoding {
     /// A view of row `row` of an engine's result.
     package init(result: EngineResult, row: Int) {
         source = result
-        token = UInt64(truncatingIfNeeded: row) & ~Self.engineRow | Self.engineRow
+        token = UInt64(truncatingIfNeeded: row) | Self.engineRow
     }
 
     /// The statement when this is a SQLite row, or `nil`.

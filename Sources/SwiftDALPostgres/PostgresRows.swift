@@ -171,30 +171,21 @@ final class PostgresRows: EngineRows {
         return value
     }
 
-    /// A float as PostgreSQL writes it (shortest round-trip digits, `NaN`, `Infinity`),
+    /// A float as PostgreSQL writes it (shortest round-trip digits, `Infinity`, `NaN`),
     /// parsed in place by `strtod` (libpq ends every value with a NUL): going through a
     /// `String` and `Double(_:)` cost about 1,000 instructions per value (callgrind, W2).
     /// Under a process locale whose decimal point is not `.`, `strtod` stops early: that
-    /// is caught (it must read every byte), and the string path reads the value instead.
+    /// is caught (it must read every byte), and `Double(_:)`, which ignores the locale,
+    /// reads the value instead. `NaN` is `nil`: SQLite cannot hold it either, so it reads
+    /// as text, a conversion error.
     private static func double(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         var end: UnsafeMutablePointer<CChar>?
-        let value = base.withMemoryRebound(to: CChar.self, capacity: bytes.count + 1) { strtod($0, &end) }
-        if Int(bitPattern: end) - Int(bitPattern: base) == bytes.count {
-            return value.isNaN ? nil : value  // SQLite cannot hold NaN either: a conversion error
+        var value: Double? = base.withMemoryRebound(to: CChar.self, capacity: bytes.count + 1) { strtod($0, &end) }
+        if Int(bitPattern: end) - Int(bitPattern: base) != bytes.count {
+            value = Double(String(decoding: bytes, as: UTF8.self))
         }
-        return slowDouble(bytes)
-    }
-
-    /// ``double(_:)`` through a string, whatever the process's locale.
-    private static func slowDouble(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        switch text {
-        case "Infinity": return .infinity
-        case "-Infinity": return -.infinity
-        case "NaN": return nil
-        default: return Double(text)
-        }
+        return value.flatMap { $0.isNaN ? nil : $0 }
     }
 
     /// `bytea` in PostgreSQL's hex output format (`\x0aff…`).
