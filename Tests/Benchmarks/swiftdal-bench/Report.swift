@@ -234,29 +234,25 @@ func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
 /// so that a committed report says where its figures come from without a hand edit.
 func writeReport(_ table: String, to path: String?) throws {
     guard let path else { return }
-    let header = "# Written by the run of \(ISO8601DateFormatter().string(from: Date())): \(runCommand)\n\n"
+    let header = "# Written by the run of \(runDate): \(runCommand)\n\n"
     try (header + table + (table.hasSuffix("\n") ? "" : "\n")).write(toFile: path, atomically: true, encoding: .utf8)
 }
 
 /// This run's command, as it would be typed.
-var runCommand: String {
-    (["swift run -c release swiftdal-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-}
+let runCommand = (["swift run -c release swiftdal-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+
+/// The date every file this run writes is stamped with (the first write's moment: one
+/// date for the report and the README's tables).
+let runDate = ISO8601DateFormatter().string(from: Date())
 
 extension BenchReport {
-    /// The ratios to raw C as a Markdown table, one row per workload (the README's
-    /// generated block).
+    /// The ratios to raw C as a Markdown table (the README's generated block).
     func markdownTable() -> String {
-        var lines = ["| workload | explicit mapping × raw C | Codable mapping × raw C |", "|---|---|---|"]
-        var seen = Set<String>()
-        for row in workloads where seen.insert(row.workload).inserted {
-            func ratio(_ implementation: Implementation) -> String {
-                workloads.first { $0.workload == row.workload && $0.implementation == implementation }
-                    .map { String(format: "%.2f", $0.ratioToRawC) } ?? "–"
-            }
-            lines.append("| \(row.workload) \(row.title) | \(ratio(.explicit)) | \(ratio(.codable)) |")
-        }
-        return lines.joined(separator: "\n")
+        markdownRatioTable(
+            header: "| workload | explicit mapping × raw C | Codable mapping × raw C |",
+            workloads.map {
+                ($0.workload, $0.title, $0.implementation.rawValue, String(format: "%.2f", $0.ratioToRawC))
+            })
     }
 }
 
@@ -264,19 +260,30 @@ extension PostgresReport {
     /// The ratios to raw libpq (median of the paired ratios / fastest ÷ fastest) as a
     /// Markdown table (the README's generated block).
     func markdownTable() -> String {
-        var lines = [
-            "| workload | explicit × raw libpq | Codable × raw libpq |", "|---|---|---|"
-        ]
-        var seen = Set<String>()
-        for row in workloads where row.implementation != .pipelined && seen.insert(row.workload).inserted {
-            func ratio(_ implementation: PostgresImplementation) -> String {
-                workloads.first { $0.workload == row.workload && $0.implementation == implementation }
-                    .map { String(format: "%.2f / %.2f", $0.ratioToRawLibpq, $0.ratioOfFastest) } ?? "–"
-            }
-            lines.append("| \(row.workload) \(row.title) | \(ratio(.explicit)) | \(ratio(.codable)) |")
-        }
-        return lines.joined(separator: "\n")
+        markdownRatioTable(
+            header: "| workload | explicit × raw libpq | Codable × raw libpq |",
+            workloads.map {
+                let ratio = String(format: "%.2f / %.2f", $0.ratioToRawLibpq, $0.ratioOfFastest)
+                return ($0.workload, $0.title, $0.implementation.rawValue, ratio)
+            })
     }
+}
+
+/// One row per workload, in the order they ran, with the explicit and the Codable
+/// mapping's ratio (`rows`: each implementation's ratio of each workload, formatted; the
+/// implementation by its report name, the same on both engines).
+func markdownRatioTable(
+    header: String, _ rows: [(workload: String, title: String, implementation: String, ratio: String)]
+) -> String {
+    var lines = [header, "|---|---|---|"]
+    var seen = Set<String>()
+    for row in rows where seen.insert(row.workload).inserted {
+        func ratio(_ implementation: Implementation) -> String {
+            rows.first { $0.workload == row.workload && $0.implementation == implementation.rawValue }?.ratio ?? "–"
+        }
+        lines.append("| \(row.workload) \(row.title) | \(ratio(.explicit)) | \(ratio(.codable)) |")
+    }
+    return lines.joined(separator: "\n")
 }
 
 /// Replaces the lines between `<!-- swiftdal-bench BLOCK: begin -->` and
@@ -291,8 +298,7 @@ func updateReadme(_ path: String?, block: String, with table: String) throws {
     else {
         throw BenchError("\(path) has no block \(begin) … \(end) to write the \(block) figures into")
     }
-    let date = ISO8601DateFormatter().string(from: Date())
-    let body = "\n_Written by the run of \(date): `\(runCommand)`._\n\n\(table)\n"
+    let body = "\n_Written by the run of \(runDate): `\(runCommand)`._\n\n\(table)\n"
     try (text[..<start.upperBound] + body + text[stop.lowerBound...]).write(
         toFile: path, atomically: true, encoding: .utf8)
 }
