@@ -192,15 +192,43 @@ public final class PostgresServer: @unchecked Sendable {
         try write("\"app\" \"\"\n", to: directory + "/pgbouncer-users.txt")
         try run("/usr/sbin/pgbouncer", ["-d", configuration])
         lock.withLock { bouncerRunning = true }
-        // Daemonized, it listens a moment later: wait for its socket.
-        for _ in 0..<250 where !FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.\(bouncerPort)") {
+        // Daemonized, it listens a moment later: wait until its socket accepts a connection
+        // (the socket file appears at bind(), before listen(): a client connecting in
+        // between was refused, which failed a test once under Thread Sanitizer).
+        let socket = directory + "/.s.PGSQL.\(bouncerPort)"
+        for _ in 0..<250 where !Self.acceptsConnections(atSocket: socket) {
             usleep(20_000)
         }
-        guard FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.\(bouncerPort)") else {
+        guard Self.acceptsConnections(atSocket: socket) else {
             throw StartFailure(
                 description: "PgBouncer did not start: \(readWholeFile(directory + "/pgbouncer.log").suffix(2000))")
         }
         return bouncerPort
+    }
+
+    /// Whether a Unix-domain socket at `path` accepts a connection now.
+    private static func acceptsConnections(atSocket path: String) -> Bool {
+        #if canImport(Darwin)
+            let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+        #else
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let fits = withUnsafeMutableBytes(of: &address.sun_path) { field -> Bool in
+            guard bytes.count < field.count else { return false }
+            field.copyBytes(from: bytes)
+            return true
+        }
+        guard fits else { return false }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 
     private func stopPgBouncer() {
