@@ -46,12 +46,12 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// Whether this DAL reads soft-deleted rows too (an ``includingDeleted`` view).
     let includesDeletedRows: Bool
     /// The ``includingDeleted`` view, made at its first use.
-    let includingDeletedView = Mutex<ReadOnlyDAL<T>?>(nil)
+    let includingDeletedView = Locked<ReadOnlyDAL<T>?>(nil)
     /// The current mapping, read lock-free on every call. Every mapping ever made is
     /// owned by `mappings` until the DAL is released, so a reference loaded here stays
     /// valid even if `invalidateSchemaCache()` runs concurrently.
     private let currentMapping = Atomic<Unmanaged<TableMapping>?>(nil)
-    private let mappings = Mutex<[TableMapping]>([])
+    private let mappings = Locked<[TableMapping]>([])
 
     /// A DAL for `T`'s table (or view) in `database`.
     ///

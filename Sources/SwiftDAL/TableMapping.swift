@@ -1,7 +1,6 @@
 import SwiftDALConnection
 import SwiftDALEntity
 import SwiftDALIDAL
-import Synchronization
 
 /// The shapes of SQL that a DAL builds on demand (they depend on a field name, a list
 /// of columns, a condition's text or an order), cached so that repeated calls reuse the
@@ -77,9 +76,9 @@ final class TableMapping: Sendable {
     /// The insert plan of an explicit entity (its shape is known up front).
     private let explicitInsertPlan: InsertPlan?
     /// The last insert plan of a Codable entity (one shape per entity type, usually).
-    private let codableInsertPlan = Mutex<InsertPlan?>(nil)
+    private let codableInsertPlan = Locked<InsertPlan?>(nil)
     /// Generated SQL by shape; bounded so that ad-hoc conditions cannot grow it forever.
-    private let generated = Mutex<[GeneratedSQLKey: String]>([:])
+    private let generated = Locked<[GeneratedSQLKey: String]>([:])
     private static let generatedLimit = 512
 
     init<T: Entity>(
@@ -327,7 +326,7 @@ final class InsertPlan: Sendable {
     private let withEveryColumn: [String]
     private let withoutKey: [String]
     /// Statements for other sets of left-out positions.
-    private let others = Mutex<[[Int]: [String]]>([:])
+    private let others = Locked<[[Int]: [String]]>([:])
 
     init(
         encodedNames: [String], resolved: [String], key: [String], omittable: Set<String>, table: String,

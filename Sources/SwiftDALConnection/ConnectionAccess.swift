@@ -59,7 +59,7 @@ final class ConnectionAccess: @unchecked Sendable {
     @usableFromInline var epoch: UInt64 = 0
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
-    private let orphans = Mutex<[OrphanStatement]>([])
+    private let orphans = Locked<[OrphanStatement]>([])
     private let orphanCount = Atomic<Int>(0)
     /// What the connection is called in errors.
     let path: String

@@ -2,11 +2,11 @@ package import Dispatch
 package import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    package import Glibc
 #elseif canImport(Musl)
-    import Musl
+    package import Musl
 #elseif canImport(Darwin)
-    import Darwin
+    package import Darwin
 #endif
 
 /// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
@@ -44,21 +44,35 @@ final class PlainMutex: @unchecked Sendable {
     }
 }
 
-/// A value behind a ``PlainMutex``: for state that threads contend for, where a
+/// A value behind a `pthread_mutex_t`: for state that threads contend for, where a
 /// `Synchronization.Mutex` would do but Thread Sanitizer must follow the locking (a
 /// `Mutex`'s contended path runs in the standard library, where it cannot see it, and it
-/// then reports the accesses the mutex orders as races).
+/// then reports the accesses the mutex orders as races: a shared table mapping's SQL
+/// cache failed a CI run that way). The library uses no `Mutex` for that reason.
+/// Inlinable, so that a lookup costs what a `Mutex` costs: a lock, the access, an unlock.
 package final class Locked<Value>: @unchecked Sendable {
-    // `value` is only touched with `lock` held.
-    private let lock = PlainMutex()
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Only touched with `mutex` held, which the runtime's exclusivity check cannot know
+    // (and would pay a thread-local lookup for on every access).
+    @usableFromInline @exclusivity(unchecked) var value: Value
 
     package init(_ value: Value) {
         self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
     }
 
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inlinable
     package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        try lock.withLock { try body(&value) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
     }
 }
 

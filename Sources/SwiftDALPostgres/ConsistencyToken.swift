@@ -1,4 +1,4 @@
-import Synchronization
+import SwiftDALConnection
 
 /// A position in the primary's write-ahead log: what a reader needs to have replayed to
 /// see a write. Opaque for callers: send ``description`` to a client (a header, a cookie)
@@ -62,13 +62,13 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
 /// response.headers["X-Consistency"] = session.token?.description
 /// ```
 public final class ConsistencySession: Sendable {
-    private let newest: Mutex<ConsistencyToken?>
+    private let newest: Locked<ConsistencyToken?>
 
     /// A session that must see at least what `token` names (`nil`: nothing yet).
     ///
     /// For example, `let session = ConsistencySession(token: nil)`.
     public init(token: ConsistencyToken? = nil) {
-        newest = Mutex(token)
+        newest = Locked(token)
     }
 
     /// The newest write this session must see: send it back to the client.

@@ -101,7 +101,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         let pool: PostgresPool
         /// One connection of its own for the health checks, so that they never wait for reads.
         let probe: PostgresPool
-        let health = Mutex(Health())
+        let health = Locked(Health())
 
         struct Health {
             var isInRotation = false

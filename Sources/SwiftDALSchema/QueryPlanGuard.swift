@@ -1,6 +1,5 @@
 import Foundation
 public import SwiftDALConnection
-import Synchronization
 
 /// A test helper that fails a DAL call whose SQL reads a whole table where an index
 /// should have been used: it records the statements the call runs, asks the engine for
@@ -27,7 +26,7 @@ import Synchronization
 /// ```
 public final class QueryPlanGuard: DatabaseObserver {
     /// The SQL recorded while a check runs; `nil` outside checks.
-    private let recorded = Mutex<[String]?>(nil)
+    private let recorded = Locked<[String]?>(nil)
 
     /// A guard; set it as the observer of the database it checks.
     ///

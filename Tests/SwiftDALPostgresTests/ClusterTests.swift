@@ -39,12 +39,16 @@ private struct Note: Entity, Codable, Equatable {
     var body: String
 }
 
-private func waitUntil(_ condition: () throws -> Bool) throws {
-    for _ in 0..<400 {
+/// Waits until `condition` holds: replication and health checks take their time, more
+/// so when the whole suite loads the machine (30 s, a bound for hangs, not a timing
+/// assertion; the issue names the caller's line).
+private func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
         if try condition() { return }
         Thread.sleep(forTimeInterval: 0.025)
     }
-    Issue.record("a condition did not come true within 10 s")
+    Issue.record("a condition did not come true within 30 s", sourceLocation: sourceLocation)
 }
 
 @Suite(.serialized) struct ClusterTests {
