@@ -2,14 +2,14 @@ import Dispatch
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALConnection
 import SwiftDALPostgres
 import SwiftDALTestSupport
-import Synchronization
 import Testing
 
 /// Collects what an observer is told.
 final class EventLog: DatabaseObserver {
-    private let events = Mutex<[StatementEvent]>([])
+    private let events = Locked<[StatementEvent]>([])
 
     func statementDidFinish(_ event: StatementEvent) {
         events.withLock { $0.append(event) }
