@@ -361,7 +361,12 @@ extension Database {
     func engineFetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
         guard let engine = try checkedEngine() else { return [] }
         var results = [T]()
-        engineChanges = try run(query, on: engine) { results.append(try transform($0)) }
+        engineChanges = try run(query, on: engine) { row in
+            // The whole result is in memory: one allocation for the array, not a doubling
+            // and a copy per power of two (W2 on PostgreSQL).
+            if results.isEmpty { results.reserveCapacity(row.engineResult.rows.rowCount) }
+            results.append(try transform(row))
+        }
         return results
     }
 

@@ -78,6 +78,8 @@ package protocol EngineConnection: AnyObject {
 package protocol EngineRows: AnyObject {
     /// The result's columns (built once per result).
     var layout: ColumnLayout { get }
+    /// The number of rows the result holds.
+    var rowCount: Int { get }
     /// The value of `column` (0-based) in row `row` (0-based), as SQLite's storage classes.
     func value(row: Int, column: Int) throws -> SQLiteValue
     /// The value when it reads as an INTEGER, `.null`, or `.other` (for ``value(row:column:)``).

@@ -69,8 +69,11 @@ final class PostgresConnection: EngineConnection {
         // libpq prints notices to stderr by default: a library must not.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
         canceller = PQgetCancel(connection)
-        // libpq itself asks for UTF-8 (client_encoding) at connection start.
-        guard PQsetClientEncoding(connection, "UTF8") == 0 else {
+        // UTF-8 both ways. The server reports its client encoding at connection start (the
+        // database's encoding unless configured otherwise): a round trip to set it only
+        // when it is another.
+        let encoding = PQparameterStatus(connection, "client_encoding").map { String(cString: $0) }
+        guard encoding == "UTF8" || PQsetClientEncoding(connection, "UTF8") == 0 else {
             PQfinish(connection)
             self.connection = nil
             throw PostgresError(

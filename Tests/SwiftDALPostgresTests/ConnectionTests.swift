@@ -39,6 +39,31 @@ import Testing
     /// Doubles are parsed in place from the server's text (`strtod`): every value reads
     /// back exactly, through the typed read and through a copied row alike; `NaN`, which
     /// SQLite cannot hold either, is a conversion error rather than a number.
+    /// A database in another encoding: the connection asks for UTF-8 (the server converts
+    /// both ways), and a character the database cannot store is a typed error.
+    @Test func aDatabaseInAnotherEncodingIsReadAndWrittenInUTF8() throws {
+        let url = try SharedPostgres.withServer { server in
+            let name = "latin1_\(UUID().uuidString.prefix(8).lowercased())"
+            _ = try server.psql(
+                "CREATE DATABASE \(name) ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+            return server.connectionString(database: name)
+        }
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        try pool.write { db in
+            #expect(try db.fetchScalar(String.self, "SHOW client_encoding") == "UTF8")
+            #expect(try db.fetchScalar(String.self, "SHOW server_encoding") == "LATIN1")
+            try db.execute(sql: "CREATE TABLE words(word TEXT)")
+            try db.execute("INSERT INTO words VALUES (\("café ÿ ß"))")
+        }
+        #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT word FROM words") } == "café ÿ ß")
+        let error = #expect(throws: PostgresError.self) {
+            try pool.write { try $0.execute("INSERT INTO words VALUES (\("10 €"))") }
+        }
+        #expect(error?.sqlState == "22P05")  // untranslatable character
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT count(*) FROM words") } == 1)
+    }
+
     @Test func doublesReadBackExactlyEdgesIncluded() throws {
         let pool = try makePostgresPool()
         let values: [Double] = [

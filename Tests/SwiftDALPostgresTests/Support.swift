@@ -22,6 +22,15 @@ enum SharedPostgres {
         }
     }
 
+    /// `body` with the shared server (for a database made otherwise than the default).
+    static func withServer<R>(_ body: (PostgresServer) throws -> R) throws -> R {
+        _ = try makeDatabase()
+        return try lock.withLock {
+            guard let server else { throw PostgresServer.StartFailure(description: "no server") }
+            return try body(server)
+        }
+    }
+
     private static func stopAtExit() {
         server?.stop()
     }

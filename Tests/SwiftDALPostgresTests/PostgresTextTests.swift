@@ -1,0 +1,79 @@
+import Foundation
+import SwiftDALPostgres
+import Testing
+
+/// The text-format parsers that read libpq's values in place (no server needed).
+@Suite struct PostgresTextTests {
+    /// Parses `text` as libpq hands it over: followed by a NUL.
+    private func double(_ text: String) -> Double? {
+        let bytes = Array(text.utf8) + [0]
+        return bytes.withUnsafeBufferPointer { PostgresText.double(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+    }
+
+    /// What the C library reads (correctly rounded), the reference for every case.
+    private func reference(_ text: String) -> Double? {
+        Double(text).flatMap { $0.isNaN ? nil : $0 }
+    }
+
+    @Test func everyDoubleReadsBackToTheSameBits() {
+        var generator = SystemRandomNumberGenerator()
+        var checked = 0
+        for _ in 0..<100_000 {
+            let value = Double(bitPattern: generator.next())
+            guard value.isFinite else { continue }
+            // PostgreSQL's shortest digits (Swift writes the same digits), and 17 digits.
+            for text in [value.description, String(format: "%.17g", value), String(format: "%.6e", value)] {
+                let parsed = double(text)
+                #expect(parsed?.bitPattern == reference(text)?.bitPattern, "\(text)")
+                checked += 1
+            }
+        }
+        #expect(checked > 250_000)
+    }
+
+    @Test func decimalsOfEveryLengthAndExponentReadLikeStrtod() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 {
+            let digitCount = Int.random(in: 1...20, using: &generator)
+            var digits = String(
+                (0..<digitCount).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            if Bool.random(using: &generator), digitCount > 1 {
+                digits.insert(".", at: digits.index(digits.startIndex, offsetBy: Int.random(in: 1..<digitCount)))
+            }
+            let exponent = Int.random(in: -40...40, using: &generator)
+            let sign = Bool.random(using: &generator) ? "-" : ""
+            for text in [sign + digits, "\(sign)\(digits)e\(exponent)", "\(sign)\(digits)E+\(abs(exponent))"] {
+                #expect(double(text)?.bitPattern == reference(text)?.bitPattern, "\(text)")
+            }
+        }
+    }
+
+    @Test func edgesAndMalformedInput() {
+        #expect(double("-0")?.sign == .minus)
+        #expect(double("0") == 0)
+        #expect(double("9007199254740993") == 9_007_199_254_740_992)  // 2^53 + 1 rounds to even
+        #expect(double("1e22") == 1e22)
+        #expect(double("1e23") == 1e23)
+        #expect(double("4.9406564584124654e-324") == .leastNonzeroMagnitude)
+        #expect(double("1.7976931348623157e+308") == .greatestFiniteMagnitude)
+        #expect(double("Infinity") == .infinity)
+        #expect(double("-Infinity") == -.infinity)
+        #expect(double(".5") == 0.5)
+        #expect(double("1.") == 1)
+        for bad in ["NaN", "", "-", ".", "e5", "1e", "1e+", "1x", "1.5.5", "--1", "1e5x"] {
+            #expect(double(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func integersAcceptExactlyTheInt64Range() {
+        func integer(_ text: String) -> Int64? {
+            Array(text.utf8).withUnsafeBufferPointer { PostgresText.integer($0) }
+        }
+        #expect(integer("9223372036854775807") == .max)
+        #expect(integer("-9223372036854775808") == .min)
+        #expect(integer("9223372036854775808") == nil)
+        #expect(integer("-9223372036854775809") == nil)
+        #expect(integer("-0") == 0)
+        for bad in ["", "-", "1.0", "+1", " 1", "1e3"] { #expect(integer(bad) == nil, "\(bad)") }
+    }
+}
