@@ -3,6 +3,8 @@ import SwiftDAL
 
 struct BenchOptions {
     var rows: Int64 = 100_000
+    /// Whether `--rows` was given (else each engine's default applies).
+    var rowsGiven = false
     var runs = 9
     var warmup = 1
     /// Pragmas set on every connection of every implementation, after the defaults.
@@ -74,7 +76,8 @@ struct BenchOptions {
                              against SwiftDAL's journal size limit)
 
         PostgreSQL (the same workloads against a raw libpq C baseline; see BENCHMARKS.md):
-          --engine postgres  run on PostgreSQL instead of SQLite (default rows 10000, runs 9;
+          --engine postgres  run on PostgreSQL instead of SQLite (default rows 10000 and
+                             100000 for W2's fetch, runs 9; --rows sets both;
                              --rows, --runs, --warmup, --workloads, --json and --csv apply;
                              --implementations takes raw,pipelined,explicit,codable)
           --postgres-url URL the server to use (a libpq keyword string or postgresql:// URI);
@@ -110,7 +113,6 @@ struct BenchOptions {
         var options = BenchOptions()
         var remaining = arguments[...]
         var implementationNames: [Substring]?
-        var rowsGiven = false
         var runsGiven = false
         var sqliteOnly = [String]()
         func value(_ name: String) throws -> String {
@@ -127,7 +129,7 @@ struct BenchOptions {
             switch argument {
             case "--rows":
                 options.rows = try number(argument)
-                rowsGiven = true
+                options.rowsGiven = true
             case "--runs":
                 options.runs = Int(try number(argument))
                 runsGiven = true
@@ -198,7 +200,7 @@ struct BenchOptions {
             if options.postgresURL != nil && !options.serverSettings.isEmpty {
                 throw BenchError("--server-setting sets up the throwaway server: it does not go with --postgres-url")
             }
-            if !rowsGiven { options.rows = PostgresScale.defaultRows }
+            if !options.rowsGiven { options.rows = PostgresScale.defaultRows }
             if !runsGiven { options.runs = PostgresScale.defaultRuns }
             if let implementationNames {
                 options.postgresImplementations = try implementationNames.map { name in
