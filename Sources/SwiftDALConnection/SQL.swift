@@ -31,7 +31,19 @@ public struct SQL: Sendable, CustomStringConvertible {
     }
 
     /// Whether the text is empty or only white space.
-    public var isEmpty: Bool { sql.allSatisfy(\.isWhitespace) }
+    public var isEmpty: Bool {
+        // Bytes first: ASCII decides at once (a condition's first byte, usually), and only
+        // a non-ASCII byte asks `Character`'s Unicode rules (a grapheme-breaking pass
+        // cost ~300 instructions on every DAL call with a condition; callgrind, W7).
+        for byte in sql.utf8 {
+            switch byte {
+            case 0x09...0x0D, 0x20: continue
+            case 0..<0x80: return false
+            default: return sql.allSatisfy(\.isWhitespace)
+            }
+        }
+        return true
+    }
 
     /// The text followed by `other`'s text (separated by a space), arguments in order.
     ///

@@ -142,6 +142,19 @@ private func legacyDatabase() throws -> DatabaseQueue {
 }
 
 @Suite struct FidelityTests {
+    /// A condition of only whitespace is no condition; whitespace is Unicode's, whatever
+    /// the bytes (the ASCII fast path agrees with `Character.isWhitespace`).
+    @Test func aConditionIsEmptyExactlyWhenItIsAllWhitespace() {
+        var texts = (0..<128).map { String(Character(Unicode.Scalar(UInt8($0)))) }
+        texts += ["", "\r\n", " \u{A0}\u{2028}\u{3000}\u{85} ", " \u{3000}x", "\t\n é", "\u{200B}", " \u{1C} "]
+        texts += texts.map { "  " + $0 + "\t" }
+        for text in texts {
+            #expect(SQL(sql: text).isEmpty == text.allSatisfy(\.isWhitespace), "\(Array(text.unicodeScalars))")
+        }
+        #expect(SQL(sql: " \u{3000}\r\n").isEmpty)
+        #expect(!SQL(sql: " age = 1").isEmpty)
+    }
+
     @Test func readingARowAndWritingItBackChangesNoStoredByte() throws {
         let queue = try legacyDatabase()
         let before = try queue.read { db in try ["Employees", "Order Details"].map { try storedBytes(db, $0) } }
