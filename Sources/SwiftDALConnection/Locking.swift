@@ -11,10 +11,10 @@ package import Synchronization
 
 /// A plain mutex (`pthread_mutex_t`) whose `withLock` accepts any closure and result
 /// type: the connection it guards is not `Sendable`, and results need not be.
-final class PlainMutex: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+package final class PlainMutex: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -25,7 +25,8 @@ final class PlainMutex: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    @inlinable
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -51,28 +52,18 @@ final class PlainMutex: @unchecked Sendable {
 /// cache failed a CI run that way). The library uses no `Mutex` for that reason.
 /// Inlinable, so that a lookup costs what a `Mutex` costs: a lock, the access, an unlock.
 package final class Locked<Value>: @unchecked Sendable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    // Only touched with `mutex` held, which the runtime's exclusivity check cannot know
+    @usableFromInline let lock = PlainMutex()
+    // Only touched with `lock` held, which the runtime's exclusivity check cannot know
     // (and would pay a thread-local lookup for on every access).
     @usableFromInline @exclusivity(unchecked) var value: Value
 
     package init(_ value: Value) {
         self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     @inlinable
     package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try lock.withLock { try body(&value) }
     }
 }
 
