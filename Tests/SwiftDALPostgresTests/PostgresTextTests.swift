@@ -56,6 +56,9 @@ import Testing
         #expect(double("-0")?.sign == .minus)
         #expect(double("0") == 0)
         #expect(double("9007199254740993") == 9_007_199_254_740_992)  // 2^53 + 1 rounds to even
+        // 17 digits (more than 53 bits): rounding them to a double first, then dividing,
+        // would round twice and miss by one unit.
+        #expect(double("44667375401.9253275") == 44_667_375_401.925_33)
         #expect(double("1e22") == 1e22)
         #expect(double("1e23") == 1e23)
         #expect(double("4.9406564584124654e-324") == .leastNonzeroMagnitude)
