@@ -120,12 +120,7 @@ final class PostgresRows: EngineRows {
         guard row >= 0, row < rowCount else {
             throw DALError(.invalidColumn, "row \(row) is out of range")
         }
-        let r = Int32(row)
-        let c = Int32(column)
-        if PQgetisnull(result, r, c) != 0 { return .null }
-        guard let pointer = PQgetvalue(result, r, c) else { return .null }
-        let length = Int(PQgetlength(result, r, c))
-        let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
+        guard let bytes = bytes(row, column) else { return .null }
         switch kinds[column] {
         case .integer:
             if let integer = PostgresText.integer(bytes) { return .integer(integer) }
