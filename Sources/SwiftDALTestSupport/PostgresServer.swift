@@ -194,12 +194,13 @@ public final class PostgresServer: @unchecked Sendable {
         lock.withLock { bouncerRunning = true }
         // Daemonized, it listens a moment later: wait until its socket accepts a connection
         // (the socket file appears at bind(), before listen(): a client connecting in
-        // between was refused, which failed a test once under Thread Sanitizer).
+        // between was refused, which failed a test once under Thread Sanitizer). Probe once
+        // per pause and stop at the first success: each probe waits in PgBouncer's listen
+        // queue (128) until it is accepted, and a probe loop that went on connecting after
+        // success filled that queue on a loaded machine, so the test's own connect failed
+        // with EAGAIN ("Resource temporarily unavailable").
         let socket = directory + "/.s.PGSQL.\(bouncerPort)"
-        for _ in 0..<250 where !Self.acceptsConnections(atSocket: socket) {
-            usleep(20_000)
-        }
-        guard Self.acceptsConnections(atSocket: socket) else {
+        guard waitFor(attempts: 250, pause: 20_000, until: { Self.acceptsConnections(atSocket: socket) }) else {
             throw StartFailure(
                 description: "PgBouncer did not start: \(readWholeFile(directory + "/pgbouncer.log").suffix(2000))")
         }
@@ -240,7 +241,7 @@ public final class PostgresServer: @unchecked Sendable {
             let pid = Int32(readWholeFile(directory + "/pgbouncer.pid").trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+        _ = waitFor(attempts: 100, pause: 20_000, until: { kill(pid, 0) != 0 })
     }
 
     private func write(_ text: String, to path: String) throws {
@@ -392,4 +393,18 @@ private func readWholeFile(_ path: String) -> String {
         bytes.append(contentsOf: chunk[0..<count])
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Checks `condition` up to `attempts` times, sleeping `pause` microseconds between two
+/// checks, and stops at the first check that holds; returns whether one did.
+///
+/// For example, `waitFor(attempts: 100, pause: 20_000) { kill(pid, 0) != 0 }`. (A loop
+/// written `for _ in 0..<n where !condition() { sleep }` goes on evaluating the condition
+/// after it holds, n times in all: this is the loop it is mistaken for.)
+package func waitFor(attempts: Int, pause: UInt32, until condition: () throws -> Bool) rethrows -> Bool {
+    for attempt in 0..<attempts {
+        if try condition() { return true }
+        if attempt < attempts - 1 { usleep(pause) }
+    }
+    return false
 }

@@ -60,10 +60,8 @@ func runClusterBench(_ options: BenchOptions) throws {
         configuration.pool.maximumConnections = connections
         let cluster = try PostgresCluster(primary: url, replicas: replicaURLs, configuration: configuration)
         // Wait (up to a minute) until both replicas have caught up and joined the rotation.
-        for _ in 0..<2400 where !cluster.checkHealth().allSatisfy(\.isInRotation) {
-            Thread.sleep(forTimeInterval: 0.025)
-        }
-        guard cluster.checkHealth().allSatisfy(\.isInRotation) else {
+        let joined = waitFor(attempts: 2400, pause: 25_000, until: { cluster.checkHealth().allSatisfy(\.isInRotation) })
+        guard joined else {
             throw BenchError("the replicas did not join the rotation: \(cluster.checkHealth().compactMap(\.problem))")
         }
         // Reads really go to the standbys.
