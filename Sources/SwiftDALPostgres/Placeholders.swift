@@ -176,8 +176,13 @@ struct PostgresStatementText: Sendable {
         }
 
         /// `$NNN` (a PostgreSQL parameter), `$tag$…$tag$` (a dollar-quoted string) or
-        /// `$name` (a named parameter).
+        /// `$name` (a named parameter); inside a word, a letter of it (`price$usd` is one
+        /// identifier to PostgreSQL and to SQLite).
         private mutating func dollar(_ original: String) throws {
+            if index > 0, isWordByte(bytes[index - 1]) {
+                copy()
+                return
+            }
             if let next = peek(1), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) {
                 index += 1
                 try numbered(readDigits(), original)
