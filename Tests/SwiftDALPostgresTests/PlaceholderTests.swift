@@ -68,7 +68,7 @@ import Testing
         defer { try? pool.close() }
         for text in [
             "SELECT 'open", "SELECT \"open", "SELECT E'open\\'", "SELECT 1 /* open /* nested */",
-            "SELECT $$open", "SELECT $t$open$$", "SELECT :a, ?", "SELECT ?0", "SELECT $70000",
+            "SELECT $$open", "SELECT $t$open$$", "SELECT :a, ?", "SELECT ?0", "SELECT $70000"
         ] {
             #expect(code(pool, text, ["a": 1]) == .invalidSQL, "\(text)")
         }
