@@ -105,7 +105,7 @@ extension ReadOnlyDAL {
         let named = condition?.arguments.namedValues != nil
         guard let filter = scopeFilter(mapping, named: named, rows: rows) else { return condition }
         guard let condition else { return filter }
-        try checkEnclosable(condition.sql, table: mapping.table)
+        try checkEnclosable(condition.sql, table: mapping.table, lexicon: mapping.dialect.lexicon)
         return SQL(
             sql: "(\(condition.sql)) AND \(filter.sql)",
             arguments: try concatenate(condition.arguments, filter.arguments))
@@ -131,8 +131,10 @@ extension ReadOnlyDAL {
 /// Throws ``DALError/Code/invalidSQL`` unless `sql` stays inside the parentheses it is
 /// put in: its own parentheses balance (never closing one it did not open), and no
 /// string, quoted name or comment is left open (a `--` comment must end with a line
-/// break), so that nothing written after it, the scope, can be cut off or escaped.
-func checkEnclosable(_ sql: String, table: String) throws {
+/// break), so that nothing written after it, the scope, can be cut off or escaped. The
+/// text is read by the engine's lexicon, as the engine reads it: on PostgreSQL a `$$…$$`
+/// or `E'\''` string and a nested comment hide their parentheses, on SQLite they do not.
+func checkEnclosable(_ sql: String, table: String, lexicon: SQLLexicon) throws {
     func refuse(_ why: String) -> DALError {
         DALError(.invalidSQL, "a condition on a scoped DAL must be self-contained: \(why)", table: table, sql: sql)
     }
@@ -140,28 +142,22 @@ func checkEnclosable(_ sql: String, table: String) throws {
     var depth = 0
     var index = 0
     while index < bytes.count {
-        let byte = bytes[index]
-        switch byte {
+        let region: SQLLexicon.Region?
+        do {
+            region = try lexicon.region(in: bytes, at: index, sql: sql)
+        } catch let error as DALError {
+            throw refuse(error.message)
+        }
+        if let region {
+            if region.kind == .lineComment, region.end == bytes.count { throw refuse("a -- comment runs to its end") }
+            index = region.end
+            continue
+        }
+        switch bytes[index] {
         case UInt8(ascii: "("): depth += 1
         case UInt8(ascii: ")"):
             depth -= 1
             guard depth >= 0 else { throw refuse("it closes a parenthesis it did not open") }
-        case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "["):
-            let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
-            index += 1
-            while index < bytes.count, bytes[index] != close { index += 1 }
-            guard index < bytes.count else { throw refuse("a string or quoted name is not closed") }
-        case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
-            guard index < bytes.count else { throw refuse("a -- comment runs to its end") }
-        case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
-            index += 2
-            while index + 1 < bytes.count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
-            {
-                index += 1
-            }
-            guard index + 1 < bytes.count else { throw refuse("a /* comment is not closed") }
-            index += 1
         default: break
         }
         index += 1

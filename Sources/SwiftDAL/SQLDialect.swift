@@ -23,6 +23,8 @@ protocol SQLDialect: Sendable {
     /// (PostgreSQL); descending orders put it at the other end. Keyset paging follows
     /// the engine's own order, which its indexes serve.
     var sortsNullsFirst: Bool { get }
+    /// How the engine reads SQL text (literals, quoted names, comments).
+    var lexicon: SQLLexicon { get }
 }
 
 extension SQLDialect {
@@ -55,6 +57,8 @@ extension SQLDialect {
 /// SQLite: keys travel as one JSON array (any number, one cached statement) when JSON
 /// carries them exactly, else as a bound `VALUES` list.
 struct SQLiteDialect: SQLDialect {
+    var lexicon: SQLLexicon { SQLLexicon(.sqlite) }
+
     func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
         let names = columns.map(quote).joined(separator: ", ")
         if let json = jsonKeys(keys, single: columns.count == 1) {
@@ -78,6 +82,8 @@ struct SQLiteDialect: SQLDialect {
 /// key column); rows read before an update are locked (`FOR UPDATE`); new keys come back
 /// through `RETURNING`.
 struct PostgresDialect: SQLDialect {
+    var lexicon: SQLLexicon { SQLLexicon(.postgres) }
+
     func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
         try valuesListPredicate(columns: columns, keys: keys, limit: 65_535, valuesKeyword: false)
     }

@@ -81,20 +81,14 @@ struct PostgresStatementText: Sendable {
         }
 
         mutating func rewrite(original: String) throws -> (String, Parameters) {
+            let lexicon = SQLLexicon(.postgres)
             while index < bytes.count {
-                let byte = bytes[index]
-                switch byte {
-                case UInt8(ascii: "'"):
-                    let escapes =
-                        index > 0 && (bytes[index - 1] == UInt8(ascii: "E") || bytes[index - 1] == UInt8(ascii: "e"))
-                        && (index < 2 || !isWordByte(bytes[index - 2]))
-                    try copyQuoted(UInt8(ascii: "'"), backslashEscapes: escapes, original)
-                case UInt8(ascii: "\""):
-                    try copyQuoted(UInt8(ascii: "\""), backslashEscapes: false, original)
-                case UInt8(ascii: "-") where peek(1) == UInt8(ascii: "-"):
-                    while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { copy() }
-                case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "*"):
-                    try copyBlockComment(original)
+                if let region = try lexicon.region(in: bytes, at: index, sql: original) {
+                    output.append(contentsOf: bytes[index..<region.end])
+                    index = region.end
+                    continue
+                }
+                switch bytes[index] {
                 case UInt8(ascii: "?"):
                     index += 1
                     let digits = readDigits()
@@ -170,16 +164,16 @@ struct PostgresStatementText: Sendable {
         /// The identifier right after the prefix at `position`, if there is one.
         private func nameAfter(_ position: Int) -> String? {
             var end = position + 1
-            guard end < bytes.count, isWordStart(bytes[end]) else { return nil }
-            while end < bytes.count, isWordByte(bytes[end]) { end += 1 }
+            guard end < bytes.count, SQLLexicon.isWordStart(bytes[end]) else { return nil }
+            while end < bytes.count, SQLLexicon.isWordByte(bytes[end]) { end += 1 }
             return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
         }
 
-        /// `$NNN` (a PostgreSQL parameter), `$tag$…$tag$` (a dollar-quoted string) or
-        /// `$name` (a named parameter); inside a word, a letter of it (`price$usd` is one
-        /// identifier to PostgreSQL and to SQLite).
+        /// `$NNN` (a PostgreSQL parameter) or `$name` (a named parameter); inside a word, a
+        /// letter of it (`price$usd` is one identifier to PostgreSQL and to SQLite). Dollar
+        /// quotes are regions of the lexicon, copied before this is reached.
         private mutating func dollar(_ original: String) throws {
-            if index > 0, isWordByte(bytes[index - 1]) {
+            if index > 0, SQLLexicon.isWordByte(bytes[index - 1]) {
                 copy()
                 return
             }
@@ -188,84 +182,12 @@ struct PostgresStatementText: Sendable {
                 try numbered(readDigits(), original)
                 return
             }
-            // A dollar quote's tag: `$$` or `$identifier$`.
-            var end = index + 1
-            while end < bytes.count, isWordByte(bytes[end]) { end += 1 }
-            if end < bytes.count, bytes[end] == UInt8(ascii: "$"), end == index + 1 || isWordStart(bytes[index + 1]) {
-                let tag = Array(bytes[index...end])
-                output.append(contentsOf: tag)
-                index = end + 1
-                while index < bytes.count {
-                    if bytes[index] == UInt8(ascii: "$"), index + tag.count <= bytes.count,
-                        Array(bytes[index..<(index + tag.count)]) == tag
-                    {
-                        output.append(contentsOf: tag)
-                        index += tag.count
-                        return
-                    }
-                    copy()
-                }
-                throw DALError(.invalidSQL, "a dollar-quoted string is not closed", sql: original)
-            }
             if let name = nameAfter(index) {
                 index += 1 + name.utf8.count
                 appendNamed(name)
             } else {
                 copy()
             }
-        }
-
-        private mutating func copyQuoted(_ quote: UInt8, backslashEscapes: Bool, _ original: String) throws {
-            copy()
-            while index < bytes.count {
-                let byte = bytes[index]
-                if backslashEscapes && byte == UInt8(ascii: "\\") && index + 1 < bytes.count {
-                    copy()
-                    copy()
-                    continue
-                }
-                copy()
-                if byte == quote {
-                    if index < bytes.count, bytes[index] == quote {
-                        copy()
-                        continue
-                    }
-                    return
-                }
-            }
-            throw DALError(
-                .invalidSQL,
-                quote == UInt8(ascii: "'") ? "a string literal is not closed" : "a quoted identifier is not closed",
-                sql: original)
-        }
-
-        private mutating func copyBlockComment(_ original: String) throws {
-            var depth = 0
-            while index < bytes.count {
-                if bytes[index] == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
-                    depth += 1
-                    copy()
-                    copy()
-                } else if bytes[index] == UInt8(ascii: "*"), peek(1) == UInt8(ascii: "/") {
-                    depth -= 1
-                    copy()
-                    copy()
-                    if depth == 0 { return }
-                } else {
-                    copy()
-                }
-            }
-            throw DALError(.invalidSQL, "a block comment is not closed", sql: original)
-        }
-
-        private func isWordStart(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || byte == UInt8(ascii: "_") || byte >= 0x80
-        }
-
-        private func isWordByte(_ byte: UInt8) -> Bool {
-            isWordStart(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         }
     }
 }

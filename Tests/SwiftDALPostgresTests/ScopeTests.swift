@@ -260,6 +260,43 @@ private struct TwoTenants {
         try world.sample.close()
     }
 
+    /// Parentheses hidden where one engine reads a string or a comment and a naive reading
+    /// does not (PostgreSQL's dollar quotes, `E'\''` strings, nested comments): the check
+    /// reads each condition the way its engine will, so none escapes the tenant. On
+    /// SQLite these texts are refused or fail as SQL; on PostgreSQL they are refused.
+    @Test(arguments: Engine.allCases)
+    func parenthesesHiddenInTheEnginesQuotingNeverEscapeTheScope(_ engine: Engine) throws {
+        let world = try TwoTenants(engine)
+        let one = world.one
+        let before = try world.all.getAll(orderBy: "id")
+        let hiding = [
+            "$$ ( $$ = 'x' OR 1=1) OR (1=1 OR $$ ) $$ = 'y'",
+            "$a$ ( $a$ = 'x' OR 1=1) OR (1=1 OR $a$ ) $a$ = 'y'",
+            #"E'\'' = 'a' OR 1=1) OR (E'\'' = 'b'"#,
+            "/* /* */ ( */ 1=1) OR (1=1 /* /* */ ) */",
+            "/* ( */ 1=1) OR (1=1 /* ) */",
+            "[ ( ] = 1) OR (1 = 1 OR [ ) ] = 1",
+            "` ( ` = 1) OR (1 = 1 OR ` ) ` = 1"
+        ]
+        for text in hiding {
+            let condition = SQL(sql: text)
+            #expect(throws: (any Error).self, "\(engine) \(text)") { _ = try one.find(condition: condition) }
+            #expect(throws: (any Error).self) { _ = try one.getRecordCount(condition: condition) }
+            #expect(throws: (any Error).self) { _ = try one.deleteByCondition(condition) }
+            #expect(throws: (any Error).self) { _ = try one.purgeByCondition(condition) }
+            #expect(throws: (any Error).self) {
+                _ = try one.fetchEntities(SQL(sql: "SELECT * FROM notes WHERE " + text))
+            }
+        }
+        #expect(try world.all.getAll(orderBy: "id") == before)
+        if engine == .postgres {
+            // What PostgreSQL reads as a string is a string: a parenthesis in it is fine.
+            #expect(try one.getRecordCount(condition: "title <> $$(not a parenthesis$$") == 5)
+            #expect(try one.getRecordCount(condition: #"title <> E'it\'s ('"#) == 5)
+            #expect(try one.getRecordCount(condition: "/* /* ( */ ) */ title <> ''") == 5)
+        }
+    }
+
     @Test(arguments: Engine.allCases)
     func insertsTakeTheDALsTenantAndUpdatesKeepIt(_ engine: Engine) throws {
         let world = try TwoTenants(engine)
