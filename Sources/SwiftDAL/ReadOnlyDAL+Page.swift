@@ -41,7 +41,7 @@ extension ReadOnlyDAL {
             let (query, order) = try pageQuery(
                 mapping, after: cursor, limit: limit, condition: condition, orderBy: orderBy, key: key)
             var items = [T]()
-            items.reserveCapacity(limit)
+            items.reserveCapacity(min(limit, 1024))  // a limit is a bound, not a size: never allocate it
             var last: [SQLiteValue]?
             var hasMore = false
             try db.forEachRow(query) { row in
@@ -104,7 +104,9 @@ extension ReadOnlyDAL {
             return sql + (named ? " LIMIT :swiftdal_limit" : " LIMIT ?")
         }
         var extra = seek?.arguments ?? []
-        extra.append(("swiftdal_limit", .integer(Int64(limit) + 1)))
+        // One row more than the page, to know whether a page follows (Int64.max is already "all").
+        let (overLimit, overflow) = Int64(limit).addingReportingOverflow(1)
+        extra.append(("swiftdal_limit", .integer(overflow ? Int64.max : overLimit)))
         return (SQL(sql: text, arguments: try combine(filter?.arguments, extra)), order)
     }
 }

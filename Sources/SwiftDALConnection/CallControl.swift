@@ -79,10 +79,11 @@ package final class CallControl: @unchecked Sendable {
     /// Stops the call with `.timedOut` when `limit` has passed.
     package func stop(after limit: Duration) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
-        let (seconds, attoseconds) = limit.components
-        let nanoseconds = Int(
-            clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))
+        // A limit of more than a century is none: the timer is set a century ahead (the
+        // deadline stays far from overflowing the clock's nanoseconds).
+        let century: Int64 = 100 * 365 * 86_400 * 1_000_000_000
+        let nanoseconds = min(max(0, limit.clampedNanoseconds), century)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
         timer.setEventHandler { [weak self] in self?.stop(.timedOut(limit)) }
         withState { $0.timer = timer }
         timer.resume()

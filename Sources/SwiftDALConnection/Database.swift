@@ -177,10 +177,7 @@ public final class Database {
 
     private func setUp(isMemory: Bool) throws {
         guard let handle else { return }
-        let milliseconds =
-            configuration.busyTimeout.components.seconds * 1000
-            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        sqlite3_busy_timeout(handle, Int32(clamping: configuration.busyTimeout.clampedMilliseconds))
         if let length = configuration.maximumValueLength {
             sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, Int32(clamping: max(1, length)))
         }

@@ -26,11 +26,16 @@ public struct PagerInfo: Sendable, Hashable {
 
     /// The number of pages (0 when there are no records).
     public var pageCount: Int {
-        pageSize > 0 ? (recordCount + pageSize - 1) / pageSize : 0
+        guard pageSize > 0, recordCount > 0 else { return 0 }
+        return recordCount / pageSize + (recordCount % pageSize == 0 ? 0 : 1)
     }
 
-    /// The number of records before this page.
-    public var offset: Int { max(0, pageIndex - 1) * max(pageSize, 0) }
+    /// The number of records before this page (`Int.max` when that many cannot be
+    /// counted: such a page is past every table's end).
+    public var offset: Int {
+        let (product, overflow) = (pageIndex > 1 ? pageIndex - 1 : 0).multipliedReportingOverflow(by: max(pageSize, 0))
+        return overflow ? Int.max : product
+    }
 }
 
 /// One page of entities and the pager describing it (with the total record count).

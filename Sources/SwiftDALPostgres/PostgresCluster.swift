@@ -146,10 +146,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         // released without close() still goes (and its thread with it).
         let stopping = self.stopping
         let interval = configuration.healthCheckInterval
-        let nanoseconds = max(
-            1_000_000,
-            Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
-        )
+        let nanoseconds = Int(clamping: max(1_000_000, interval.clampedNanoseconds))
         let thread = Thread { [weak self] in
             func check() -> Bool {
                 guard let cluster = self, !cluster.isClosed.load(ordering: .acquiring) else { return false }

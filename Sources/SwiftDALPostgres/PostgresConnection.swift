@@ -90,7 +90,8 @@ final class PostgresConnection: EngineConnection {
         var settings = ["SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on"]
         if let timeout = configuration.statementTimeout {
             settings.append(
-                "SET statement_timeout TO \(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))"
+                // At least 1 ms (0 would mean none), at most PostgreSQL's largest (about 24.8 days).
+                "SET statement_timeout TO \(min(max(1, timeout.clampedMilliseconds), Int64(Int32.max)))"
             )
         }
         try executeScript(settings.joined(separator: "; "))

@@ -257,8 +257,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     // MARK: Helpers
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
+        duration.clampedNanoseconds
     }
 
     /// Host, port and database of a connection string, without user or password.
