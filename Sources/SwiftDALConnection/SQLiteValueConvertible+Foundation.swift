@@ -261,26 +261,79 @@ extension Decimal: SQLiteValueConvertible {
     }
 
     /// A decimal from numeric text, an `INTEGER`, or a `REAL` (its shortest decimal form);
-    /// `nil` for text that is not a number, blobs and `NULL`.
+    /// `nil` for text that is not a number, blobs and `NULL`, and for a number that a
+    /// `Decimal` cannot hold exactly (more than 38 significant digits, or a power of ten
+    /// out of its range): never a rounded value.
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .text(let text):
-            // Decimal(string:) accepts a prefix ("12abc" is 12): check the whole text first.
-            guard Self.isDecimalLiteral(text),
-                let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
-            else { return nil }
+            guard let decimal = Self.exactly(text) else { return nil }
             self = decimal
         case .integer(let value):
             self = Decimal(value)
         case .real(let value):
             // Double's description is the shortest text that reads back as the same value.
-            guard value.isFinite, let decimal = Decimal(string: "\(value)", locale: Locale(identifier: "en_US_POSIX")),
-                !decimal.isNaN
-            else { return nil }
+            guard value.isFinite, let decimal = Self.exactly("\(value)") else { return nil }
             self = decimal
         default:
             return nil
         }
+    }
+
+    /// The decimal `text` spells, if a `Decimal` holds it exactly. (Decimal(string:)
+    /// accepts a prefix, "12abc" is 12, and rounds what does not fit its 38 digits.)
+    static func exactly(_ text: String) -> Decimal? {
+        guard Self.isDecimalLiteral(text),
+            let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN,
+            let wanted = canonicalForm(text), canonicalForm(decimal.description) == wanted
+        else { return nil }
+        return decimal
+    }
+
+    /// A decimal literal's value as its sign, its significant digits and the power of ten
+    /// of the last one (zero: no digits, power 0), so that two spellings of one value
+    /// compare equal; `nil` when the power does not fit an `Int`.
+    static func canonicalForm(_ text: String) -> CanonicalDecimal? {
+        var bytes = text.utf8[...]
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var digits: [UInt8] = []
+        var fractionDigits = 0
+        var inFraction = false
+        while let byte = bytes.first, byte != UInt8(ascii: "e"), byte != UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if byte == UInt8(ascii: ".") {
+                inFraction = true
+                continue
+            }
+            if digits.isEmpty && byte == UInt8(ascii: "0") {
+                if inFraction { fractionDigits += 1 }
+                continue
+            }
+            digits.append(byte)
+            if inFraction { fractionDigits += 1 }
+        }
+        var power = 0
+        if !bytes.isEmpty {
+            guard let exponent = Int(String(decoding: bytes.dropFirst(), as: UTF8.self)) else { return nil }
+            power = exponent
+        }
+        var trailingZeros = 0
+        while digits.last == UInt8(ascii: "0") {
+            digits.removeLast()
+            trailingZeros += 1
+        }
+        guard !digits.isEmpty else { return CanonicalDecimal(negative: false, digits: [], power: 0) }
+        let (shifted, overflow) = power.subtractingReportingOverflow(fractionDigits - trailingZeros)
+        guard !overflow else { return nil }
+        return CanonicalDecimal(negative: negative, digits: digits, power: shifted)
+    }
+
+    /// See ``canonicalForm(_:)``.
+    struct CanonicalDecimal: Equatable {
+        let negative: Bool
+        let digits: [UInt8]
+        let power: Int
     }
 
     /// Whether `text` is exactly `[+-]digits[.digits][e[+-]digits]`.

@@ -173,6 +173,25 @@ import Testing
             #expect(Decimal(sqliteValue: .text(junk)) == nil, "\(junk.debugDescription)")
         }
         #expect(Decimal(sqliteValue: "-0.10") == Decimal(string: "-0.1"))
+        // What a Decimal cannot hold exactly is refused, never rounded: more significant
+        // digits than its 128-bit mantissa holds (38, or 39 below 2^128; Decimal(string:)
+        // keeps what fits and drops the rest), or a power of ten outside its range.
+        let digits38 = "12345678901234567890123456789012345678"
+        #expect(Decimal(sqliteValue: .text(digits38))?.description == digits38)
+        #expect(Decimal(sqliteValue: .text("-0.000" + digits38 + "000"))?.description == "-0.000" + digits38)
+        #expect(Decimal(sqliteValue: .text(digits38 + "000e-3")) == Decimal(string: digits38))
+        for inexact in [
+            digits38 + "91", "1234567890123456789012345678901234567891", "123456789012345678901234567890123456789.5",
+            "0." + digits38 + "91", "1e400", "1e-400", "1e99999999999999999999"
+        ] {
+            #expect(Decimal(sqliteValue: .text(inexact)) == nil, "\(inexact)")
+        }
+        #expect(Decimal(sqliteValue: .real(1e-300)) == nil)
+        #expect(Decimal(sqliteValue: .text(digits38 + "9"))?.description == digits38 + "9")  // under 2^128
+        #expect(Decimal(sqliteValue: .text("1e100"))?.description == "1" + String(repeating: "0", count: 100))
+        for same in ["0", "-0", "0.000", "+0e5", "1.50", "15e-1", "0.0015e3", "-7", "-7.000"] {
+            #expect(Decimal(sqliteValue: .text(same)) == Decimal(string: same), "\(same)")
+        }
         #expect(Decimal(sqliteValue: "1e5") == 100_000)
         #expect(Decimal(sqliteValue: .integer(-7)) == -7)
     }

@@ -64,6 +64,24 @@ import Testing
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT count(*) FROM words") } == 1)
     }
 
+    /// numeric holds any number of digits; a Decimal does not: what it cannot hold exactly
+    /// is a conversion error, never a rounded value (38 digits read exactly).
+    @Test func aNumericADecimalCannotHoldExactlyIsAConversionError() throws {
+        let pool = try makePostgresPool()
+        defer { try? pool.close() }
+        let exact = "-1234567890123456789.0123456789012345678"
+        let read = try pool.read { db in try db.fetchScalar(Decimal.self, "SELECT \(exact)::numeric") }
+        #expect(read?.description == exact)
+        for inexact in [
+            "1234567890123456789012345678901234567891", "123456789012345678901234567890123456789.5", "1e200"
+        ] {
+            let error = #expect(throws: DALError.self, "\(inexact)") {
+                _ = try pool.read { db in try db.fetchScalar(Decimal.self, "SELECT \(inexact)::numeric") }
+            }
+            #expect(error?.code == .conversionFailed)
+        }
+    }
+
     @Test func doublesReadBackExactlyEdgesIncluded() throws {
         let pool = try makePostgresPool()
         let values: [Double] = [
