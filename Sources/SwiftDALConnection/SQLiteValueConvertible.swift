@@ -176,7 +176,10 @@ extension UInt64: SQLiteValueConvertible {}
 
 @usableFromInline
 func nanError() -> DALError {
-    DALError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
+    DALError(
+        .invalidValue,
+        "NaN cannot be stored (SQLite would turn it into NULL; refused on every engine, so a value means the same everywhere)"
+    )
 }
 
 extension Double: SQLiteValueConvertible {
