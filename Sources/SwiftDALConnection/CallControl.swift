@@ -76,14 +76,16 @@ package final class CallControl: @unchecked Sendable {
         if let stopped { action(stopped) }
     }
 
+    /// `limit` in nanoseconds from 0 to a century: a limit of more than a century is none,
+    /// and a deadline that far stays clear of overflowing the clock's nanoseconds.
+    static func boundedNanoseconds(_ limit: Duration) -> Int64 {
+        min(max(0, limit.clampedNanoseconds), 100 * 365 * 86_400 * 1_000_000_000)
+    }
+
     /// Stops the call with `.timedOut` when `limit` has passed.
     package func stop(after limit: Duration) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
-        // A limit of more than a century is none: the timer is set a century ahead (the
-        // deadline stays far from overflowing the clock's nanoseconds).
-        let century: Int64 = 100 * 365 * 86_400 * 1_000_000_000
-        let nanoseconds = min(max(0, limit.clampedNanoseconds), century)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(Self.boundedNanoseconds(limit))))
         timer.setEventHandler { [weak self] in self?.stop(.timedOut(limit)) }
         withState { $0.timer = timer }
         timer.resume()

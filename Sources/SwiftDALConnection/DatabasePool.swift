@@ -86,7 +86,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        available.wait(countingWaitersIn: waiting)
+        _ = try available.wait(countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
         let slot = acquireReader()
         defer {
             slot.release()
@@ -129,7 +129,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        return try writerMutex.withLock(countingWaitersIn: waiting) {
+        return try writerMutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) {
             writerInUse.store(true, ordering: .relaxed)
             defer { writerInUse.store(false, ordering: .relaxed) }
             wait.record(on: writer)

@@ -107,7 +107,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// Runs `body` holding the connection's lock (counting the wait, marking it in use).
     private func withConnection<T>(_ body: () throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        return try mutex.withLock(countingWaitersIn: waiting) {
+        return try mutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) {
             inUse.store(true, ordering: .relaxed)
             defer { inUse.store(false, ordering: .relaxed) }
             wait.record(on: database)

@@ -32,16 +32,46 @@ package final class PlainMutex: @unchecked Sendable {
         return try body()
     }
 
-    /// `withLock`, counting the callers that find the lock taken in `waiters` while
-    /// they wait (for gauges; the uncontended path costs only the try).
-    func withLock<T>(countingWaitersIn waiters: borrowing Atomic<Int>, _ body: () throws -> T) rethrows -> T {
+    /// `withLock` for a call taking a connection: the callers that find the lock taken
+    /// are counted in `waiters` while they wait (for gauges; the uncontended path costs
+    /// only the try), and wait under their call's control: its cancellation, or its time
+    /// limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
+    func withLock<T>(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?, _ body: () throws -> T)
+        throws -> T
+    {
         if pthread_mutex_trylock(mutex) != 0 {
             waiters.add(1, ordering: .relaxed)
-            pthread_mutex_lock(mutex)
-            waiters.subtract(1, ordering: .relaxed)
+            defer { waiters.subtract(1, ordering: .relaxed) }
+            _ = try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) }
         }
         defer { pthread_mutex_unlock(mutex) }
         return try body()
+    }
+
+    /// Takes the lock if it is free before `deadline`; whether it did.
+    private func lock(before deadline: DispatchTime) -> Bool {
+        if deadline == .distantFuture {
+            pthread_mutex_lock(mutex)
+            return true
+        }
+        #if canImport(Darwin)
+            // No pthread_mutex_timedlock: try every half millisecond.
+            while pthread_mutex_trylock(mutex) != 0 {
+                if DispatchTime.now() >= deadline { return false }
+                usleep(500)
+            }
+            return true
+        #else
+            let now = DispatchTime.now().uptimeNanoseconds
+            let remaining = Int(clamping: deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, now))
+            var clock = timespec()
+            clock_gettime(CLOCK_REALTIME, &clock)
+            let nanoseconds = clock.tv_nsec + remaining % 1_000_000_000
+            var until = timespec(
+                tv_sec: clock.tv_sec + remaining / 1_000_000_000 + nanoseconds / 1_000_000_000,
+                tv_nsec: nanoseconds % 1_000_000_000)
+            return pthread_mutex_timedlock(mutex, &until) == 0
+        #endif
     }
 }
 
@@ -68,22 +98,21 @@ package final class Locked<Value>: @unchecked Sendable {
 }
 
 extension DispatchSemaphore {
-    /// `wait()`, counting the callers that find no unit free in `waiters` while they wait.
-    package func wait(countingWaitersIn waiters: borrowing Atomic<Int>) {
+    /// Takes a unit for a call taking a connection, waiting at most until `giveUp`;
+    /// whether it got one. The callers that find no unit free are counted in `waiters`
+    /// while they wait, and wait under their call's control: its cancellation, or its
+    /// time limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
+    package func wait(
+        until giveUp: DispatchTime = .distantFuture, countingWaitersIn waiters: borrowing Atomic<Int>,
+        callTimeout: Duration?
+    ) throws -> Bool {
         // A deadline long past: a free unit is taken at once, no clock is read.
-        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return }
-        waiters.add(1, ordering: .relaxed)
-        wait()
-        waiters.subtract(1, ordering: .relaxed)
-    }
-
-    /// `wait(timeout:)`, counting the callers that find no unit free in `waiters`.
-    package func wait(timeout: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>) -> DispatchTimeoutResult
-    {
-        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return .success }
+        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return true }
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
-        return wait(timeout: timeout)
+        return try ThreadAccess.waitForConnection(callTimeout: callTimeout, giveUp: giveUp) {
+            self.wait(timeout: $0) == .success
+        }
     }
 }
 
@@ -118,6 +147,9 @@ enum ThreadAccess {
         @exclusivity(unchecked) var preferredReader = 0
         /// The control of the `async` call running on this thread (its cancellation).
         @exclusivity(unchecked) var control: CallControl?
+        /// How long the call about to take its connection waited for it (set only under a
+        /// time limit: the access then runs under what is left of it).
+        @exclusivity(unchecked) var waitedNanoseconds: UInt64 = 0
     }
 
     private static let key: pthread_key_t = {
@@ -162,7 +194,9 @@ enum ThreadAccess {
         var control = holdings.control
         if let limit = CallLimits.current ?? database.callTimeout {
             let limited = control ?? CallControl()
-            limited.stop(after: limit)
+            let waited = holdings.waitedNanoseconds
+            holdings.waitedNanoseconds = 0
+            limited.stop(after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)))
             control = limited
         }
         try control?.attach(database)
@@ -180,6 +214,35 @@ enum ThreadAccess {
             // The interrupted statement's error (SQLITE_INTERRUPT, SQLSTATE 57014) says why.
             if let reason = control.reason { throw reason.error }
             throw error
+        }
+    }
+
+    /// The contended path of taking a connection: `attempt(deadline)` waits for one until
+    /// `deadline` and says whether it got one. The call's control ends the wait with the
+    /// call's error: the `async` call's task cancelled (looked at every 10 ms), or the
+    /// call's time limit (`withDatabaseTimeout`, else `callTimeout`) past, which then
+    /// counts the wait: the access runs under what is left. Returns `false` when `giveUp`
+    /// passes first (the caller's own bound, such as PostgreSQL's `acquireTimeout`).
+    static func waitForConnection(
+        callTimeout: Duration?, giveUp: DispatchTime = .distantFuture, _ attempt: (DispatchTime) -> Bool
+    ) throws -> Bool {
+        let holdings = holdings
+        let control = holdings.control
+        let limit = CallLimits.current ?? callTimeout
+        let start = DispatchTime.now()
+        let limitDeadline = limit.map { start + .nanoseconds(Int(CallControl.boundedNanoseconds($0))) }
+        let end = min(limitDeadline ?? .distantFuture, giveUp)
+        while true {
+            if let reason = control?.reason { throw reason.error }
+            if attempt(control == nil ? end : min(end, .now() + .milliseconds(10))) {
+                if limit != nil {
+                    holdings.waitedNanoseconds = DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds
+                }
+                return true
+            }
+            let now = DispatchTime.now()
+            if let limit, let limitDeadline, now >= limitDeadline { throw CallControl.Reason.timedOut(limit).error }
+            if now >= giveUp { return false }
         }
     }
 

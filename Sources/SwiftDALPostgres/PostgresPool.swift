@@ -109,7 +109,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         }
         let wait = ConnectionWait(measuring: measuresWaits)
         let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: Self.nanoseconds(configuration.acquireTimeout)))
-        guard available.wait(timeout: deadline, countingWaitersIn: waiting) == .success else {
+        guard try available.wait(until: deadline, countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
+        else {
             throw DALError(
                 .connectionUnavailable,
                 "no PostgreSQL connection to \(name) became free within \(configuration.acquireTimeout) "

@@ -18,7 +18,100 @@ func endlessQuery(_ engine: Engine) -> SQL {
 
 /// A request's lifecycle on every engine: cancellation and time limits stop the running
 /// SQL, roll its transaction back, and leave the connection clean for the next call.
+/// Holds a connection of `database` on a thread of its own until `release` is called.
+private final class HeldConnection: @unchecked Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ database: any DatabaseWriter, writing: Bool) {
+        Thread { [entered, released, ended] in
+            if writing {
+                _ = try? database.write { _ in
+                    entered.signal()
+                    released.wait()
+                }
+            } else {
+                _ = try? database.read { _ in
+                    entered.signal()
+                    released.wait()
+                }
+            }
+            ended.signal()
+        }.start()
+        entered.wait()
+    }
+
+    func release() {
+        released.signal()
+        ended.wait()
+    }
+}
+
 @Suite struct LifecycleTests {
+    /// A call waiting for a connection another call holds waits under its own control:
+    /// its time limit and its task's cancellation end the wait (the holder still holding),
+    /// for a reader, the writer, a queue's connection and a PostgreSQL connection.
+    @Test(arguments: Engine.allCases)
+    func aCallWaitingForAConnectionStopsAtItsTimeLimitOrWhenCancelled(_ engine: Engine) async throws {
+        var sqlite = Configuration()
+        sqlite.maximumReaderCount = 1
+        var postgres = PostgresConfiguration()
+        postgres.maximumConnections = 1
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        let users = sample.users
+        let queue: DatabaseQueue? = engine == .sqlite ? try DatabaseQueue.inMemory() : nil
+        var databases: [(any DatabaseWriter, Bool)] = [(sample.database, false), (sample.database, true)]
+        if let queue { databases.append((queue, false)) }
+        for (database, writing) in databases {
+            let held = HeldConnection(database, writing: writing)
+            let what = "\(engine) \(type(of: database)) \(writing ? "writer" : "reader")"
+            let timedOut = #expect(throws: DALError.self, "\(what)") {
+                try withDatabaseTimeout(.milliseconds(150)) {
+                    if writing {
+                        try database.write { db in try db.execute("SELECT 1") }
+                    } else {
+                        try database.read { db in _ = try db.fetchScalar(Int.self, "SELECT 1") }
+                    }
+                }
+            }
+            #expect(timedOut?.code == .timeout, "\(what)")
+            let waiting = Task {
+                if writing {
+                    try await database.write { db in try db.fetchScalar(Int.self, "SELECT 1") }
+                } else {
+                    try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(150))
+            waiting.cancel()
+            await #expect(throws: CancellationError.self, "\(what)") { _ = try await waiting.value }
+            held.release()
+            #expect(database.statistics.callersWaiting == 0)
+            #expect(try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") } == 1)
+        }
+        // A stream holding the only reader (more rows than it reads ahead), and a call
+        // inside its loop under a time limit: the call ends with .timeout instead of
+        // waiting for the loop for ever.
+        if engine == .sqlite {
+            var inner: (any Error)?
+            let manyRows: SQL =
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT x FROM c"
+            for try await _ in sample.database.stream(manyRows) {
+                do {
+                    _ = try await withDatabaseTimeout(.milliseconds(150)) { try await users.getRecordCount() }
+                } catch {
+                    inner = error
+                }
+                break
+            }
+            #expect((inner as? DALError)?.code == .timeout)
+        }
+        #expect(try await users.getRecordCount() == 8)
+        try queue?.close()
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func cancellingTheAwaitingTaskStopsTheRunningStatement(_ engine: Engine) async throws {
         let sample = try SampleDatabase(engine)
