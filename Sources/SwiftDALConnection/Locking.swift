@@ -36,16 +36,23 @@ package final class PlainMutex: @unchecked Sendable {
     /// are counted in `waiters` while they wait (for gauges; the uncontended path costs
     /// only the try), and wait under their call's control: its cancellation, or its time
     /// limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
-    func withLock<T>(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?, _ body: () throws -> T)
-        throws -> T
-    {
+    func withLock<T>(
+        countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: @autoclosure () -> Duration?,
+        _ body: () throws -> T
+    ) throws -> T {
         if pthread_mutex_trylock(mutex) != 0 {
-            waiters.add(1, ordering: .relaxed)
-            defer { waiters.subtract(1, ordering: .relaxed) }
-            _ = try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) }
+            try lockContended(countingWaitersIn: waiters, callTimeout: callTimeout())
         }
         defer { pthread_mutex_unlock(mutex) }
         return try body()
+    }
+
+    /// The contended path of ``withLock(countingWaitersIn:callTimeout:_:)``.
+    @inline(never)
+    private func lockContended(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?) throws {
+        waiters.add(1, ordering: .relaxed)
+        defer { waiters.subtract(1, ordering: .relaxed) }
+        _ = try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) }
     }
 
     /// Takes the lock if it is free before `deadline`; whether it did.
@@ -102,12 +109,21 @@ extension DispatchSemaphore {
     /// whether it got one. The callers that find no unit free are counted in `waiters`
     /// while they wait, and wait under their call's control: its cancellation, or its
     /// time limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
+    @inline(__always)
     package func wait(
         until giveUp: DispatchTime = .distantFuture, countingWaitersIn waiters: borrowing Atomic<Int>,
-        callTimeout: Duration?
+        callTimeout: @autoclosure () -> Duration?
     ) throws -> Bool {
         // A deadline long past: a free unit is taken at once, no clock is read.
         if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return true }
+        return try waitContended(until: giveUp, countingWaitersIn: waiters, callTimeout: callTimeout())
+    }
+
+    /// The contended path of ``wait(until:countingWaitersIn:callTimeout:)``.
+    @inline(never)
+    private func waitContended(
+        until giveUp: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?
+    ) throws -> Bool {
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
         return try ThreadAccess.waitForConnection(callTimeout: callTimeout, giveUp: giveUp) {
@@ -163,6 +179,7 @@ enum ThreadAccess {
         return key
     }()
 
+    @inline(__always)
     static var holdings: Holdings {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue()
