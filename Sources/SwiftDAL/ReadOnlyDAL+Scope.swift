@@ -105,7 +105,7 @@ extension ReadOnlyDAL {
         let named = condition?.arguments.namedValues != nil
         guard let filter = scopeFilter(mapping, named: named, rows: rows) else { return condition }
         guard let condition else { return filter }
-        try checkEnclosable(condition.sql, table: mapping.table, lexicon: mapping.dialect.lexicon)
+        try checkEnclosable(condition.sql, table: mapping.table, lexicons: mapping.dialect.lexicons)
         return SQL(
             sql: "(\(condition.sql)) AND \(filter.sql)",
             arguments: try concatenate(condition.arguments, filter.arguments))
@@ -133,8 +133,20 @@ extension ReadOnlyDAL {
 /// string, quoted name or comment is left open (a `--` comment must end with a line
 /// break), so that nothing written after it, the scope, can be cut off or escaped. The
 /// text is read by the engine's lexicon, as the engine reads it: on PostgreSQL a `$$…$$`
-/// or `E'\''` string and a nested comment hide their parentheses, on SQLite they do not.
-func checkEnclosable(_ sql: String, table: String, lexicon: SQLLexicon) throws {
+/// or `E'\''` string and a nested comment hide their parentheses, on SQLite they do not,
+/// and SQLite's `$name(…)` parameters do. Where a session setting changes the reading
+/// (PostgreSQL's `standard_conforming_strings`), the text must pass every reading.
+func checkEnclosable(_ sql: String, table: String, lexicons: [SQLLexicon]) throws {
+    for (index, lexicon) in lexicons.enumerated() {
+        try checkEnclosable(sql, table: table, lexicon: lexicon, strict: index == 0)
+    }
+}
+
+/// One reading of ``checkEnclosable(_:table:lexicons:)``. A reading that is not `strict`
+/// (another session setting's) accepts a text that leaves a literal open: under it the
+/// engine would read the scope after the text as part of that literal (the scope holds
+/// no quote), and fail, never escape.
+private func checkEnclosable(_ sql: String, table: String, lexicon: SQLLexicon, strict: Bool) throws {
     func refuse(_ why: String) -> DALError {
         DALError(.invalidSQL, "a condition on a scoped DAL must be self-contained: \(why)", table: table, sql: sql)
     }
@@ -146,6 +158,7 @@ func checkEnclosable(_ sql: String, table: String, lexicon: SQLLexicon) throws {
         do {
             region = try lexicon.region(in: bytes, at: index, sql: sql)
         } catch let error as DALError {
+            guard strict else { return }
             throw refuse(error.message)
         }
         if let region {

@@ -190,7 +190,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
             let columns = mapping.selectedColumns.map(quoteIdentifier).joined(separator: ", ")
             var query = SQL(sql: "SELECT \(columns) FROM (\(sql.sql)) AS swiftdal_query", arguments: sql.arguments)
             if let filter = scopeFilter(mapping, named: sql.arguments.namedValues != nil) {
-                try checkEnclosable(sql.sql, table: mapping.table, lexicon: mapping.dialect.lexicon)
+                try checkEnclosable(sql.sql, table: mapping.table, lexicons: mapping.dialect.lexicons)
                 query = SQL(
                     sql: query.sql + " WHERE \(filter.sql)", arguments: try concatenate(sql.arguments, filter.arguments)
                 )

@@ -23,8 +23,9 @@ protocol SQLDialect: Sendable {
     /// (PostgreSQL); descending orders put it at the other end. Keyset paging follows
     /// the engine's own order, which its indexes serve.
     var sortsNullsFirst: Bool { get }
-    /// How the engine reads SQL text (literals, quoted names, comments).
-    var lexicon: SQLLexicon { get }
+    /// How the engine reads SQL text (literals, quoted names, comments): every reading it
+    /// may apply, where a session setting changes it.
+    var lexicons: [SQLLexicon] { get }
 }
 
 extension SQLDialect {
@@ -57,7 +58,7 @@ extension SQLDialect {
 /// SQLite: keys travel as one JSON array (any number, one cached statement) when JSON
 /// carries them exactly, else as a bound `VALUES` list.
 struct SQLiteDialect: SQLDialect {
-    var lexicon: SQLLexicon { SQLLexicon(.sqlite) }
+    var lexicons: [SQLLexicon] { [SQLLexicon(.sqlite)] }
 
     func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
         let names = columns.map(quote).joined(separator: ", ")
@@ -82,7 +83,12 @@ struct SQLiteDialect: SQLDialect {
 /// key column); rows read before an update are locked (`FOR UPDATE`); new keys come back
 /// through `RETURNING`.
 struct PostgresDialect: SQLDialect {
-    var lexicon: SQLLexicon { SQLLexicon(.postgres) }
+    /// Standard strings, and backslash escapes in every string: SwiftDAL's sessions set
+    /// `standard_conforming_strings` on, but a session behind PgBouncer or a `SET` in a
+    /// transaction may turn it off.
+    var lexicons: [SQLLexicon] {
+        [SQLLexicon(.postgres), SQLLexicon(.postgres, backslashEscapesInEveryString: true)]
+    }
 
     func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
         try valuesListPredicate(columns: columns, keys: keys, limit: 65_535, valuesKeyword: false)

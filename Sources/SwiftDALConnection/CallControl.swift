@@ -82,11 +82,12 @@ package final class CallControl: @unchecked Sendable {
         min(max(0, limit.clampedNanoseconds), 100 * 365 * 86_400 * 1_000_000_000)
     }
 
-    /// Stops the call with `.timedOut` when `limit` has passed.
-    package func stop(after limit: Duration) {
+    /// Stops the call with `.timedOut(reported)` (by default `limit`) when `limit` has passed.
+    package func stop(after limit: Duration, reporting reported: Duration? = nil) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
         timer.schedule(deadline: .now() + .nanoseconds(Int(Self.boundedNanoseconds(limit))))
-        timer.setEventHandler { [weak self] in self?.stop(.timedOut(limit)) }
+        let reported = reported ?? limit
+        timer.setEventHandler { [weak self] in self?.stop(.timedOut(reported)) }
         withState { $0.timer = timer }
         timer.resume()
     }

@@ -86,7 +86,8 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        _ = try available.wait(countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
+        // With no bound of its own the wait ends only by taking a reader, or by throwing.
+        let waited = try available.wait(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) ?? 0
         let slot = acquireReader()
         defer {
             slot.release()
@@ -102,7 +103,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
             return reader
         }
         wait.record(on: database)
-        return try ThreadAccess.holding(database, of: self, isWriter: false) {
+        return try ThreadAccess.holding(database, of: self, isWriter: false, waited: waited) {
             // A read transaction a failed rollback left open would pin an old snapshot.
             try database.discardLeftoverTransaction()
             return try body(database)
@@ -129,11 +130,11 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        return try writerMutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) {
+        return try writerMutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) { waited in
             writerInUse.store(true, ordering: .relaxed)
             defer { writerInUse.store(false, ordering: .relaxed) }
             wait.record(on: writer)
-            return try ThreadAccess.holding(writer, of: self, isWriter: true) {
+            return try ThreadAccess.holding(writer, of: self, isWriter: true, waited: waited) {
                 try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
                 return try body(writer)
             }

@@ -75,18 +75,16 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("read") }
-        return try withConnection {
-            try ThreadAccess.holding(database, of: self, isWriter: false) {
-                try prepareForUse()
-                try database.execute(sql: "PRAGMA query_only = ON")
-                queryOnly = true
-                let result: Result<T, any Error> = Result {
-                    try database.inTransaction(.deferred) { try body(database) }
-                }
-                try database.execute(sql: "PRAGMA query_only = OFF")
-                queryOnly = false
-                return try result.get()
+        return try withConnection(isWriter: false) {
+            try prepareForUse()
+            try database.execute(sql: "PRAGMA query_only = ON")
+            queryOnly = true
+            let result: Result<T, any Error> = Result {
+                try database.inTransaction(.deferred) { try body(database) }
             }
+            try database.execute(sql: "PRAGMA query_only = OFF")
+            queryOnly = false
+            return try result.get()
         }
     }
 
@@ -96,22 +94,21 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(of: self, writing: false) { return try body(held) }
-        return try withConnection {
-            try ThreadAccess.holding(database, of: self, isWriter: false) {
-                try prepareForUse()
-                return try body(database)
-            }
+        return try withConnection(isWriter: false) {
+            try prepareForUse()
+            return try body(database)
         }
     }
 
-    /// Runs `body` holding the connection's lock (counting the wait, marking it in use).
-    private func withConnection<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` holding the connection's lock (counting the wait, marking it in use),
+    /// as an access of `isWriter` (``ThreadAccess/holding(_:of:isWriter:waited:_:)``).
+    private func withConnection<T>(isWriter: Bool, _ body: () throws -> T) throws -> T {
         let wait = ConnectionWait(measuring: measuresWaits)
-        return try mutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) {
+        return try mutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) { waited in
             inUse.store(true, ordering: .relaxed)
             defer { inUse.store(false, ordering: .relaxed) }
             wait.record(on: database)
-            return try body()
+            return try ThreadAccess.holding(database, of: self, isWriter: isWriter, waited: waited, body)
         }
     }
 
@@ -142,11 +139,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("write") }
-        return try withConnection {
-            try ThreadAccess.holding(database, of: self, isWriter: true) {
-                try prepareForUse()
-                return try database.inTransaction(.immediate) { try body(database) }
-            }
+        return try withConnection(isWriter: true) {
+            try prepareForUse()
+            return try database.inTransaction(.immediate) { try body(database) }
         }
     }
 
@@ -156,11 +151,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     @discardableResult
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(of: self, writing: true) { return try body(held) }
-        return try withConnection {
-            try ThreadAccess.holding(database, of: self, isWriter: true) {
-                try prepareForUse()
-                return try body(database)
-            }
+        return try withConnection(isWriter: true) {
+            try prepareForUse()
+            return try body(database)
         }
     }
 

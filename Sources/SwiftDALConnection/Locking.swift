@@ -36,23 +36,28 @@ package final class PlainMutex: @unchecked Sendable {
     /// are counted in `waiters` while they wait (for gauges; the uncontended path costs
     /// only the try), and wait under their call's control: its cancellation, or its time
     /// limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
+    /// `body` is given how long the call waited, in nanoseconds.
     func withLock<T>(
         countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: @autoclosure () -> Duration?,
-        _ body: () throws -> T
+        _ body: (_ waited: UInt64) throws -> T
     ) throws -> T {
+        var waited: UInt64 = 0
         if pthread_mutex_trylock(mutex) != 0 {
-            try lockContended(countingWaitersIn: waiters, callTimeout: callTimeout())
+            waited = try lockContended(countingWaitersIn: waiters, callTimeout: callTimeout())
         }
         defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        return try body(waited)
     }
 
-    /// The contended path of ``withLock(countingWaitersIn:callTimeout:_:)``.
+    /// The contended path of ``withLock(countingWaitersIn:callTimeout:_:)``: how long it waited.
     @inline(never)
-    private func lockContended(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?) throws {
+    private func lockContended(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?) throws
+        -> UInt64
+    {
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
-        _ = try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) }
+        // With no bound of its own the wait ends only by taking the lock, or by throwing.
+        return try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) } ?? 0
     }
 
     /// Takes the lock if it is free before `deadline`; whether it did.
@@ -105,17 +110,18 @@ package final class Locked<Value>: @unchecked Sendable {
 }
 
 extension DispatchSemaphore {
-    /// Takes a unit for a call taking a connection, waiting at most until `giveUp`;
-    /// whether it got one. The callers that find no unit free are counted in `waiters`
-    /// while they wait, and wait under their call's control: its cancellation, or its
-    /// time limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
+    /// Takes a unit for a call taking a connection, waiting at most until `giveUp`; how
+    /// long it waited, in nanoseconds, or `nil` when `giveUp` passed first. The callers
+    /// that find no unit free are counted in `waiters` while they wait, and wait under
+    /// their call's control: its cancellation, or its time limit (`withDatabaseTimeout`,
+    /// else `callTimeout`), ends the wait with its error.
     @inline(__always)
     package func wait(
         until giveUp: DispatchTime = .distantFuture, countingWaitersIn waiters: borrowing Atomic<Int>,
         callTimeout: @autoclosure () -> Duration?
-    ) throws -> Bool {
+    ) throws -> UInt64? {
         // A deadline long past: a free unit is taken at once, no clock is read.
-        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return true }
+        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return 0 }
         return try waitContended(until: giveUp, countingWaitersIn: waiters, callTimeout: callTimeout())
     }
 
@@ -123,7 +129,7 @@ extension DispatchSemaphore {
     @inline(never)
     private func waitContended(
         until giveUp: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?
-    ) throws -> Bool {
+    ) throws -> UInt64? {
         waiters.add(1, ordering: .relaxed)
         defer { waiters.subtract(1, ordering: .relaxed) }
         return try ThreadAccess.waitForConnection(callTimeout: callTimeout, giveUp: giveUp) {
@@ -163,9 +169,6 @@ enum ThreadAccess {
         @exclusivity(unchecked) var preferredReader = 0
         /// The control of the `async` call running on this thread (its cancellation).
         @exclusivity(unchecked) var control: CallControl?
-        /// How long the call about to take its connection waited for it (set only under a
-        /// time limit: the access then runs under what is left of it).
-        @exclusivity(unchecked) var waitedNanoseconds: UInt64 = 0
     }
 
     private static let key: pthread_key_t = {
@@ -203,17 +206,16 @@ enum ThreadAccess {
     /// The access runs under the call's control (the `async` call's cancellation, the time
     /// limit of ``withDatabaseTimeout(_:operation:)`` or ``Configuration/callTimeout``):
     /// stopping it interrupts the running statement, and the access throws
-    /// `CancellationError` or ``DALError/Code/timeout``.
-    static func holding<T>(_ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T) throws
-        -> T
-    {
+    /// `CancellationError` or ``DALError/Code/timeout``. `waited` (nanoseconds) is how long
+    /// the call waited for the connection: the time limit counts it.
+    static func holding<T>(
+        _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0, _ body: () throws -> T
+    ) throws -> T {
         let holdings = holdings
         var control = holdings.control
         if let limit = CallLimits.current ?? database.callTimeout {
             let limited = control ?? CallControl()
-            let waited = holdings.waitedNanoseconds
-            holdings.waitedNanoseconds = 0
-            limited.stop(after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)))
+            limited.stop(after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)), reporting: limit)
             control = limited
         }
         try control?.attach(database)
@@ -237,13 +239,15 @@ enum ThreadAccess {
     /// The contended path of taking a connection: `attempt(deadline)` waits for one until
     /// `deadline` and says whether it got one. The call's control ends the wait with the
     /// call's error: the `async` call's task cancelled (looked at every 10 ms), or the
-    /// call's time limit (`withDatabaseTimeout`, else `callTimeout`) past, which then
-    /// counts the wait: the access runs under what is left. Returns `false` when `giveUp`
-    /// passes first (the caller's own bound, such as PostgreSQL's `acquireTimeout`).
+    /// call's time limit (`withDatabaseTimeout`, else `callTimeout`) past. Returns how
+    /// long it waited, in nanoseconds (the access then runs under what is left of the
+    /// limit), or `nil` when `giveUp` passed first (the caller's own bound, such as
+    /// PostgreSQL's `acquireTimeout`). A wait with a deadline is cut into slices of at
+    /// most 100 ms, each measured again on the monotonic clock (a timed mutex wait counts
+    /// on the wall clock, which may be set back).
     static func waitForConnection(
         callTimeout: Duration?, giveUp: DispatchTime = .distantFuture, _ attempt: (DispatchTime) -> Bool
-    ) throws -> Bool {
-        let holdings = holdings
+    ) throws -> UInt64? {
         let control = holdings.control
         let limit = CallLimits.current ?? callTimeout
         let start = DispatchTime.now()
@@ -251,15 +255,12 @@ enum ThreadAccess {
         let end = min(limitDeadline ?? .distantFuture, giveUp)
         while true {
             if let reason = control?.reason { throw reason.error }
-            if attempt(control == nil ? end : min(end, .now() + .milliseconds(10))) {
-                if limit != nil {
-                    holdings.waitedNanoseconds = DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds
-                }
-                return true
-            }
+            let slice: DispatchTime =
+                control != nil ? .now() + .milliseconds(10) : end == .distantFuture ? end : .now() + .milliseconds(100)
+            if attempt(min(end, slice)) { return DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds }
             let now = DispatchTime.now()
             if let limit, let limitDeadline, now >= limitDeadline { throw CallControl.Reason.timedOut(limit).error }
-            if now >= giveUp { return false }
+            if now >= giveUp { return nil }
         }
     }
 
@@ -291,7 +292,7 @@ package func isHoldingConnection(of owner: AnyObject) -> Bool {
 /// it (``heldConnection(of:writing:)``), and its statements, cursors and row views
 /// belong to this access (see ``ConnectionAccess``). For the engines' pools.
 package func withLentConnection<T>(
-    _ database: Database, of owner: AnyObject, isWriter: Bool, _ body: () throws -> T
+    _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0, _ body: () throws -> T
 ) throws -> T {
-    try ThreadAccess.holding(database, of: owner, isWriter: isWriter, body)
+    try ThreadAccess.holding(database, of: owner, isWriter: isWriter, waited: waited, body)
 }

@@ -1,49 +1,58 @@
-/// Where an engine's SQL text has literals, quoted names and comments: the parts whose
-/// bytes are not code. The PostgreSQL engine's parameter rewriting and a scoped DAL's
-/// check that a condition stays inside its parentheses both read SQL through it, so that
-/// they read it the way the engine that runs it does.
+/// How an engine's lexer splits SQL text into the tokens that matter for reading it safely:
+/// literals, quoted names, comments, and the tokens that can hide quote or parenthesis
+/// characters inside them (words, numbers, SQLite's parameters), read forward from the
+/// start of each token as the engine reads them. The PostgreSQL engine's parameter
+/// rewriting and a scoped DAL's check that a condition stays inside its parentheses both
+/// read SQL through it, so that they read it the way the engine that runs it does.
 ///
-/// - SQLite: `'…'` (`''` inside), `"…"`, `` `…` `` and `[…]` names, `--` and `/* */`
-///   comments (not nested).
-/// - PostgreSQL: `'…'`, `E'…'` (backslash escapes), `$tag$…$tag$` and `$$…$$`, `"…"`
-///   names, `--` and nested `/* */` comments; a `$` inside a word is a letter of it.
+/// - SQLite: `'…'` (`''` inside), `"…"`, `` `…` `` and `[…]` names, `--` comments (to a
+///   line feed) and `/* */` comments (not nested), words whose letters include `$`, and
+///   parameters `$name`, `:name`, `@name`, `#name` with SQLite's `::` and `(…)` suffixes.
+/// - PostgreSQL: `'…'`, `E'…'` (backslash escapes; in every string when
+///   `backslashEscapesInEveryString`, as with `standard_conforming_strings` off),
+///   `$tag$…$tag$` and `$$…$$`, `"…"` names, `--` comments (to a line feed or carriage
+///   return) and nested `/* */` comments, words whose letters include `$`.
 ///
 /// For example, `try SQLLexicon(.postgres).region(in: bytes, at: 0, sql: text)?.end`.
 package struct SQLLexicon: Sendable {
     /// What a region is.
     package enum Kind: Sendable, Equatable {
         case literal, quotedName, lineComment, blockComment
+        /// A word (name or keyword) or a number.
+        case word
+        /// A SQLite parameter with a name (`$name`, `:name`, `@name`, `#name`, suffixes included).
+        case parameter
     }
 
-    /// A literal, quoted name or comment: its kind, and the index just past its end (a
-    /// line comment ends before its newline, or at the end of the text).
+    /// A token: its kind, and the index just past its end (a line comment ends before
+    /// its line break, or at the end of the text).
     package struct Region: Sendable, Equatable {
         package let kind: Kind
         package let end: Int
     }
 
     package let engine: DatabaseEngine
+    /// Whether a backslash escapes the next character in every string literal, not only
+    /// in `E'…'` (PostgreSQL with `standard_conforming_strings` off).
+    package let backslashEscapesInEveryString: Bool
 
-    package init(_ engine: DatabaseEngine) {
+    package init(_ engine: DatabaseEngine, backslashEscapesInEveryString: Bool = false) {
         self.engine = engine
+        self.backslashEscapesInEveryString = backslashEscapesInEveryString
     }
 
-    /// The region that starts at `index`, or `nil` when code starts there; throws
-    /// ``DALError/Code/invalidSQL`` (naming `sql`) for a literal, quoted name, dollar
-    /// quote or block comment that is not closed.
+    /// The token that starts at `index` (the start of a token: the text's start, or where
+    /// the previous one ended) if it is one of ``Kind``'s, else `nil` (a single character
+    /// of code: an operator, a parenthesis, a space, SwiftDAL's `?` or PostgreSQL's
+    /// `$1`); throws ``DALError/Code/invalidSQL`` (naming `sql`) for a literal, quoted
+    /// name, dollar quote, block comment or parameter suffix that is not closed.
     package func region(in bytes: [UInt8], at index: Int, sql: String) throws -> Region? {
         let byte = bytes[index]
         let next: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
         switch byte {
         case UInt8(ascii: "'"):
-            let escapes =
-                engine == .postgres && index > 0
-                && (bytes[index - 1] == UInt8(ascii: "E") || bytes[index - 1] == UInt8(ascii: "e"))
-                && (index < 2 || !Self.isWordByte(bytes[index - 2]))
-            return Region(
-                kind: .literal,
-                end: try quoted(bytes, index, close: byte, doubled: true, backslashes: escapes, sql, "a string literal")
-            )
+            let escapes = engine == .postgres && backslashEscapesInEveryString
+            return Region(kind: .literal, end: try literal(bytes, index, escapes: escapes, sql))
         case UInt8(ascii: "\""):
             return Region(
                 kind: .quotedName,
@@ -63,13 +72,38 @@ package struct SQLLexicon: Sendable {
                 ))
         case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
             var end = index + 2
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\n"),
+                engine == .sqlite || bytes[end] != UInt8(ascii: "\r")
+            {
+                end += 1
+            }
             return Region(kind: .lineComment, end: end)
         case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
             return Region(kind: .blockComment, end: try blockComment(bytes, index, sql))
         case UInt8(ascii: "$") where engine == .postgres:
             return try dollarQuote(bytes, index, sql).map { Region(kind: .literal, end: $0) }
+        case UInt8(ascii: "$"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "#"):
+            guard engine == .sqlite else { return nil }
+            return try sqliteParameter(bytes, index, sql).map { Region(kind: .parameter, end: $0) }
         default:
+            if engine == .postgres, byte == UInt8(ascii: "E") || byte == UInt8(ascii: "e"), next == UInt8(ascii: "'") {
+                // An escape string: `E` alone, at the start of a token.
+                return Region(kind: .literal, end: try literal(bytes, index + 1, escapes: true, sql))
+            }
+            if Self.isWordStart(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                // A word, or a number (with what follows it in a word: an engine refuses
+                // such junk, and a `$` after digits starts a new token).
+                let isNumber = !Self.isWordStart(byte)
+                var end = index + 1
+                while end < bytes.count,
+                    isNumber
+                        ? Self.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: ".")
+                        : Self.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: "$")
+                {
+                    end += 1
+                }
+                return Region(kind: .word, end: end)
+            }
             return nil
         }
     }
@@ -83,6 +117,41 @@ package struct SQLLexicon: Sendable {
     package static func isWordStart(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || byte == UInt8(ascii: "_") || byte >= 0x80
+    }
+
+    private func literal(_ bytes: [UInt8], _ start: Int, escapes: Bool, _ sql: String) throws -> Int {
+        try quoted(bytes, start, close: UInt8(ascii: "'"), doubled: true, backslashes: escapes, sql, "a string literal")
+    }
+
+    /// SQLite's named parameter at `start` (as its tokenizer reads one: name characters,
+    /// `::` inside, and a `(…)` suffix ending at `)` or a space), or `nil` when no name
+    /// follows the prefix.
+    private func sqliteParameter(_ bytes: [UInt8], _ start: Int, _ sql: String) throws -> Int? {
+        var index = start + 1
+        var nameLength = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if Self.isWordByte(byte) || byte == UInt8(ascii: "$") {
+                nameLength += 1
+                index += 1
+            } else if byte == UInt8(ascii: "("), nameLength > 0 {
+                index += 1
+                while index < bytes.count, !Self.isSpace(bytes[index]), bytes[index] != UInt8(ascii: ")") { index += 1 }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ")") else {
+                    throw DALError(.invalidSQL, "a parameter's (…) suffix is not closed", sql: sql)
+                }
+                return index + 1
+            } else if byte == UInt8(ascii: ":"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: ":") {
+                index += 2
+            } else {
+                break
+            }
+        }
+        return nameLength > 0 ? index : nil
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
     private func quoted(
@@ -127,9 +196,9 @@ package struct SQLLexicon: Sendable {
     }
 
     /// The end of the dollar-quoted string starting at `start`, or `nil` when the `$`
-    /// there starts none (a parameter `$1`, a letter inside a word, a lone `$`).
+    /// there starts none (a parameter `$1`, a lone `$`; a `$` inside a word is part of
+    /// the word's token and never reaches here).
     private func dollarQuote(_ bytes: [UInt8], _ start: Int, _ sql: String) throws -> Int? {
-        if start > 0, Self.isWordByte(bytes[start - 1]) { return nil }
         var end = start + 1
         if end < bytes.count, !Self.isWordStart(bytes[end]), bytes[end] != UInt8(ascii: "$") { return nil }
         while end < bytes.count, Self.isWordByte(bytes[end]) { end += 1 }

@@ -169,14 +169,10 @@ struct PostgresStatementText: Sendable {
             return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
         }
 
-        /// `$NNN` (a PostgreSQL parameter) or `$name` (a named parameter); inside a word, a
-        /// letter of it (`price$usd` is one identifier to PostgreSQL and to SQLite). Dollar
-        /// quotes are regions of the lexicon, copied before this is reached.
+        /// `$NNN` (a PostgreSQL parameter) or `$name` (a named parameter). Dollar quotes and
+        /// words (`price$usd` is one identifier to PostgreSQL and to SQLite) are tokens of
+        /// the lexicon, copied whole before this is reached.
         private mutating func dollar(_ original: String) throws {
-            if index > 0, SQLLexicon.isWordByte(bytes[index - 1]) {
-                copy()
-                return
-            }
             if let next = peek(1), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) {
                 index += 1
                 try numbered(readDigits(), original)

@@ -109,7 +109,9 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         }
         let wait = ConnectionWait(measuring: measuresWaits)
         let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: Self.nanoseconds(configuration.acquireTimeout)))
-        guard try available.wait(until: deadline, countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
+        guard
+            let waited = try available.wait(
+                until: deadline, countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
         else {
             throw DALError(
                 .connectionUnavailable,
@@ -129,7 +131,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         }
         let database = try slot.database ?? openDatabase(into: slot)
         wait.record(on: database)
-        return try withLentConnection(database, of: self, isWriter: writing) {
+        return try withLentConnection(database, of: self, isWriter: writing, waited: waited) {
             // A transaction a failed rollback left open must not be joined.
             try database.discardLeftoverTransaction()
             return try body(database)

@@ -289,6 +289,32 @@ private struct TwoTenants {
             }
         }
         #expect(try world.all.getAll(orderBy: "id") == before)
+        // Texts each engine reads its own way (found in review): SQLite's `$a(…)`
+        // parameters hide a quote; PostgreSQL ends a `--` comment at a carriage return and
+        // reads `x$$$` as one name; with `standard_conforming_strings` off a backslash
+        // escapes a quote in any string. Each is refused, fails as SQL, or stays inside.
+        let theirs = before.filter { $0.tenantID == 2 }
+        let readTheirOwnWay: [SQL] = [
+            SQL(sql: "$a(')IS NULL) OR 1=1 OR ($b(')IS NULL", arguments: ["a": nil, "b": nil]),
+            SQL(sql: "false -- \r) OR true OR (false\n"),
+            SQL(sql: "1 = (SELECT 1 AS x$$$)) OR (1 = (SELECT 1 AS y$$)"),
+            SQL(sql: #"'\'' ) OR true OR ( '\''"#)
+        ]
+        for condition in readTheirOwnWay {
+            if let found = try? one.find(condition: condition) {
+                #expect(found.allSatisfy { $0.tenantID == 1 }, "\(engine) \(condition.sql) crossed the tenant")
+            }
+            if let count = try? one.getRecordCount(condition: condition) { #expect(count <= 5, "\(condition.sql)") }
+            _ = try? one.deleteByCondition(condition)
+            _ = try? one.purgeByCondition(condition)
+        }
+        #expect(try world.all.getAll(orderBy: "id").filter { $0.tenantID == 2 } == theirs)
+        if engine == .postgres {
+            // The last three are PostgreSQL's own readings: the check refuses them.
+            for condition in readTheirOwnWay.dropFirst() {
+                #expect(#expect(throws: DALError.self) { _ = try one.find(condition: condition) }?.code == .invalidSQL)
+            }
+        }
         if engine == .postgres {
             // What PostgreSQL reads as a string is a string: a parenthesis in it is fine.
             #expect(try one.getRecordCount(condition: "title <> $$(not a parenthesis$$") == 5)
