@@ -295,7 +295,7 @@ private struct TwoTenants {
         // escapes a quote in any string. Each is refused, fails as SQL, or stays inside.
         let theirs = before.filter { $0.tenantID == 2 }
         let readTheirOwnWay: [SQL] = [
-            SQL(sql: "$a(')IS NULL) OR 1=1 OR ($b(')IS NULL", arguments: ["a": nil, "b": nil]),
+            SQL(sql: "$a(')IS NULL) OR 1=1 OR ($b(')IS NULL", arguments: [nil, nil]),
             SQL(sql: "false -- \r) OR true OR (false\n"),
             SQL(sql: "1 = (SELECT 1 AS x$$$)) OR (1 = (SELECT 1 AS y$$)"),
             SQL(sql: #"'\'' ) OR true OR ( '\''"#)
