@@ -64,6 +64,16 @@ struct SampleDatabase: @unchecked Sendable {
     }
 
     func close() throws { try database.close() }
+
+    /// Configurations that leave one connection to read with on either engine (one SQLite
+    /// reader beside the writer, one PostgreSQL connection): for tests of what waits.
+    static var oneConnection: (sqlite: Configuration, postgres: PostgresConfiguration) {
+        var sqlite = Configuration()
+        sqlite.maximumReaderCount = 1
+        var postgres = PostgresConfiguration()
+        postgres.maximumConnections = 1
+        return (sqlite, postgres)
+    }
 }
 
 @Suite struct ConformanceTests {

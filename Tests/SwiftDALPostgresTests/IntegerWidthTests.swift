@@ -45,6 +45,13 @@ private let widthsTable = TableDefinition("widths") { t in
 }
 
 @Suite struct IntegerWidthTests {
+    /// The widths table on a fresh database of `engine`, and its DAL.
+    private func widthsDAL(_ engine: Engine) throws -> (SampleDatabase, WidthsDAL) {
+        let sample = try SampleDatabase(engine)
+        try sample.database.write { db in try db.create(widthsTable) }
+        return (sample, WidthsDAL(database: sample.database))
+    }
+
     private func extremes(_ low: Bool) -> Widths {
         Widths(
             i8: low ? .min : .max, i16: low ? .min : .max, i32: low ? .min : .max, i64: low ? .min : .max,
@@ -58,10 +65,8 @@ private let widthsTable = TableDefinition("widths") { t in
 
     @Test(arguments: Engine.allCases)
     func everyWidthRoundTripsAtItsLimitsAndNilsClear(_ engine: Engine) throws {
-        let sample = try SampleDatabase(engine)
+        let (sample, dal) = try widthsDAL(engine)
         defer { try? sample.close() }
-        try sample.database.write { db in try db.create(widthsTable) }
-        let dal = WidthsDAL(database: sample.database)
         var low = extremes(true)
         var high = extremes(false)
         low.id = try dal.insert2(low)
@@ -79,10 +84,8 @@ private let widthsTable = TableDefinition("widths") { t in
 
     @Test(arguments: Engine.allCases)
     func valuesBeyondAWidthAreTypedErrorsNeverTruncated(_ engine: Engine) throws {
-        let sample = try SampleDatabase(engine)
+        let (sample, dal) = try widthsDAL(engine)
         defer { try? sample.close() }
-        try sample.database.write { db in try db.create(widthsTable) }
-        let dal = WidthsDAL(database: sample.database)
         // An unsigned value past Int64.max cannot be stored as an integer: refused.
         var tooBig = extremes(false)
         tooBig.u64 = .max

@@ -54,10 +54,7 @@ private final class HeldConnection: @unchecked Sendable {
     /// for a reader, the writer, a queue's connection and a PostgreSQL connection.
     @Test(arguments: Engine.allCases)
     func aCallWaitingForAConnectionStopsAtItsTimeLimitOrWhenCancelled(_ engine: Engine) async throws {
-        var sqlite = Configuration()
-        sqlite.maximumReaderCount = 1
-        var postgres = PostgresConfiguration()
-        postgres.maximumConnections = 1
+        let (sqlite, postgres) = SampleDatabase.oneConnection
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
         let users = sample.users
         let queue: DatabaseQueue? = engine == .sqlite ? try DatabaseQueue.inMemory() : nil

@@ -173,10 +173,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
     /// an iterator released mid-way, and after a sequence never iterated.
     @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
     func anEarlyStopReleasesTheConnection(_ engine: Engine) async throws {
-        var sqlite = Configuration()
-        sqlite.maximumReaderCount = 1
-        var postgres = PostgresConfiguration()
-        postgres.maximumConnections = 1
+        let (sqlite, postgres) = SampleDatabase.oneConnection
         let (sample, items) = try itemsDatabase(engine, count: 2000, sqlite: sqlite, postgres: postgres)
         for round in 0..<3 {
             var seen = [Int64]()
@@ -205,10 +202,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
 
     @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
     func cancellingTheConsumerStopsTheStreamAndFreesTheConnection(_ engine: Engine) async throws {
-        var sqlite = Configuration()
-        sqlite.maximumReaderCount = 1
-        var postgres = PostgresConfiguration()
-        postgres.maximumConnections = 1
+        let (sqlite, postgres) = SampleDatabase.oneConnection
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
         let database = sample.database
         // A consumer of endless rows whose task is cancelled while it iterates: its loop
@@ -245,10 +239,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
 
     @Test(arguments: Engine.allCases)
     func errorsAreThrownTypedAndLeaveTheConnectionClean(_ engine: Engine) async throws {
-        var sqlite = Configuration()
-        sqlite.maximumReaderCount = 1
-        var postgres = PostgresConfiguration()
-        postgres.maximumConnections = 1
+        let (sqlite, postgres) = SampleDatabase.oneConnection
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
         let database = sample.database
         // A query that cannot run.
