@@ -9,7 +9,8 @@
 ///   line feed) and `/* */` comments (not nested), words whose letters include `$`, and
 ///   parameters `$name`, `:name`, `@name`, `#name` with SQLite's `::` and `(…)` suffixes.
 /// - PostgreSQL: `'…'`, `E'…'` (backslash escapes; in every string when
-///   `backslashEscapesInEveryString`, as with `standard_conforming_strings` off),
+///   `backslashEscapesInEveryString`, as with `standard_conforming_strings` off), each
+///   continued by a literal after white space holding a line break (`'a'⏎'b'`),
 ///   `$tag$…$tag$` and `$$…$$`, `"…"` names, `--` comments (to a line feed or carriage
 ///   return) and nested `/* */` comments, words whose letters include `$`.
 ///
@@ -120,7 +121,52 @@ package struct SQLLexicon: Sendable {
     }
 
     private func literal(_ bytes: [UInt8], _ start: Int, escapes: Bool, _ sql: String) throws -> Int {
-        try quoted(bytes, start, close: UInt8(ascii: "'"), doubled: true, backslashes: escapes, sql, "a string literal")
+        var end = try quoted(
+            bytes, start, close: UInt8(ascii: "'"), doubled: true, backslashes: escapes, sql, "a string literal")
+        guard engine == .postgres else { return end }
+        // PostgreSQL continues a literal across white space that holds a line break
+        // (`'a'⏎'b'` is 'ab'), in the same mode: a continued `E'…'` keeps its escapes.
+        while let next = Self.continuation(bytes, after: end) {
+            end = try quoted(
+                bytes, next, close: UInt8(ascii: "'"), doubled: true, backslashes: escapes, sql, "a string literal")
+        }
+        return end
+    }
+
+    /// Where the literal continuing the one that ended at `end` starts, if one does:
+    /// PostgreSQL's rule (its scanner's `quotecontinue`): horizontal white space or a `--`
+    /// comment, a line break, then white space or `--` comments each ended by a line
+    /// break, then a quote.
+    private static func continuation(_ bytes: [UInt8], after end: Int) -> Int? {
+        var index = end
+        func isLineBreak(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") }
+        while index < bytes.count {
+            if bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0C {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-")
+            {
+                index += 2
+                while index < bytes.count, !isLineBreak(bytes[index]) { index += 1 }
+            } else {
+                break
+            }
+        }
+        guard index < bytes.count, isLineBreak(bytes[index]) else { return nil }
+        index += 1
+        while index < bytes.count {
+            if isSpace(bytes[index]) {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-")
+            {
+                var commentEnd = index + 2
+                while commentEnd < bytes.count, !isLineBreak(bytes[commentEnd]) { commentEnd += 1 }
+                guard commentEnd < bytes.count else { return nil }
+                index = commentEnd + 1
+            } else {
+                break
+            }
+        }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "'") ? index : nil
     }
 
     /// SQLite's named parameter at `start` (as its tokenizer reads one: name characters,

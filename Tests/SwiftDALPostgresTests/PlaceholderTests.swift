@@ -34,6 +34,15 @@ import Testing
         #expect(try comments?.decode(Int.self, named: "p") == 1)
         #expect(try comments?.decode(Int.self, named: "q") == 2)
 
+        // A literal continued after a line break (an E'…' keeps its escapes there).
+        let continued = try row(pool, "SELECT E'x'\n'\\'?' AS s, 'a' -- c\n  'b' AS t, ?::int AS p", [3])
+        #expect(try continued?.decode(String.self, named: "s") == "x'?")
+        #expect(try continued?.decode(String.self, named: "t") == "ab")
+        #expect(try continued?.decode(Int.self, named: "p") == 3)
+        let commented = try row(pool, "SELECT E'x' -- a comment first\n'\\'?' AS s, ?::int AS p", [4])
+        #expect(try commented?.decode(String.self, named: "s") == "x'?")
+        #expect(try commented?.decode(Int.self, named: "p") == 4)
+
         let dollars = try row(pool, "SELECT $$a ? :b $1 'c$$ AS d, $tag$ $$ ? $tag$ AS e, ?::text AS p", ["x"])
         #expect(try dollars?.decode(String.self, named: "d") == "a ? :b $1 'c")
         #expect(try dollars?.decode(String.self, named: "e") == " $$ ? ")
