@@ -94,7 +94,7 @@ struct PostgresStatementText: Sendable {
                     let digits = readDigits()
                     if digits.isEmpty {
                         positionalCount += 1
-                        append("$\(positionalCount)")
+                        appendParameter(positionalCount)
                     } else {
                         try numbered(digits, original)
                     }
@@ -131,6 +131,17 @@ struct PostgresStatementText: Sendable {
             index += 1
         }
 
+        /// `$number`, set apart by a space from a `$` or a word character on either side:
+        /// written against them it would join them (`$?` must not become `$$1`, the start
+        /// of a dollar quote, nor `x?` the name `x$1`), and the text would no longer read
+        /// as it was checked.
+        private mutating func appendParameter(_ number: Int) {
+            func joins(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "$") || SQLLexicon.isWordByte(byte) }
+            if let last = output.last, joins(last) { output.append(0x20) }
+            append("$\(number)")
+            if index < bytes.count, joins(bytes[index]) { output.append(0x20) }
+        }
+
         private mutating func append(_ text: String) {
             output.append(contentsOf: text.utf8)
         }
@@ -149,15 +160,15 @@ struct PostgresStatementText: Sendable {
                     sql: original)
             }
             highestNumbered = max(highestNumbered, number)
-            append("$\(number)")
+            appendParameter(number)
         }
 
         private mutating func appendNamed(_ name: String) {
             if let position = names.firstIndex(of: name) {
-                append("$\(position + 1)")
+                appendParameter(position + 1)
             } else {
                 names.append(name)
-                append("$\(names.count)")
+                appendParameter(names.count)
             }
         }
 
@@ -165,7 +176,8 @@ struct PostgresStatementText: Sendable {
         private func nameAfter(_ position: Int) -> String? {
             var end = position + 1
             guard end < bytes.count, SQLLexicon.isWordStart(bytes[end]) else { return nil }
-            while end < bytes.count, SQLLexicon.isWordByte(bytes[end]) { end += 1 }
+            // A `$` continues a name, as it continues a word for the lexicon (and SQLite).
+            while end < bytes.count, SQLLexicon.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: "$") { end += 1 }
             return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
         }
 

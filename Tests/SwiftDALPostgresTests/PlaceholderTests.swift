@@ -57,6 +57,11 @@ import Testing
         #expect(try numbered?.decode(Int.self, named: "again") == 10)
         let named = try row(pool, "SELECT :a::int + :a::int + @b::int + $c::int AS s", ["a": 1, "b": 2, "c": 3])
         #expect(try named?.decode(Int.self, named: "s") == 7)
+        // A parameter never joins a `$` or a word beside it: `$?` is not `$$1`, `x?` not `x$1`.
+        let apart = try row(pool, "SELECT 'a' || $$b$$||?::text AS s, 5 AS x, 6 AS x$1", ["c"])
+        #expect(try apart?.decode(String.self, named: "s") == "abc")
+        #expect(
+            #expect(throws: PostgresError.self) { _ = try row(pool, "SELECT $?::int", [1]) }?.sqlState == "42601")
     }
 
     /// A `$` inside a word is a letter of it, on PostgreSQL as on SQLite: never a parameter.

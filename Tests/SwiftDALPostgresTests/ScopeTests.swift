@@ -313,6 +313,20 @@ private struct TwoTenants {
             _ = try? one.deleteByCondition(condition)
             _ = try? one.purgeByCondition(condition)
         }
+        // A parameter right after a `$` (found by a second fuzz): PostgreSQL's `$?` once
+        // became `$$1`, the start of a dollar quote the check had read as code.
+        let besideDollar: [SQL] = [
+            SQL(sql: "$?$$)OR $1::int=$2)--$$", arguments: [1]),
+            SQL(sql: "title=$:a||$$)OR $1||$2<>'')--$$", arguments: ["a": "x"]),
+            SQL(sql: "title=$@a||$$)OR $1||$2<>'')--$$", arguments: ["a": "x"])
+        ]
+        for condition in besideDollar {
+            if let found = try? one.find(condition: condition) {
+                #expect(found.allSatisfy { $0.tenantID == 1 }, "\(engine) \(condition.sql) crossed the tenant")
+            }
+            if let count = try? one.getRecordCount(condition: condition) { #expect(count <= 5, "\(condition.sql)") }
+            _ = try? one.deleteByCondition(condition)
+        }
         #expect(try world.all.getAll(orderBy: "id").filter { $0.tenantID == 2 } == theirs)
         if engine == .postgres {
             // All but the first are PostgreSQL's own readings: the check refuses them.
