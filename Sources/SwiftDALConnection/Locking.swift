@@ -117,12 +117,13 @@ extension DispatchSemaphore {
     /// else `callTimeout`), ends the wait with its error.
     @inline(__always)
     package func wait(
-        until giveUp: DispatchTime = .distantFuture, countingWaitersIn waiters: borrowing Atomic<Int>,
+        until giveUp: @autoclosure () -> DispatchTime = .distantFuture,
+        countingWaitersIn waiters: borrowing Atomic<Int>,
         callTimeout: @autoclosure () -> Duration?
     ) throws -> UInt64? {
         // A deadline long past: a free unit is taken at once, no clock is read.
         if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return 0 }
-        return try waitContended(until: giveUp, countingWaitersIn: waiters, callTimeout: callTimeout())
+        return try waitContended(until: giveUp(), countingWaitersIn: waiters, callTimeout: callTimeout())
     }
 
     /// The contended path of ``wait(until:countingWaitersIn:callTimeout:)``.

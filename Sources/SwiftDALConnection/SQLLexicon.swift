@@ -99,7 +99,7 @@ package struct SQLLexicon: Sendable {
                 while end < bytes.count,
                     isNumber
                         ? Self.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: ".")
-                        : Self.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: "$")
+                        : Self.isNameByte(bytes[end])
                 {
                     end += 1
                 }
@@ -112,6 +112,12 @@ package struct SQLLexicon: Sendable {
     /// Whether `byte` may continue a word (an unquoted name or keyword).
     package static func isWordByte(_ byte: UInt8) -> Bool {
         isWordStart(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+
+    /// Whether `byte` may continue a name: a word's letters and `$` (PostgreSQL's and
+    /// SQLite's names, and SQLite's parameter names, take `$` after their first letter).
+    package static func isNameByte(_ byte: UInt8) -> Bool {
+        isWordByte(byte) || byte == UInt8(ascii: "$")
     }
 
     /// Whether `byte` may start a word.
@@ -177,7 +183,7 @@ package struct SQLLexicon: Sendable {
         var nameLength = 0
         while index < bytes.count {
             let byte = bytes[index]
-            if Self.isWordByte(byte) || byte == UInt8(ascii: "$") {
+            if Self.isNameByte(byte) {
                 nameLength += 1
                 index += 1
             } else if byte == UInt8(ascii: "("), nameLength > 0 {

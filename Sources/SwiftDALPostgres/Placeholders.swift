@@ -136,10 +136,9 @@ struct PostgresStatementText: Sendable {
         /// of a dollar quote, nor `x?` the name `x$1`), and the text would no longer read
         /// as it was checked.
         private mutating func appendParameter(_ number: Int) {
-            func joins(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "$") || SQLLexicon.isWordByte(byte) }
-            if let last = output.last, joins(last) { output.append(0x20) }
+            if let last = output.last, SQLLexicon.isNameByte(last) { output.append(0x20) }
             append("$\(number)")
-            if index < bytes.count, joins(bytes[index]) { output.append(0x20) }
+            if index < bytes.count, SQLLexicon.isNameByte(bytes[index]) { output.append(0x20) }
         }
 
         private mutating func append(_ text: String) {
@@ -176,8 +175,7 @@ struct PostgresStatementText: Sendable {
         private func nameAfter(_ position: Int) -> String? {
             var end = position + 1
             guard end < bytes.count, SQLLexicon.isWordStart(bytes[end]) else { return nil }
-            // A `$` continues a name, as it continues a word for the lexicon (and SQLite).
-            while end < bytes.count, SQLLexicon.isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: "$") { end += 1 }
+            while end < bytes.count, SQLLexicon.isNameByte(bytes[end]) { end += 1 }
             return String(decoding: bytes[(position + 1)..<end], as: UTF8.self)
         }
 

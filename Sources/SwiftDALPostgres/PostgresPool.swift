@@ -108,10 +108,11 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
             throw DALError(.connectionClosed, "the PostgreSQL pool on \(name) is closed")
         }
         let wait = ConnectionWait(measuring: measuresWaits)
-        let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: Self.nanoseconds(configuration.acquireTimeout)))
+        // The clock is read only when no connection is free.
         guard
             let waited = try available.wait(
-                until: deadline, countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
+                until: .now() + .nanoseconds(Int(clamping: configuration.acquireTimeout.clampedNanoseconds)),
+                countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
         else {
             throw DALError(
                 .connectionUnavailable,
@@ -258,10 +259,6 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     }
 
     // MARK: Helpers
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.clampedNanoseconds
-    }
 
     /// Host, port and database of a connection string, without user or password.
     static func describe(_ url: String) -> String {
