@@ -59,6 +59,12 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// A call that ran past its time limit (``withDatabaseTimeout(_:operation:)-l73r``,
         /// ``Configuration/callTimeout``) and was stopped; its transaction was rolled back.
         public static let timeout = Code(rawValue: "timeout")
+        /// A call that may or may not have committed: the connection was lost (or its
+        /// server stopped answering and it was abandoned) while a statement that commits
+        /// was in flight (a `COMMIT`, or a write outside a transaction). Never "rolled back":
+        /// find out before retrying (read the row back, or give each write an idempotency key
+        /// the table keeps unique, so that a retry of a write that did commit is refused).
+        public static let outcomeUnknown = Code(rawValue: "outcomeUnknown")
         /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert
         /// that inserted nothing or several rows) where a rowid was asked for.
         public static let noRowID = Code(rawValue: "noRowID")

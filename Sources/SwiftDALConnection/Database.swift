@@ -57,6 +57,8 @@ public final class Database {
     /// again, and comparing a string with itself is O(1), unlike hashing it.
     private var lastStatement: Statement?
     var savepointDepth = 0
+    /// Set by ``discardAfterUse()``.
+    private var discardRequested = false
 
     /// Opens (creating if missing, unless `mode` is `.readOnly`) the database at `path`.
     /// The directory must exist.
@@ -154,7 +156,7 @@ public final class Database {
     /// Interrupts the statement running on this connection now, from any thread (the
     /// caller guarantees the connection stays open meanwhile), and refuses the call's
     /// next statements (all but a rollback) until ``clearInterrupt()``.
-    func interruptRunningStatement() {
+    package func interruptRunningStatement() {
         if let engineConnection {
             engineConnection.cancelRunningStatement()
         } else if let interruptibleHandle {
@@ -163,9 +165,48 @@ public final class Database {
         }
     }
 
+    /// How long an interrupted statement may take to end before its connection is
+    /// abandoned (``abandonConnection()``): for engines whose interruption is a request to
+    /// a server that may not answer; `nil` for SQLite, whose interruption is immediate.
+    var interruptGracePeriod: Duration? { engineConnection?.interruptGracePeriod }
+
+    /// Gives up on the connection of a stopped call whose server did not answer within the
+    /// grace period: its socket is shut down, so the statement waiting for the server fails
+    /// at once, and the pool replaces the connection. Never blocks; from any thread, while
+    /// the call still holds the connection.
+    package func abandonConnection() {
+        engineConnection?.abandon()
+    }
+
     /// Whether the engine connection failed in a way that makes it unusable (its pool
     /// then replaces it).
     package var isBrokenEngineConnection: Bool { engineConnection?.isBroken ?? false }
+
+    /// Whether the server ended this connection's session while it sat idle (see
+    /// ``EngineConnection/wasClosedWhileIdle()``); always `false` for SQLite.
+    package var wasClosedWhileIdle: Bool { engineConnection?.wasClosedWhileIdle() ?? false }
+
+    /// Whether the pool must close this connection when the current call lets it go: it
+    /// broke, or the call left session state it could not clear (``discardAfterUse()``).
+    package var mustBeDiscarded: Bool {
+        guard let engineConnection else { return false }  // a SQLite connection never breaks
+        return discardRequested || engineConnection.isBroken
+    }
+
+    /// Asks the pool to close this connection, rather than lend it again, when the current
+    /// call lets it go: for a call that could not clear session state it set (an advisory
+    /// lock it could not release). The server ends the session, and what it held with it.
+    /// (A server engine's connection only: a SQLite connection holds nothing beyond its
+    /// transaction, which is always ended.)
+    package func discardAfterUse() {
+        discardRequested = true
+    }
+
+    /// Hands the wait of the call now holding the connection to its first statement's
+    /// report (when an observer reads it).
+    package func recordWait(nanoseconds: UInt64) {
+        access.observation?.pendingWait = .nanoseconds(Int64(clamping: nanoseconds))
+    }
 
     /// How many statements have completed on the engine connection (0 for SQLite).
     package var engineCompletedStatements: Int { engineConnection?.completedStatements ?? 0 }

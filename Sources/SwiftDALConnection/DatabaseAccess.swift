@@ -1,5 +1,3 @@
-package import Dispatch
-
 /// Read access to a database from any thread: a ``DatabaseQueue`` or a ``DatabasePool``.
 ///
 /// `read` and `write` closures of one queue or pool do not nest on a thread: nesting
@@ -82,46 +80,10 @@ public protocol DatabaseWriter: DatabaseReader {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
-/// Hops to a dispatch queue and back: work runs off Swift's cooperative pool.
-/// Marks SwiftDAL's own dispatch queues, so that code (and tests) can tell where it runs.
-let swiftDALQueueKey = DispatchSpecificKey<String>()
-
-package func makeQueue(_ label: String, concurrent: Bool = false) -> DispatchQueue {
-    let queue = DispatchQueue(label: label, attributes: concurrent ? .concurrent : [])
-    queue.setSpecific(key: swiftDALQueueKey, value: label)
-    return queue
-}
-
-/// The label of the SwiftDAL queue running the current code, if any.
-func currentSwiftDALQueueLabel() -> String? {
-    DispatchQueue.getSpecific(key: swiftDALQueueKey)
-}
-
-/// Cancelling the awaiting task stops the call: the statement it runs is interrupted and
-/// it throws `CancellationError` (see ``CallControl``). The time limit of the awaiting
-/// task's ``withDatabaseTimeout(_:operation:)`` goes along (a task-local value is not
-/// seen on the queue's thread).
-package func performOnQueue<T: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T)
-    async throws -> T
-{
-    try Task.checkCancellation()
-    let control = CallControl()
-    let limit = CallLimits.current
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(
-                    with: Result {
-                        try ThreadAccess.running(under: control) {
-                            guard let limit else { return try work() }
-                            return try withDatabaseTimeout(limit, operation: work)
-                        }
-                    })
-            }
-        }
-    } onCancel: {
-        control.stop(.cancelled)
-    }
+/// The name of the SwiftDAL thread running the current code (a pooled connection's
+/// thread, where `async` calls run), or `nil` on any other thread.
+package func currentSwiftDALThreadName() -> String? {
+    ThreadAccess.holdings.workerName
 }
 
 package func reentrancyError(_ what: String) -> DALError {

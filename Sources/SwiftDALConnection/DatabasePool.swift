@@ -1,33 +1,4 @@
-import Dispatch
 import Synchronization
-
-/// A reader connection and whether a thread is using it.
-final class ReaderSlot: @unchecked Sendable {
-    // `database` is only touched by the thread that set `busy` from false to true (or by
-    // `close`, which holds every reader).
-    private(set) var database: Database?
-    let busy = Atomic<Bool>(false)
-
-    /// The slot's connection, opened by `open` on first use.
-    func connection(_ open: () throws -> Database) throws -> Database {
-        if let database { return database }
-        let opened = try open()
-        database = opened
-        return opened
-    }
-
-    /// Closes the slot's connection, if it has one; a failed close keeps it.
-    func closeConnection() throws {
-        try database?.closeConnection()
-        database = nil
-    }
-
-    func tryAcquire() -> Bool {
-        busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
-    }
-
-    func release() { busy.store(false, ordering: .releasing) }
-}
 
 /// A pool for backend services over a file database in WAL mode: one writer
 /// connection (writes are serialized, so writers never fight over the lock and never
@@ -45,22 +16,13 @@ final class ReaderSlot: @unchecked Sendable {
 /// }
 /// ```
 public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
-    private let writer: Database
-    private let writerMutex = PlainMutex()
-    private let readers: [ReaderSlot]
+    /// The writer (one slot, its connection opened here) and the readers (opened on
+    /// first need).
+    private let writerCore: PoolCore
+    private let readerCore: PoolCore
     private let path: String
-    /// Set by ``close()``: no reader opens afterwards.
-    private let isClosed = Atomic<Bool>(false)
-    /// Counts the readers not in use: a thread past `wait()` is sure to find one.
-    private let available: DispatchSemaphore
-    /// Gauges: readers open, callers waiting for a reader or the writer, writer in use.
-    private let openReaders = Atomic<Int>(0)
-    private let waiting = Atomic<Int>(0)
     /// Whether calls measure their wait for a connection (an observer reads it).
     private let measuresWaits: Bool
-    private let writerInUse = Atomic<Bool>(false)
-    private let writerQueue = makeQueue("SwiftDAL.DatabasePool.writer")
-    private let readerQueue = makeQueue("SwiftDAL.DatabasePool.readers", concurrent: true)
     /// The configuration every connection was opened with (WAL journal forced).
     public let configuration: Configuration
 
@@ -76,68 +38,49 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         configuration.maximumReaderCount = max(1, configuration.maximumReaderCount)
         self.configuration = configuration
         measuresWaits = configuration.observer != nil
-        writer = try Database(path: path, isMemory: false, mode: .readWrite, configuration: configuration, owned: true)
         self.path = path
+        let openWriter = { @Sendable [configuration] in
+            try Database(path: path, isMemory: false, mode: .readWrite, configuration: configuration, owned: true)
+        }
+        writerCore = PoolCore(
+            PoolCore.Options(
+                name: "the pool on \(path)", threadName: "dal-writer", capacity: 1,
+                callTimeout: configuration.callTimeout),
+            open: openWriter)
+        // The writer opens now: a file that cannot be opened fails here, not at the first write.
+        writerCore.install(try openWriter(), at: 0)
         // Readers open when a read first needs one: a pool costs one connection until it
         // is read from concurrently.
-        readers = (0..<configuration.maximumReaderCount).map { _ in ReaderSlot() }
-        available = DispatchSemaphore(value: readers.count)
+        let readerConfiguration = configuration
+        readerCore = PoolCore(
+            PoolCore.Options(
+                name: "the pool on \(path)", threadName: "dal-reader", capacity: configuration.maximumReaderCount,
+                callTimeout: configuration.callTimeout)
+        ) {
+            try Database(path: path, isMemory: false, mode: .readOnly, configuration: readerConfiguration, owned: true)
+        }
     }
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
-        let wait = ConnectionWait(measuring: measuresWaits)
-        // With no bound of its own the wait ends only by taking a reader, or by throwing.
-        let waited = try available.wait(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) ?? 0
-        let slot = acquireReader()
-        defer {
-            slot.release()
-            available.signal()
-        }
-        let database = try slot.connection {
-            guard !isClosed.load(ordering: .acquiring) else {
-                throw DALError(.connectionClosed, "the pool on \(path) is closed")
-            }
-            let reader = try Database(
-                path: path, isMemory: false, mode: .readOnly, configuration: configuration, owned: true)
-            openReaders.add(1, ordering: .relaxed)
-            return reader
-        }
-        wait.record(on: database)
-        return try ThreadAccess.holding(database, of: self, isWriter: false, waited: waited) {
+        let lease = try readerCore.acquire()
+        defer { readerCore.release(lease) }
+        let database = try readerCore.connection(of: lease)
+        if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
+        return try ThreadAccess.holding(database, of: self, isWriter: false, waited: lease.waited) {
             // A read transaction a failed rollback left open would pin an old snapshot.
             try database.discardLeftoverTransaction()
             return try body(database)
         }
     }
 
-    /// A free reader, this thread's previous one first; lock-free. Called only after
-    /// `available.wait()`, so one is free (the loop only repeats if another thread took
-    /// the one this thread saw).
-    private func acquireReader() -> ReaderSlot {
-        let holdings = ThreadAccess.holdings
-        let count = readers.count
-        let start = holdings.preferredReader % count
-        while true {
-            for offset in 0..<count {
-                let index = (start + offset) % count
-                if readers[index].tryAcquire() {
-                    holdings.preferredReader = index
-                    return readers[index]
-                }
-            }
-        }
-    }
-
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        let wait = ConnectionWait(measuring: measuresWaits)
-        return try writerMutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) { waited in
-            writerInUse.store(true, ordering: .relaxed)
-            defer { writerInUse.store(false, ordering: .relaxed) }
-            wait.record(on: writer)
-            return try ThreadAccess.holding(writer, of: self, isWriter: true, waited: waited) {
-                try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
-                return try body(writer)
-            }
+        let lease = try writerCore.acquire()
+        defer { writerCore.release(lease) }
+        let writer = try writerCore.connection(of: lease)
+        if measuresWaits { writer.recordWait(nanoseconds: lease.waited) }
+        return try ThreadAccess.holding(writer, of: self, isWriter: true, waited: lease.waited) {
+            try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
+            return try body(writer)
         }
     }
 
@@ -184,10 +127,9 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         return try withWriter(body)
     }
 
-    /// See ``DatabaseReader/perform(writing:_:)``: a serial queue for the writer, a
-    /// concurrent one for readers.
+    /// See ``DatabaseReader/perform(writing:_:)``: the writer's thread, or a reader's.
     public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await performOnQueue(writing ? writerQueue : readerQueue, work)
+        try await (writing ? writerCore : readerCore).perform(work)
     }
 
     /// `read` for `async` code, on SwiftDAL's own threads.
@@ -198,7 +140,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: false) { try self.read(body) }
     }
 
-    /// `write` for `async` code, on SwiftDAL's own writer queue.
+    /// `write` for `async` code, on the writer's own thread.
     ///
     /// For example, `try await database.write { db in try db.execute("DELETE FROM t") }`.
     @discardableResult
@@ -237,37 +179,33 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `metrics.gauge("db.waiting", pool.statistics.callersWaiting)`.
     public var statistics: PoolStatistics {
-        let closed = isClosed.load(ordering: .acquiring)
-        let readersInUse = readers.reduce(0) { $0 + ($1.busy.load(ordering: .relaxed) ? 1 : 0) }
+        let writer = writerCore.gauges
+        let readers = readerCore.gauges
         return PoolStatistics(
-            connectionsOpen: closed ? 0 : 1 + openReaders.load(ordering: .relaxed),
-            connectionsInUse: readersInUse + (writerInUse.load(ordering: .relaxed) ? 1 : 0),
-            callersWaiting: waiting.load(ordering: .relaxed),
-            maximumConnections: 1 + readers.count)
+            connectionsOpen: writer.open + readers.open, connectionsInUse: writer.inUse + readers.inUse,
+            callersWaiting: writer.waiting + readers.waiting, maximumConnections: 1 + readerCore.slots.count)
     }
 
-    /// Waits for every reader and the writer to be free, then closes them all.
+    /// Refuses new calls (they throw ``DALError/Code/connectionClosed``), waits for the
+    /// calls in flight and in line to finish, then closes every connection.
     ///
     /// For example, `try pool.close()`.
     public func close() throws {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("close") }
-        for _ in readers { available.wait() }
-        defer { for _ in readers { available.signal() } }
-        isClosed.store(true, ordering: .releasing)
-        var firstError: (any Error)?
-        for reader in readers where reader.database != nil {
-            do {
-                try reader.closeConnection()
-                openReaders.subtract(1, ordering: .relaxed)
-            } catch {
-                firstError = firstError ?? error
-            }
-        }
-        do { try writerMutex.withLock { try writer.closeConnection() } } catch { firstError = firstError ?? error }
-        if let firstError {
-            // Nothing is lost: what could not close stays usable, and readers reopen.
-            isClosed.store(false, ordering: .releasing)
-            throw firstError
-        }
+        readerCore.close()
+        writerCore.close()
+    }
+
+    /// ``close()`` for a service's shutdown: refuses new calls at once (they throw
+    /// ``DALError/Code/connectionClosed``), lets the calls in flight and in line finish,
+    /// holding no thread while it waits, then closes every connection. Calls still running
+    /// after `gracePeriod` (`nil`: no limit) are stopped: their statements are interrupted
+    /// and they throw.
+    ///
+    /// For example, in a service's shutdown: `await pool.shutdown(gracePeriod: .seconds(10))`.
+    public func shutdown(gracePeriod: Duration? = .seconds(30)) async {
+        async let readers: Void = readerCore.shutdown(gracePeriod: gracePeriod)
+        async let writer: Void = writerCore.shutdown(gracePeriod: gracePeriod)
+        _ = await (readers, writer)
     }
 }

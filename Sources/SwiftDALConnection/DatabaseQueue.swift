@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// One serialized connection, safe to share between threads and tasks: every access
@@ -13,16 +12,12 @@ import Synchronization
 /// let count = try queue.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") }
 /// ```
 public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
-    // The connection is only touched with `mutex` held.
+    // The connection is only touched by the holder of the core's one slot.
     private let database: Database
-    private let mutex = PlainMutex()
+    private let core: PoolCore
     /// Whether `PRAGMA query_only` is still on (a read could not turn it off); only
-    /// touched with `mutex` held.
+    /// touched by the holder of the slot.
     private var queryOnly = false
-    private let queue: DispatchQueue
-    /// Gauges: callers waiting for the connection, whether a call holds it.
-    private let waiting = Atomic<Int>(0)
-    private let inUse = Atomic<Bool>(false)
     /// The configuration the connection was opened with.
     public let configuration: Configuration
     /// Whether calls measure their wait for the connection (an observer reads it).
@@ -40,7 +35,20 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         database = try Database(path: path, isMemory: false, mode: mode, configuration: configuration, owned: true)
         self.configuration = configuration
         measuresWaits = configuration.observer != nil
-        queue = makeQueue("SwiftDAL.DatabaseQueue")
+        core = Self.makeCore(database, name: path, callTimeout: configuration.callTimeout)
+    }
+
+    /// The core of one slot holding `database` (never reopened: a queue's connection may
+    /// be an in-memory database).
+    private static func makeCore(_ database: Database, name: String, callTimeout: Duration?) -> PoolCore {
+        let core = PoolCore(
+            PoolCore.Options(
+                name: "the queue on \(name)", threadName: "dal-queue", capacity: 1, callTimeout: callTimeout)
+        ) {
+            throw DALError(.connectionClosed, "the queue on \(name) is closed")
+        }
+        core.install(database, at: 0)
+        return core
     }
 
     /// Wraps a connection you opened (an in-memory database, an in-memory copy of a
@@ -58,7 +66,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         self.database = database
         configuration = database.configuration
         measuresWaits = configuration.observer != nil
-        queue = makeQueue("SwiftDAL.DatabaseQueue")
+        core = Self.makeCore(database, name: database.path, callTimeout: configuration.callTimeout)
     }
 
     /// A queue over a new, empty in-memory database.
@@ -100,16 +108,13 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` holding the connection's lock (counting the wait, marking it in use),
-    /// as an access of `isWriter` (``ThreadAccess/holding(_:of:isWriter:waited:_:)``).
+    /// Runs `body` holding the queue's one slot (waiting in line for it), as an access of
+    /// `isWriter` (``ThreadAccess/holding(_:of:isWriter:waited:_:)``).
     private func withConnection<T>(isWriter: Bool, _ body: () throws -> T) throws -> T {
-        let wait = ConnectionWait(measuring: measuresWaits)
-        return try mutex.withLock(countingWaitersIn: waiting, callTimeout: configuration.callTimeout) { waited in
-            inUse.store(true, ordering: .relaxed)
-            defer { inUse.store(false, ordering: .relaxed) }
-            wait.record(on: database)
-            return try ThreadAccess.holding(database, of: self, isWriter: isWriter, waited: waited, body)
-        }
+        let lease = try core.acquire()
+        defer { core.release(lease) }
+        if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
+        return try ThreadAccess.holding(database, of: self, isWriter: isWriter, waited: lease.waited, body)
     }
 
     /// How busy the queue is now: its one connection, whether a call holds it, and the
@@ -117,10 +122,10 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `metrics.gauge("db.waiting", queue.statistics.callersWaiting)`.
     public var statistics: PoolStatistics {
-        PoolStatistics(
-            connectionsOpen: database.isClosedForGauges ? 0 : 1,
-            connectionsInUse: inUse.load(ordering: .relaxed) ? 1 : 0,
-            callersWaiting: waiting.load(ordering: .relaxed), maximumConnections: 1)
+        let gauges = core.gauges
+        return PoolStatistics(
+            connectionsOpen: gauges.open, connectionsInUse: gauges.inUse, callersWaiting: gauges.waiting,
+            maximumConnections: 1)
     }
 
     /// Clears what a failed access may have left behind: an open transaction (a failed
@@ -157,9 +162,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         }
     }
 
-    /// See ``DatabaseReader/perform(writing:_:)``: one serial queue for reads and writes.
+    /// See ``DatabaseReader/perform(writing:_:)``: the connection's own thread, for reads and writes.
     public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await performOnQueue(queue, work)
+        try await core.perform(work)
     }
 
     /// `read` for `async` code, on SwiftDAL's own threads.
@@ -170,7 +175,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: false) { try self.read(body) }
     }
 
-    /// `write` for `async` code, on SwiftDAL's own writer queue.
+    /// `write` for `async` code, on the connection's own thread.
     ///
     /// For example, `try await database.write { db in try db.execute("DELETE FROM t") }`.
     @discardableResult
@@ -178,12 +183,22 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: true) { try self.write(body) }
     }
 
-    /// Closes the connection; see ``Database/close()``.
+    /// Refuses new calls (they throw ``DALError/Code/connectionClosed``), waits for the
+    /// calls in flight and in line to finish, then closes the connection.
     ///
     /// For example, `try queue.close()`.
     public func close() throws {
         guard ThreadAccess.held(by: self) == nil else { throw reentrancyError("close") }
-        try mutex.withLock { try database.closeConnection() }
+        core.close()
+    }
+
+    /// ``close()`` for a service's shutdown: refuses new calls at once, lets the calls in
+    /// flight and in line finish, holding no thread while it waits, then closes the
+    /// connection. Calls still running after `gracePeriod` (`nil`: no limit) are stopped.
+    ///
+    /// For example, `await queue.shutdown(gracePeriod: .seconds(10))`.
+    public func shutdown(gracePeriod: Duration? = .seconds(30)) async {
+        await core.shutdown(gracePeriod: gracePeriod)
     }
 }
 

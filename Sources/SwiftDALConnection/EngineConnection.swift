@@ -45,6 +45,11 @@ package protocol EngineConnection: AnyObject {
     var isInTransaction: Bool { get }
     /// Whether the connection failed in a way that makes it unusable (dropped by pools).
     var isBroken: Bool { get }
+    /// Whether the server ended the session while the connection sat idle in its pool (a
+    /// restart, an administrator's `pg_terminate_backend`): looked at, without waiting,
+    /// before the connection is lent, so that a call never sends its statement into a
+    /// session that is already gone (whose outcome it could then not know).
+    func wasClosedWhileIdle() -> Bool
     /// How many statements have completed on this connection (a pool tells from it whether
     /// a failed access had already received rows).
     var completedStatements: Int { get }
@@ -61,10 +66,21 @@ package protocol EngineConnection: AnyObject {
     var cachedStatementCount: Int { get }
     /// Forgets the prepared statements (after a schema change).
     func clearStatementCache() throws
-    /// Asks the server to stop the statement running now (callable from any thread).
+    /// Asks the server to stop the statement running now (callable from any thread; never
+    /// blocks: the request is sent from a thread of its own).
     func cancelRunningStatement()
+    /// How long a statement asked to stop may take to end before its connection is
+    /// abandoned (``abandon()``).
+    var interruptGracePeriod: Duration { get }
+    /// Shuts the connection's socket down, so that a statement waiting for a server that
+    /// does not answer fails at once; the connection is broken afterwards. Callable from
+    /// any thread while a call holds the connection; never blocks.
+    func abandon()
     /// Forgets a cancel request once the call it was made for has ended (the connection
-    /// goes back to its pool): until then, statements about to be sent fail at once.
+    /// goes back to its pool): until then, statements about to be sent fail at once. Waits
+    /// (at most the grace period) for a request still on its way, so that it cannot stop
+    /// the connection's next statement; a connection whose request never completes is
+    /// broken afterwards.
     func clearCancelRequest()
     /// The plan the engine would use for `sql`, whatever the parameters' values, one line
     /// per node, as the engine prints it.

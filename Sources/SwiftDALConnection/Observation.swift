@@ -153,23 +153,6 @@ package final class StatementObservation: @unchecked Sendable {
     }
 }
 
-/// Measures the wait for a connection, only when an observer will read it.
-package struct ConnectionWait {
-    private let start: MonotonicTime?
-
-    /// Starts measuring when `measuring` (the pool's configuration has an observer:
-    /// pools keep that as a flag, so that a call copies no configuration).
-    package init(measuring: Bool) {
-        start = measuring ? .now : nil
-    }
-
-    /// Hands the wait to the connection's first statement.
-    package func record(on database: Database) {
-        guard let start, let observation = database.access.observation else { return }
-        observation.pendingWait = MonotonicTime.now - start
-    }
-}
-
 /// A reading of the monotonic clock (Dispatch's, which the pools' deadlines use too), in
 /// nanoseconds. A plain integer, because the call and statement paths keep one
 /// (optional) even when nothing observes them: `ContinuousClock.Instant` comes from a

@@ -1,7 +1,8 @@
 import Dispatch
 
-/// The bounded hand-over between a stream's producer, which runs on a SwiftDAL queue of
-/// its own holding one connection, and its consumer, an `async` iteration.
+/// The bounded hand-over between a stream's producer, which runs on the thread of the
+/// connection it holds (an `async` call of its database, see ``PoolCore``), and its
+/// consumer, an `async` iteration.
 ///
 /// The producer blocks in ``send(_:)`` while `capacity` elements are on their way
 /// (buffered, or taken by the consumer and not yet asked past): it never reads ahead of
@@ -10,7 +11,9 @@ import Dispatch
 ///
 /// Stopping (the consumer's task is cancelled, its iterator is released, or the call's
 /// time limit passes) wakes the producer, whose next `send` throws: its statement is
-/// reset, its transaction rolled back, and its connection goes back to the pool.
+/// reset, its transaction rolled back, and its connection goes back to the pool. A
+/// consumer waiting for elements gets the stop's error only then, once the transaction is
+/// over (a released iterator has no one waiting: the producer ends on its own, at once).
 package final class StreamChannel<Element: Sendable>: Sendable {
     private enum Phase {
         /// No element asked for yet: the producer has not started.
@@ -19,7 +22,8 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         /// The producer returned (`nil`) or threw; the error is delivered once, after the
         /// buffered elements.
         case finished((any Error)?)
-        /// The consumer stopped, or the call was stopped: nothing more is delivered.
+        /// The consumer stopped, or the call was stopped: nothing more is delivered, and a
+        /// waiting consumer gets the error once the producer has ended.
         case stopped(any Error)
     }
 
@@ -35,6 +39,10 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         var producerWaiting = false
         /// Elements the producer has sent so far.
         var produced = 0
+        /// Whether the producer has ended (its connection is back in its pool).
+        var producerEnded = false
+        /// The producer's task while it waits for a connection or runs.
+        var producer: Task<Void, Never>?
     }
 
     /// What `send` does after looking at the state.
@@ -112,46 +120,60 @@ package final class StreamChannel<Element: Sendable>: Sendable {
     }
 
     /// Records the producer's end: the consumer gets the buffered elements, then the end
-    /// or `error`.
+    /// or `error`; after a stop, the stop's error.
     private func finish(_ error: (any Error)?) {
-        let consumer = state.withLock { state -> CheckedContinuation<[Element]?, any Error>? in
-            guard case .running = state.phase else { return nil }
-            guard state.buffer.isEmpty, let consumer = state.consumer else {
-                state.phase = .finished(error)
-                return nil
+        let (consumer, failure) = state.withLock {
+            state -> (CheckedContinuation<[Element]?, any Error>?, (any Error)?) in
+            state.producerEnded = true
+            state.producer = nil
+            switch state.phase {
+            case .stopped(let stopError):
+                defer { state.consumer = nil }
+                return (state.consumer, stopError)
+            case .running:
+                guard state.buffer.isEmpty, let consumer = state.consumer else {
+                    state.phase = .finished(error)
+                    return (nil, nil)
+                }
+                state.consumer = nil
+                state.phase = .finished(nil)
+                return (consumer, error)
+            case .idle, .finished:
+                return (nil, nil)
             }
-            state.consumer = nil
-            state.phase = .finished(nil)
-            return consumer
         }
         guard let consumer else { return }
-        if let error { consumer.resume(throwing: error) } else { consumer.resume(returning: nil) }
+        if let failure { consumer.resume(throwing: failure) } else { consumer.resume(returning: nil) }
     }
 
-    /// Starts the producer, in a read access (one snapshot, read-only) under this
-    /// channel's control, with the consumer's time limit and task context (a cluster's
-    /// consistency session), read here, on the consumer's task.
-    ///
-    /// It runs on a serial queue of its own rather than the database's concurrent queue:
-    /// it waits for the consumer for as long as the loop runs, and the concurrent queues
-    /// share a few threads with Swift's cooperative pool (as many as the cores, on
-    /// Linux), so a few slow loops would starve every task of the process, theirs too.
+    /// Starts the producer: an `async` call of the database (it waits for a connection in
+    /// line, holding no thread, then runs on the connection's thread), in a read access
+    /// (one snapshot, read-only) under this channel's control, with the consumer's time
+    /// limit. Its task inherits the consumer's task-local values (a cluster's consistency
+    /// session).
     private func start() {
         let limit = CallLimits.current
-        let context = (database as? any TaskContextCapturing)?.captureTaskContext()
-        makeQueue("SwiftDAL.stream").async { [self] in
+        let task = Task { [self] in
             do {
-                try ThreadAccess.running(under: control) {
-                    let read = { try self.database.read { db in try self.produce(db, self) } }
-                    let inContext = { try context.map { try $0(read) } ?? read() }
-                    guard let limit else { return try inContext() }
-                    try withDatabaseTimeout(limit, operation: inContext)
+                try await database.perform(writing: false) { [self] in
+                    try ThreadAccess.running(under: control) {
+                        let read = { try self.database.read { db in try self.produce(db, self) } }
+                        guard let limit else { return try read() }
+                        try withDatabaseTimeout(limit, operation: read)
+                    }
                 }
                 finish(nil)
             } catch {
                 finish(error)
             }
         }
+        let stopped = state.withLock { state -> Bool in
+            guard !state.producerEnded else { return false }
+            state.producer = task
+            if case .stopped = state.phase { return true }
+            return false
+        }
+        if stopped { task.cancel() }
     }
 
     // MARK: The consumer's side
@@ -208,7 +230,9 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         case .finished(let error?):
             state.phase = .finished(nil)
             return .failure(error)
-        case .stopped(let error): return .failure(error)
+        case .stopped(let error):
+            // Not before the producer has ended: its transaction is over then.
+            return state.producerEnded ? .failure(error) : nil
         }
     }
 
@@ -220,27 +244,34 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         }
     }
 
-    /// Stops the stream for `reason`: drops what is buffered, fails a waiting consumer,
-    /// wakes a waiting producer (whose `send` then throws) and, when the producer may be
-    /// inside a statement, interrupts it. Does nothing once the stream has ended.
+    /// Stops the stream for `reason`: drops what is buffered, wakes a waiting producer
+    /// (whose `send` then throws), withdraws a producer still waiting for a connection and,
+    /// when the producer may be inside a statement, interrupts it. A waiting consumer gets
+    /// the error once the producer has ended. Does nothing once the stream has ended.
     package func stop(_ reason: CallControl.Reason) {
         let error = reason.error
-        let (consumer, producerWaiting, stopped) = state.withLock {
-            state -> (CheckedContinuation<[Element]?, any Error>?, Bool, Bool) in
+        let (consumer, producerWaiting, producer, stopped) = state.withLock {
+            state -> (CheckedContinuation<[Element]?, any Error>?, Bool, Task<Void, Never>?, Bool) in
             switch state.phase {
-            case .finished, .stopped: return (nil, false, false)
+            case .finished, .stopped: return (nil, false, nil, false)
             case .idle, .running: break
             }
+            let started = { if case .running = state.phase { return true } else { return false } }()
             state.phase = .stopped(error)
             state.buffer = []
-            let consumer = state.consumer
-            state.consumer = nil
+            // A consumer waits for the producer's end (unless there is no producer).
+            var consumer: CheckedContinuation<[Element]?, any Error>?
+            if !started || state.producerEnded {
+                consumer = state.consumer
+                state.consumer = nil
+            }
             let waiting = state.producerWaiting
             state.producerWaiting = false
-            return (consumer, waiting, true)
+            return (consumer, waiting, state.producer, true)
         }
         guard stopped else { return }
         consumer?.resume(throwing: error)
+        producer?.cancel()  // still in line for a connection: it leaves the line
         if producerWaiting {
             // Blocked between two rows, in no statement: waking it is enough (an interrupt
             // or a PostgreSQL cancel request would only race with its rollback).
@@ -249,12 +280,4 @@ package final class StreamChannel<Element: Sendable>: Sendable {
             control.stop(reason)
         }
     }
-}
-
-/// A database whose reads depend on task-local values of the caller (a cluster's
-/// consistency session). A stream's producer runs on a queue of its own, where those
-/// values are not seen: it captures them on the consumer's task and runs within them.
-package protocol TaskContextCapturing {
-    /// The calling task's context, as a function that runs `work` within it on any thread.
-    func captureTaskContext() -> @Sendable (_ work: () throws -> Void) throws -> Void
 }

@@ -62,24 +62,49 @@ public struct ConsistencyToken: Sendable, Hashable, Comparable, LosslessStringCo
 /// response.headers["X-Consistency"] = session.token?.description
 /// ```
 public final class ConsistencySession: Sendable {
-    private let newest: Locked<ConsistencyToken?>
+    private struct State {
+        var newest: ConsistencyToken?
+        /// When the newest write whose WAL position is not known yet committed (monotonic
+        /// nanoseconds): until a position read after it is known, reads go to the primary.
+        var pendingWriteSince: UInt64?
+    }
+
+    private let state: Locked<State>
 
     /// A session that must see at least what `token` names (`nil`: nothing yet).
     ///
     /// For example, `let session = ConsistencySession(token: nil)`.
     public init(token: ConsistencyToken? = nil) {
-        newest = Locked(token)
+        state = Locked(State(newest: token))
     }
 
     /// The newest write this session must see: send it back to the client.
-    public var token: ConsistencyToken? { newest.withLock { $0 } }
+    public var token: ConsistencyToken? { state.withLock { $0.newest } }
 
     /// Moves the session on to `token` (never back).
     ///
     /// For example, `session.advance(to: tokenFromAnotherService)`.
     public func advance(to token: ConsistencyToken) {
-        newest.withLock { current in
-            if current.map({ $0 < token }) ?? true { current = token }
+        state.withLock { state in
+            if state.newest.map({ $0 < token }) ?? true { state.newest = token }
+        }
+    }
+
+    /// Records a committed write whose WAL position could not be read (monotonic time).
+    func markPendingWrite(since time: UInt64) {
+        state.withLock { state in
+            state.pendingWriteSince = max(state.pendingWriteSince ?? 0, time)
+        }
+    }
+
+    /// When the newest write of unknown position committed, if there is one.
+    var pendingWriteSince: UInt64? { state.withLock { $0.pendingWriteSince } }
+
+    /// Settles the pending writes up to `since` with `token`, a primary position read after them.
+    func resolvePendingWrite(since time: UInt64, with token: ConsistencyToken) {
+        state.withLock { state in
+            if state.newest.map({ $0 < token }) ?? true { state.newest = token }
+            if let pending = state.pendingWriteSince, pending <= time { state.pendingWriteSince = nil }
         }
     }
 

@@ -28,6 +28,12 @@ public struct PostgresClusterConfiguration: Sendable {
     public var maximumReplicaLag = ReplicaLag.bytes(16 << 20)
     /// How often each replica's health and lag are checked.
     public var healthCheckInterval: Duration = .milliseconds(250)
+    /// How long a health check waits for a host's answer. A replica that does not answer
+    /// in time (a hung server accepts connections and never answers) leaves the rotation,
+    /// and the reads waiting on it are stopped: those that had no answer yet run elsewhere.
+    /// The checks of all hosts run at once, each on a connection of its own: one hung host
+    /// never delays the others' checks.
+    public var healthCheckTimeout: Duration = .seconds(2)
     /// Whether reads in a ``ConsistencySession`` honour its token (turn off only to see,
     /// in a test, the stale read it prevents).
     public var readYourWrites = true
@@ -97,11 +103,23 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     private let isClosed = Atomic<Bool>(false)
     private var healthThread: Thread?
 
+    /// One connection of its own to the primary for the health checks (its WAL position).
+    private let primaryProbe: PostgresPool
+    /// The primary's check that has not ended yet, if any.
+    private let primaryCheck = Locked<HealthCheck<UInt64?>?>(nil)
+    /// The primary's WAL position the last health check read, and when that check began
+    /// (monotonic nanoseconds): every commit acknowledged before then is at or before it.
+    private let lastPrimaryPosition = Locked<(position: UInt64, checkedSince: UInt64)?>(nil)
+
     private final class Replica: @unchecked Sendable {
         let pool: PostgresPool
         /// One connection of its own for the health checks, so that they never wait for reads.
         let probe: PostgresPool
         let health = Locked(Health())
+        /// The health check of this replica that has not ended yet, if any (a hung server's
+        /// stays until its time limit ends it): a new round waits for it rather than
+        /// stacking another.
+        let check = Locked<HealthCheck<Row?>?>(nil)
 
         struct Health {
             var isInRotation = false
@@ -111,10 +129,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
 
         init(url: String, configuration: PostgresConfiguration) throws {
             pool = try PostgresPool(url: url, configuration: configuration)
-            var probing = configuration
-            probing.maximumConnections = 1
-            probing.acquireTimeout = .seconds(2)
-            probe = try PostgresPool(url: url, configuration: probing)
+            probe = try PostgresPool(url: url, configuration: PostgresCluster.probeConfiguration(configuration))
         }
 
         var isInRotation: Bool { health.withLock { $0.isInRotation } }
@@ -140,6 +155,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         configuration: PostgresClusterConfiguration = PostgresClusterConfiguration()
     ) throws {
         self.primary = try PostgresPool(url: primary, configuration: configuration.pool)
+        primaryProbe = try PostgresPool(url: primary, configuration: Self.probeConfiguration(configuration.pool))
         self.replicas = try replicas.map { try Replica(url: $0, configuration: configuration.pool) }
         self.configuration = configuration
         // The health thread holds the cluster only while it checks, so that a cluster
@@ -164,26 +180,58 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
 
     // MARK: Health
 
+    /// The settings of a health-check connection: one connection, no observer or trace
+    /// (checks are not the service's statements).
+    private static func probeConfiguration(_ pool: PostgresConfiguration) -> PostgresConfiguration {
+        var probing = pool
+        probing.maximumConnections = 1
+        probing.acquireTimeout = .seconds(2)
+        probing.observer = nil
+        probing.trace = nil
+        return probing
+    }
+
     /// Checks every replica now (the background checks do this on their own), and returns
-    /// what it found.
+    /// what it found. Every host is checked at once, on its own health-check connection,
+    /// under ``PostgresClusterConfiguration/healthCheckTimeout``: a host that does not answer
+    /// in time holds no other host's check, leaves the rotation, and has its reads in flight
+    /// stopped (those that had no answer yet run elsewhere).
     ///
     /// For example, `let statuses = cluster.checkHealth()`.
     @discardableResult
     public func checkHealth() -> [ReplicaStatus] {
-        let primaryPosition = try? primary.reentrantRead { db in
+        let timeout = configuration.healthCheckTimeout
+        let checkedSince = DeadlineScheduler.now()
+        let primaryCheck = HealthCheck.reuseOrStart(in: self.primaryCheck, primaryProbe, within: timeout) { db in
             try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(
                 ConsistencyToken.position(ofLSN:))
         }
-        for replica in replicas {
+        let checks = replicas.map { replica in
+            HealthCheck.reuseOrStart(in: replica.check, replica.probe, within: timeout) { db in
+                try db.fetchOne(
+                    """
+                    SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,
+                           COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0)::float8
+                    """)
+            }
+        }
+        let end = DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds(timeout))
+        let primaryPosition = (try? primaryCheck.result(waitingUntil: end)?.get()) ?? nil
+        if let primaryPosition {
+            lastPrimaryPosition.withLock { last in
+                if (last?.checkedSince ?? 0) < checkedSince { last = (primaryPosition, checkedSince) }
+            }
+        }
+        for (replica, check) in zip(replicas, checks) {
+            guard let result = check.result(waitingUntil: end) else {
+                replica.leaveRotation("did not answer a health check within \(timeout)")
+                // Reads waiting on it would wait as long as it hangs: they are stopped, and
+                // those that had no answer yet run elsewhere.
+                replica.pool.abandonConnectionsInUse()
+                continue
+            }
             do {
-                let row = try replica.probe.reentrantRead { db in
-                    try db.fetchOne(
-                        """
-                        SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,
-                               COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0)::float8
-                        """)
-                }
-                guard let row, try row.decode(Bool.self, at: 0) else {
+                guard let row = try result.get(), try row.decode(Bool.self, at: 0) else {
                     replica.leaveRotation("not a standby (promoted, or never one)")
                     continue
                 }
@@ -220,17 +268,47 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
 
     // MARK: Routing
 
-    /// The replicas in rotation, starting with the next one in turn.
+    /// The replicas in rotation, starting with the next one in turn (the replica whose
+    /// connection this thread has reserved, an `async` read's, first).
     private func candidates() -> [Replica] {
         guard !replicas.isEmpty else { return [] }
         let start = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-        return (0..<replicas.count).map { replicas[(start + $0) % replicas.count] }.filter(\.isInRotation)
+        var order = (0..<replicas.count).map { replicas[(start + $0) % replicas.count] }.filter(\.isInRotation)
+        if let reserved = order.firstIndex(where: { $0.pool.isReservedOnThisThread }) {
+            order.swapAt(0, reserved)
+        }
+        return order
+    }
+
+    /// The pool an `async` read waits in line for: a replica in rotation with a connection
+    /// free (in turn), else the next replica in rotation, else the primary.
+    private func readPool() -> PostgresPool {
+        let order = candidates()
+        let free = order.first { $0.pool.statistics.connectionsInUse < $0.pool.configuration.maximumConnections }
+        return (free ?? order.first)?.pool ?? primary
+    }
+
+    /// The token a session's reads must see: its token, or, after a write whose WAL
+    /// position could not be read, the primary's position read by a health check that began
+    /// after that write (`nil` then: until one has, only the primary has the write).
+    private func minimumPosition(for session: ConsistencySession) -> (token: ConsistencyToken?, primaryOnly: Bool) {
+        guard let pending = session.pendingWriteSince else { return (session.token, false) }
+        guard let last = lastPrimaryPosition.withLock({ $0 }), last.checkedSince >= pending else {
+            return (session.token, true)
+        }
+        session.resolvePendingWrite(since: pending, with: ConsistencyToken(position: last.position))
+        return (session.token, false)
     }
 
     /// Runs `body` on a replica that can serve it (see ``PostgresCluster``), else on the
     /// primary. `transaction` says whether the replica's access is a `read` transaction.
     private func routeRead<T>(transaction: Bool, _ body: (Database) throws -> T) throws -> T {
-        let minimum = configuration.readYourWrites ? ConsistencySession.current?.token : nil
+        var minimum: ConsistencyToken?
+        if configuration.readYourWrites, let session = ConsistencySession.current {
+            let (token, primaryOnly) = minimumPosition(for: session)
+            if primaryOnly { return try transaction ? primary.read(body) : primary.reentrantRead(body) }
+            minimum = token
+        }
         var retried = false
         for replica in candidates() {
             // Whether the replica answered a statement of `body`: rows went to the caller, and
@@ -265,14 +343,27 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         return try transaction ? primary.read(body) : primary.reentrantRead(body)
     }
 
-    /// Moves the current session on to the primary's WAL position (after a commit).
-    private func recordWrite() throws {
+    /// Moves the current session on to the primary's WAL position (after a commit). Never
+    /// throws, and runs outside the call's control: the write has committed, and nothing
+    /// after it may turn the call into an error. When the position cannot be read (the
+    /// call was stopped just as it committed, the connection was lost), the session reads
+    /// from the primary until a health check has read a position after the write.
+    private func recordWrite() {
         guard configuration.readYourWrites, let session = ConsistencySession.current else { return }
-        let position = try primary.reentrantRead { db in
-            try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(
-                ConsistencyToken.position(ofLSN:))
+        let since = DeadlineScheduler.now()
+        let position = try? outsideCallControl {
+            try withDatabaseTimeout(configuration.healthCheckTimeout) {
+                try primary.reentrantRead { db in
+                    try db.fetchScalar(String.self, "SELECT pg_current_wal_lsn()::text").flatMap(
+                        ConsistencyToken.position(ofLSN:))
+                }
+            }
         }
-        if let position { session.advance(to: ConsistencyToken(position: position)) }
+        if let position {
+            session.advance(to: ConsistencyToken(position: position))
+        } else {
+            session.markPendingWrite(since: since)
+        }
     }
 
     /// The connection this thread already holds from one of the cluster's pools.
@@ -313,7 +404,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard try heldConnection(writing: false) == nil else { throw reentrancyError("write") }
         let result = try primary.write(body)
-        try recordWrite()
+        recordWrite()
         return result
     }
 
@@ -325,7 +416,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(writing: true) { return try body(held) }
         let result = try primary.reentrantWrite(body)
-        try recordWrite()
+        recordWrite()
         return result
     }
 
@@ -378,7 +469,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         stopping.signal()
         while let thread = healthThread, !thread.isFinished { Thread.sleep(forTimeInterval: 0.005) }
         var firstError: (any Error)?
-        for pool in [primary] + replicas.flatMap({ [$0.pool, $0.probe] }) {
+        for pool in [primary, primaryProbe] + replicas.flatMap({ [$0.pool, $0.probe] }) {
             do { try pool.close() } catch { firstError = firstError ?? error }
         }
         if let firstError { throw firstError }
@@ -390,10 +481,48 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     }
 }
 
-extension PostgresCluster: TaskContextCapturing {
-    /// The current ``ConsistencySession``, for a stream's reads (made on a thread of their own).
-    package func captureTaskContext() -> @Sendable (_ work: () throws -> Void) throws -> Void {
-        let session = ConsistencySession.current
-        return { work in try ConsistencySession.$current.withValue(session, operation: work) }
+/// A health check running on a host's health-check connection (an `async` call of its
+/// pool, under the check's time limit), whose result the health thread waits for until a
+/// deadline, and no longer.
+private final class HealthCheck<Value: Sendable>: Sendable {
+    private let outcome = Locked<Result<Value, any Error>?>(nil)
+
+    /// The check in `slot` when it has not ended yet (the host's last check, or another
+    /// caller's of ``PostgresCluster/checkHealth()``), else a new one started there.
+    static func reuseOrStart(
+        in slot: Locked<HealthCheck?>, _ pool: PostgresPool, within timeout: Duration,
+        _ query: @escaping @Sendable (Database) throws -> Value
+    ) -> HealthCheck {
+        let (check, isNew) = slot.withLock { current -> (HealthCheck, Bool) in
+            if let current, current.outcome.withLock({ $0 == nil }) { return (current, false) }
+            let check = HealthCheck()
+            current = check
+            return (check, true)
+        }
+        guard isNew else { return check }
+        Task {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(
+                    try await withDatabaseTimeout(timeout) {
+                        try await pool.perform(writing: false) { try pool.reentrantRead(query) }
+                    })
+            } catch {
+                result = .failure(error)
+            }
+            check.outcome.withLock { $0 = result }
+        }
+        return check
+    }
+
+    /// The check's result, waiting for it until `deadline` (monotonic nanoseconds); `nil`
+    /// when it has not ended by then.
+    func result(waitingUntil deadline: UInt64) -> Result<Value, any Error>? {
+        while true {
+            if let result = outcome.withLock({ $0 }) { return result }
+            let now = DeadlineScheduler.now()
+            guard now < deadline else { return nil }
+            usleep(UInt32(min(5_000, (deadline - now) / 1_000)))
+        }
     }
 }

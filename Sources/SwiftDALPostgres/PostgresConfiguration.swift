@@ -16,6 +16,15 @@ public struct PostgresConfiguration: Sendable {
     /// How long a `read`, `write` or DAL call waits for a free connection before it
     /// throws ``SwiftDAL/DALError/Code/connectionUnavailable``.
     public var acquireTimeout: Duration = .seconds(10)
+    /// How long opening a connection may wait for each host (a host that accepts the
+    /// connection and never answers is given up after it, and the next host of a
+    /// multi-host string is tried). A `connect_timeout` in the URL takes precedence.
+    public var connectTimeout: Duration = .seconds(10)
+    /// How long a stopped call's statement (its time limit passed, its task cancelled) may
+    /// take to end after the cancel request: past it, the server is taken as not answering,
+    /// and the connection is abandoned (its socket shut down, the call ends, the pool opens
+    /// another). A healthy server answers a cancel request within milliseconds.
+    public var stopGracePeriod: Duration = .milliseconds(500)
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?

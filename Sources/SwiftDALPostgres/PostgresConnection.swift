@@ -19,11 +19,20 @@ final class PostgresConnection: EngineConnection {
     private var cursorNumber = 0
     private var failed = false
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
-    private var canceller: OpaquePointer?
+    private let canceller: CancelHandle?
+    /// The pool's sender of cancel requests.
+    private let cancelSender: CancelSender
+    /// The cancel requests made for the current call, until they are settled.
+    private let pendingCancels = Locked<[CancelRequest]>([])
+    /// The connection's socket, for ``abandon()`` (set once it is open).
+    private let socket: Int32
+    /// Set by ``abandon()``: the socket is shut down.
+    private let abandoned = Atomic<Bool>(false)
     /// Set when the call using the connection was stopped, until its pool takes the
     /// connection back: a statement about to be sent then fails at once, since a cancel
     /// request that reached the server between two statements of the call (its BEGIN,
-    /// a PREPARE) stopped nothing.
+    /// a PREPARE) stopped nothing. A `ROLLBACK` still runs, once the cancel request has
+    /// been answered (so that it cannot be the statement the request stops).
     private let cancelRequested = Atomic<Bool>(false)
     private(set) var completedStatements = 0
     /// Reused by every execution (see `execute`); only the thread using the connection
@@ -39,6 +48,8 @@ final class PostgresConnection: EngineConnection {
         let cName: ContiguousArray<CChar>?
         /// Whether running it may change the result columns of prepared statements.
         let changesSchema: Bool
+        /// What it does to a transaction's outcome.
+        let role: StatementRole
         /// The columns of its last result, reused while the next result has the same
         /// number and types of columns (read once, not per result).
         var shape: PostgresRows.Shape?
@@ -48,6 +59,7 @@ final class PostgresConnection: EngineConnection {
             self.name = name
             cName = name?.utf8CString
             self.changesSchema = changesSchema
+            role = StatementRole(of: text.sql)
         }
     }
 
@@ -55,27 +67,29 @@ final class PostgresConnection: EngineConnection {
 
     /// Connects with `connectionString` (a libpq keyword string or a `postgresql://` URI)
     /// and sets the session up: UTC time zone, UTF-8, ISO dates, the statement timeout.
-    init(connectionString: String, configuration: PostgresConfiguration, name: String) throws {
+    /// Opening never waits on a server past the connect timeout or the call's stop (see
+    /// ``PostgresConnect``).
+    init(
+        connectionString: String, configuration: PostgresConfiguration, name: String, cancelSender: CancelSender
+    ) throws {
         self.configuration = configuration
         self.name = name
+        self.cancelSender = cancelSender
         guard !connectionString.utf8.contains(0) else {
             throw DALError(.invalidValue, "the connection string contains a NUL character")
         }
-        let connection = PQconnectdb(connectionString)
-        self.connection = connection
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let message = connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "out of memory"
-            PQfinish(connection)
-            self.connection = nil
+        let connection: OpaquePointer
+        do {
+            connection = try PostgresConnect.open(connectionString, configuration: configuration, name: name)
+        } catch let error as PostgresError {
             throw PostgresError(
-                sqlState: "08001",
-                message:
-                    "cannot connect to PostgreSQL (\(name)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))"
-            )
+                sqlState: error.sqlState, message: "cannot connect to PostgreSQL (\(name)): \(error.message)")
         }
+        self.connection = connection
+        socket = PQsocket(connection)
         // libpq prints notices to stderr by default: a library must not.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
-        canceller = PQgetCancel(connection)
+        canceller = CancelHandle(connection)
         // UTF-8 both ways. The server reports its client encoding at connection start (the
         // database's encoding unless configured otherwise): a round trip to set it only
         // when it is another.
@@ -99,16 +113,53 @@ final class PostgresConnection: EngineConnection {
 
     deinit {
         PQfinish(connection)
-        PQfreeCancel(canceller)
     }
 
     func cancelRunningStatement() {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
         guard let canceller else { return }
-        var message = [CChar](repeating: 0, count: 256)
-        // The result says whether the request was sent; the statement's own error (57014)
-        // is what the call sees.
-        _ = PQcancel(canceller, &message, Int32(message.count))
+        let request = CancelRequest(canceller)
+        pendingCancels.withLock { $0.append(request) }
+        cancelSender.send(request)
+    }
+
+    var interruptGracePeriod: Duration { configuration.stopGracePeriod }
+
+    func abandon() {
+        guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }
+        shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    /// Settles the cancel requests of the current call (see ``CancelRequest/settle(waitingAtMost:)``):
+    /// whether the connection may run statements again.
+    private func settleCancelRequests() -> Bool {
+        let requests = pendingCancels.withLock { requests -> [CancelRequest] in
+            defer { requests = [] }
+            return requests
+        }
+        var settled = true
+        for request in requests where !request.settle(waitingAtMost: configuration.stopGracePeriod) {
+            settled = false
+        }
+        return settled
+    }
+
+    /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
+    /// its call was stopped (only a `ROLLBACK` runs then, once the cancel request has been
+    /// answered; a connection whose request is never answered is broken).
+    private func checkMaySend(_ sql: String, role: StatementRole) throws {
+        if failed || abandoned.load(ordering: .acquiring) { throw connectionError(sql: sql) }
+        guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
+        guard role == .rollback else {
+            throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: sql)
+        }
+        guard settleCancelRequests() else {
+            failed = true
+            throw PostgresError(
+                sqlState: "08006",
+                message: "the server did not answer a cancel request within \(configuration.stopGracePeriod): "
+                    + "the connection is closed (the server rolls its transaction back)", sql: sql)
+        }
     }
 
     var engine: DatabaseEngine { .postgres }
@@ -132,6 +183,7 @@ final class PostgresConnection: EngineConnection {
         try executeScript("PREPARE swiftdal_plan AS " + text.sql)
         defer { try? executeScript("DEALLOCATE swiftdal_plan") }
         let arguments = count == 0 ? "" : "(" + Array(repeating: "NULL", count: count).joined(separator: ", ") + ")"
+        try checkMaySend("EXPLAIN", role: .read)
         let result = PQexec(try openConnection(), "EXPLAIN EXECUTE swiftdal_plan" + arguments)
         var lines = [String]()
         _ = try consume(result, sql: "EXPLAIN " + text.sql) { row in lines.append(try row.decode(String.self, at: 0)) }
@@ -140,7 +192,20 @@ final class PostgresConnection: EngineConnection {
 
     var isBroken: Bool {
         guard let connection else { return true }
-        return failed || PQstatus(connection) != CONNECTION_OK
+        return failed || abandoned.load(ordering: .relaxed) || PQstatus(connection) != CONNECTION_OK
+    }
+
+    func wasClosedWhileIdle() -> Bool {
+        guard let connection, !isBroken else { return true }
+        guard socket >= 0 else { return false }
+        // Anything to read on an idle connection: the server's goodbye (a FATAL error, then
+        // the end of the stream), or an asynchronous message (a notice) that changes nothing.
+        // Read what is there (a message, then the end of the stream on a later read).
+        for _ in 0..<8 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) > 0, PQconsumeInput(connection) == 1 else { break }
+        }
+        return PQstatus(connection) != CONNECTION_OK
     }
 
     var isInTransaction: Bool {
@@ -174,19 +239,61 @@ final class PostgresConnection: EngineConnection {
                 text: try PostgresStatementText(postgresText(query.sql)), name: nil,
                 changesSchema: Self.isSchemaChange(query.sql))
         let values = try statement.text.values(for: query.arguments)
-        var result = try execute(statement, values)
-        if Self.isStalePlan(result), !isInTransaction {
-            // Another connection's schema change altered a prepared statement's result
-            // columns: prepare it again (inside a transaction the failure has aborted it,
-            // and the error is thrown).
-            PQclear(result)
-            try forget(query.sql)
-            statement = try prepared(query.sql)
-            result = try execute(statement, values)
+        let autocommit = !isInTransaction
+        do {
+            var result = try execute(statement, values)
+            if Self.isStalePlan(result), !isInTransaction {
+                // Another connection's schema change altered a prepared statement's result
+                // columns: prepare it again (inside a transaction the failure has aborted it,
+                // and the error is thrown).
+                PQclear(result)
+                try forget(query.sql)
+                statement = try prepared(query.sql)
+                result = try execute(statement, values)
+            }
+            let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
+            if statement.changesSchema { try clearStatementCache() }
+            return affected
+        } catch {
+            if statement.role == .rollback {
+                return try rollbackFailed(error, statement: statement)
+            }
+            throw outcome(of: error, role: statement.role, autocommit: autocommit, sql: statement.text.sql)
         }
-        let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
-        if statement.changesSchema { try clearStatementCache() }
-        return affected
+    }
+
+    /// A `ROLLBACK` that failed. A cancel request can still reach the server just after the
+    /// statement it was meant for ended, and stop the rollback instead: it is sent once
+    /// more then. A rollback that fails otherwise (or twice) leaves the connection broken:
+    /// its pool closes it, and the server rolls the transaction back as the session ends.
+    private func rollbackFailed(_ error: any Error, statement: PreparedStatement) throws -> Int {
+        if (error as? PostgresError)?.sqlState == "57014", !failed, isInTransaction {
+            do {
+                return try consume(try execute(statement, []), sql: statement.text.sql) { _ in }
+            } catch {
+                failed = true
+                throw error
+            }
+        }
+        failed = true
+        throw error
+    }
+
+    /// The error a call sees for `error`: when the connection was lost while a statement that
+    /// commits was in flight (a `COMMIT`, or a write outside a transaction), whether it
+    /// committed is unknown, and the error says so (``SwiftDAL/DALError/Code/outcomeUnknown``).
+    private func outcome(of error: any Error, role: StatementRole, autocommit: Bool, sql: String) -> any Error {
+        guard role == .commit || (autocommit && role == .write) else { return error }
+        // An error the server sent in answer (57P01 at a shutdown included) means the
+        // statement failed: nothing committed. Unknown is a connection that went away
+        // without an answer, or one abandoned because its server did not answer.
+        let lost = abandoned.load(ordering: .acquiring) || (error as? PostgresError)?.isFromServer == false
+        guard lost else { return error }
+        return DALError(
+            .outcomeUnknown,
+            "the connection to \(name) was lost while a statement that commits was in flight: it may or may not "
+                + "have committed. Check before retrying (read the row, or use an idempotency key)",
+            sql: sql, underlying: error)
     }
 
     // MARK: Streams
@@ -227,6 +334,7 @@ final class PostgresConnection: EngineConnection {
         do {
             while true {
                 var count = 0
+                try checkMaySend(fetch.text.sql, role: .read)
                 _ = try consume(PQexec(try openConnection(), fetch.text.sql), sql: sql, statement: fetch) { row in
                     count += 1
                     try body(row)
@@ -249,8 +357,15 @@ final class PostgresConnection: EngineConnection {
     func executeScript(_ script: String) throws {
         let connection = try openConnection()
         guard !script.utf8.contains(0) else { throw DALError(.invalidSQL, "the script contains a NUL character") }
-        let result = PQexec(connection, script)
-        _ = try consume(result, sql: script) { _ in }
+        let role = StatementRole(of: script)
+        try checkMaySend(script, role: role)
+        let autocommit = !isInTransaction
+        do {
+            _ = try consume(PQexec(connection, script), sql: script) { _ in }
+        } catch {
+            if role == .rollback { failed = true }
+            throw outcome(of: error, role: role, autocommit: autocommit, sql: script)
+        }
         if Self.isSchemaChange(script) { try clearStatementCache() }
     }
 
@@ -357,17 +472,15 @@ final class PostgresConnection: EngineConnection {
         if hadPrepared, !isBroken { try executeScript("DEALLOCATE ALL") }
     }
 
-    /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
     func clearCancelRequest() {
+        if !settleCancelRequests() { failed = true }
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
     }
 
+    /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
     private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
         let connection = try openConnection()
-        if cancelRequested.load(ordering: .sequentiallyConsistent) {
-            throw PostgresError(
-                sqlState: "57014", message: "canceling statement due to user request", sql: statement.text.sql)
-        }
+        try checkMaySend(statement.text.sql, role: statement.role)
         // The parameter arrays are the connection's, reused (emptied, capacity kept): no
         // allocation per statement once they have grown (callgrind, W7: five arrays made
         // and freed per execution cost ~1,500 instructions of a ~15,000-instruction call).
@@ -502,8 +615,10 @@ final class PostgresConnection: EngineConnection {
     private func connectionError(sql: String?) -> PostgresError {
         let message =
             connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "the connection is closed"
-        return PostgresError(
+        var error = PostgresError(
             sqlState: "08006", message: message.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
+        error.isFromServer = false
+        return error
     }
 
     private static func error(of result: OpaquePointer, sql: String) -> PostgresError {
@@ -514,11 +629,14 @@ final class PostgresConnection: EngineConnection {
             field(swiftdal_pg_diag_message_primary)
             ?? PQresultErrorMessage(result).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines)
             ?? "unknown error"
-        return PostgresError(
-            sqlState: field(swiftdal_pg_diag_sqlstate) ?? "08006", message: message,
+        let sqlState = field(swiftdal_pg_diag_sqlstate)
+        var error = PostgresError(
+            sqlState: sqlState ?? "08006", message: message,
             detail: field(swiftdal_pg_diag_message_detail), hint: field(swiftdal_pg_diag_message_hint),
             schema: field(swiftdal_pg_diag_schema_name), table: field(swiftdal_pg_diag_table_name),
             column: field(swiftdal_pg_diag_column_name), constraint: field(swiftdal_pg_diag_constraint_name), sql: sql)
+        error.isFromServer = sqlState != nil  // libpq's own errors (a lost connection) carry none
+        return error
     }
 
     /// Whether `result` is PostgreSQL's "cached plan must not change result type".
@@ -607,5 +725,48 @@ final class PostgresConnection: EngineConnection {
     /// given (as SwiftDAL quotes it in every statement).
     private func quotedName(_ table: String) -> String {
         quoteIdentifier(table)
+    }
+}
+
+/// What a statement does to a transaction's outcome, read from its first word.
+enum StatementRole {
+    /// `ROLLBACK` (of the whole transaction; `ROLLBACK TO SAVEPOINT` is `.other`).
+    case rollback
+    /// `COMMIT` or `END`.
+    case commit
+    /// A query that changes nothing (`SELECT`, `SHOW`, `EXPLAIN`, `VALUES`, `TABLE`, `FETCH`).
+    case read
+    /// Anything else: it may write, and commits on its own outside a transaction.
+    case write
+    /// Transaction control that commits nothing (`BEGIN`, `SAVEPOINT`, `RELEASE`, …).
+    case other
+
+    init(of sql: String) {
+        var word = [UInt8]()
+        var index = sql.utf8.startIndex
+        let utf8 = sql.utf8
+        while index < utf8.endIndex, [0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: "(")].contains(utf8[index]) {
+            index = utf8.index(after: index)
+        }
+        while index < utf8.endIndex, word.count < 10 {
+            let byte = utf8[index] | 0x20
+            guard byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") else { break }
+            word.append(byte)
+            index = utf8.index(after: index)
+        }
+        let rest = sql.utf8[index...]
+        switch String(decoding: word, as: UTF8.self) {
+        case "rollback":
+            // `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name` undoes part of it only.
+            let tail = String(decoding: rest.prefix(64), as: UTF8.self).uppercased()
+            self =
+                tail.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).contains("TO")
+                ? .other : .rollback
+        case "commit", "end": self = .commit
+        case "select", "show", "explain", "values", "table", "fetch", "declare", "close": self = .read
+        case "abort": self = .rollback
+        case "begin", "start", "savepoint", "release", "set", "reset", "prepare", "deallocate": self = .other
+        default: self = .write
+        }
     }
 }

@@ -38,6 +38,9 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
     public let constraint: String?
     /// The SQL that failed, as sent (numbered parameters, never values).
     public let sql: String?
+    /// Whether the server sent the error (an answer: the statement it answered failed), or
+    /// libpq made it up for a connection that went away without an answer.
+    var isFromServer = true
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
     ///

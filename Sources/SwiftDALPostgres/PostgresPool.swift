@@ -1,7 +1,5 @@
-import Dispatch
 import Foundation
 public import SwiftDALConnection
-import Synchronization
 
 /// A pool of connections to a PostgreSQL server, and a ``SwiftDAL/DatabaseWriter`` like
 /// ``SwiftDAL/DatabasePool``: the same table DALs, entities and conditions run on it, and only the
@@ -32,33 +30,12 @@ import Synchronization
 public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// The pool's settings.
     public let configuration: PostgresConfiguration
-    private let connectionString: String
-    /// What each connection's `Database` is opened with (time limit, observer).
-    private let settings: Configuration
     /// Whether calls measure their wait for a connection (an observer reads it).
     private let measuresWaits: Bool
     /// What the pool's connections are called in errors: host, port and database.
     public let name: String
-    private let slots: [Slot]
-    private let available: DispatchSemaphore
-    private let isClosed = Atomic<Bool>(false)
-    /// Gauges: connections open, callers waiting for one.
-    private let openCount = Atomic<Int>(0)
-    private let waiting = Atomic<Int>(0)
-    private let queue = makeQueue("SwiftDAL.PostgresPool", concurrent: true)
-
-    /// One connection place: the `Database` (over a libpq connection) when open.
-    private final class Slot: @unchecked Sendable {
-        // Touched only by the thread that set `busy` from false to true.
-        var database: Database?
-        let busy = Atomic<Bool>(false)
-
-        func tryAcquire() -> Bool {
-            busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
-        }
-
-        func release() { busy.store(false, ordering: .releasing) }
-    }
+    /// The slots, the line of waiting callers and the connections' threads.
+    private let core: PoolCore
 
     /// A pool for the server at `url`: a `postgresql://user:password@host:port/database`
     /// URI or a libpq keyword string (`host=/tmp port=5432 dbname=shop user=app`). No
@@ -79,18 +56,26 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
                 "statementTimeout needs a session setting, which transaction pooling does not keep: "
                     + "set statement_timeout on the server or the role instead")
         }
-        connectionString = url
-        name = Self.describe(url)
+        let name = Self.describe(url)
+        self.name = name
         self.configuration = configuration
         var settings = Configuration()
         settings.callTimeout = configuration.callTimeout
         settings.trace = configuration.trace
         settings.observer = configuration.observer
         settings.slowStatementThreshold = configuration.slowStatementThreshold
-        self.settings = settings
         measuresWaits = settings.observer != nil
-        slots = (0..<configuration.maximumConnections).map { _ in Slot() }
-        available = DispatchSemaphore(value: configuration.maximumConnections)
+        let cancelSender = CancelSender()
+        core = PoolCore(
+            PoolCore.Options(
+                name: "the PostgreSQL pool on \(name)", threadName: "dal-pg-",
+                capacity: configuration.maximumConnections,
+                acquireTimeout: configuration.acquireTimeout, callTimeout: configuration.callTimeout)
+        ) { [settings] in
+            let connection = try PostgresConnection(
+                connectionString: url, configuration: configuration, name: name, cancelSender: cancelSender)
+            return Database(engine: connection, name: name, configuration: settings)
+        }
     }
 
     /// Opens a connection now (or reuses one), so that a wrong address or password fails
@@ -104,54 +89,15 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     // MARK: Lending connections
 
     private func withConnection<T>(writing: Bool, _ body: (Database) throws -> T) throws -> T {
-        guard !isClosed.load(ordering: .acquiring) else {
-            throw DALError(.connectionClosed, "the PostgreSQL pool on \(name) is closed")
-        }
-        let wait = ConnectionWait(measuring: measuresWaits)
-        // The clock is read only when no connection is free.
-        guard
-            let waited = try available.wait(
-                until: .now() + .nanoseconds(Int(clamping: configuration.acquireTimeout.clampedNanoseconds)),
-                countingWaitersIn: waiting, callTimeout: configuration.callTimeout)
-        else {
-            throw DALError(
-                .connectionUnavailable,
-                "no PostgreSQL connection to \(name) became free within \(configuration.acquireTimeout) "
-                    + "(all \(slots.count) in use)")
-        }
-        let slot = acquireSlot()
-        defer {
-            if let database = slot.database, database.isBrokenEngineConnection {
-                // A connection that failed is closed now and replaced at the slot's next use.
-                slot.database = nil
-                try? database.closeOwnedConnection()
-                openCount.subtract(1, ordering: .relaxed)
-            }
-            slot.release()
-            available.signal()
-        }
-        let database = try slot.database ?? openDatabase(into: slot)
-        wait.record(on: database)
-        return try withLentConnection(database, of: self, isWriter: writing, waited: waited) {
+        let lease = try core.acquire()
+        defer { core.release(lease) }
+        let database = try core.connection(of: lease)
+        if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
+        return try withLentConnection(database, of: self, isWriter: writing, waited: lease.waited) {
             // A transaction a failed rollback left open must not be joined.
             try database.discardLeftoverTransaction()
             return try body(database)
         }
-    }
-
-    private func acquireSlot() -> Slot {
-        while true {
-            for slot in slots where slot.tryAcquire() { return slot }
-        }
-    }
-
-    private func openDatabase(into slot: Slot) throws -> Database {
-        let connection = try PostgresConnection(
-            connectionString: connectionString, configuration: configuration, name: name)
-        let database = Database(engine: connection, name: name, configuration: settings)
-        slot.database = database
-        openCount.add(1, ordering: .relaxed)
-        return database
     }
 
     // MARK: DatabaseWriter
@@ -210,9 +156,10 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         return try withConnection(writing: true, body)
     }
 
-    /// See ``DatabaseReader/perform(writing:_:)``: the pool's own concurrent queue.
+    /// See ``DatabaseReader/perform(writing:_:)``: a connection's own thread, once one is
+    /// free (the call waits in line holding no thread).
     public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await performOnQueue(queue, work)
+        try await core.perform(work)
     }
 
     /// `read` for `async` code, on the pool's own threads.
@@ -231,20 +178,23 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         try await perform(writing: true) { try self.write(body) }
     }
 
-    /// Waits for every connection to be free, then closes them all; later accesses
-    /// throw ``DALError/Code/connectionClosed``.
+    /// Refuses new calls (they throw ``SwiftDAL/DALError/Code/connectionClosed``), waits
+    /// for the calls in flight and in line to finish, then closes every connection.
     ///
     /// For example, `try pool.close()`.
     public func close() throws {
         guard !isHoldingConnection(of: self) else { throw reentrancyError("close") }
-        for _ in slots { available.wait() }
-        defer { for _ in slots { available.signal() } }
-        isClosed.store(true, ordering: .releasing)
-        for slot in slots where slot.database != nil {
-            try? slot.database?.closeOwnedConnection()
-            slot.database = nil
-            openCount.subtract(1, ordering: .relaxed)
-        }
+        core.close()
+    }
+
+    /// ``close()`` for a service's shutdown: refuses new calls at once, lets the calls in
+    /// flight and in line finish, holding no thread while it waits, then closes every
+    /// connection. Calls still running after `gracePeriod` (`nil`: no limit) are stopped
+    /// (a cancel request each) and throw.
+    ///
+    /// For example, in a service's shutdown: `await pool.shutdown(gracePeriod: .seconds(10))`.
+    public func shutdown(gracePeriod: Duration? = .seconds(30)) async {
+        await core.shutdown(gracePeriod: gracePeriod)
     }
 
     /// How busy the pool is now: its connections open and in use, and the callers
@@ -252,10 +202,21 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     ///
     /// For example, `metrics.gauge("db.waiting", pool.statistics.callersWaiting)`.
     public var statistics: PoolStatistics {
-        PoolStatistics(
-            connectionsOpen: openCount.load(ordering: .relaxed),
-            connectionsInUse: slots.reduce(0) { $0 + ($1.busy.load(ordering: .relaxed) ? 1 : 0) },
-            callersWaiting: waiting.load(ordering: .relaxed), maximumConnections: slots.count)
+        let gauges = core.gauges
+        return PoolStatistics(
+            connectionsOpen: gauges.open, connectionsInUse: gauges.inUse, callersWaiting: gauges.waiting,
+            maximumConnections: core.slots.count)
+    }
+
+    /// Whether the `async` call running on this thread waited in line for this pool (its
+    /// first access here takes the connection reserved for it).
+    package var isReservedOnThisThread: Bool { core.isReservedOnThisThread }
+
+    /// The connections in use now, for a cluster that found their server not answering:
+    /// each is abandoned (its socket shut down), so that the calls waiting on it fail at
+    /// once (and a cluster's read that had no answer yet is run elsewhere).
+    package func abandonConnectionsInUse() {
+        core.forEachConnectionInUse { $0.abandonConnection() }
     }
 
     // MARK: Helpers

@@ -80,9 +80,18 @@ public struct Migrator: Sendable {
         let steps = try steps(upTo: target)
         // On PostgreSQL several service instances may start at once: an advisory lock
         // lets one migrate while the others wait, then find nothing left to do.
+        // The lock is the session's: when it cannot be released (the call was stopped, the
+        // connection failed), the connection is closed rather than lent again with it, and
+        // the server releases it as the session ends.
         if db.engine == .postgres { try db.execute("SELECT pg_advisory_lock(\(Self.advisoryLockKey))") }
         defer {
-            if db.engine == .postgres { _ = try? db.execute("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
+            if db.engine == .postgres {
+                do {
+                    try db.execute("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))")
+                } catch {
+                    db.discardAfterUse()
+                }
+            }
         }
         try db.execute(
             sql: db.engine == .postgres

@@ -176,13 +176,13 @@ import Testing
     @Test func asyncAccessRunsOffTheCooperativePool() async throws {
         let queue = try DatabaseQueue.inMemory()
         try await queue.write { try makeUsersTable($0) }
-        let label = try await queue.read { _ in currentSwiftDALQueueLabel() }
-        #expect(label == "SwiftDAL.DatabaseQueue")
+        let label = try await queue.read { _ in currentSwiftDALThreadName() }
+        #expect(label == "dal-queue0")
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("async.sqlite"))
-        #expect(try await pool.read { _ in currentSwiftDALQueueLabel() } == "SwiftDAL.DatabasePool.readers")
-        #expect(try await pool.write { _ in currentSwiftDALQueueLabel() } == "SwiftDAL.DatabasePool.writer")
+        #expect(try await pool.read { _ in currentSwiftDALThreadName() }?.hasPrefix("dal-reader") == true)
+        #expect(try await pool.write { _ in currentSwiftDALThreadName() } == "dal-writer0")
         // The synchronous forms run on the calling thread.
-        #expect(try pool.reentrantRead { _ in currentSwiftDALQueueLabel() } == nil)
+        #expect(try pool.reentrantRead { _ in currentSwiftDALThreadName() } == nil)
     }
 }

@@ -1,6 +1,3 @@
-package import Dispatch
-package import Synchronization
-
 #if canImport(Glibc)
     package import Glibc
 #elseif canImport(Musl)
@@ -32,59 +29,13 @@ package final class PlainMutex: @unchecked Sendable {
         return try body()
     }
 
-    /// `withLock` for a call taking a connection: the callers that find the lock taken
-    /// are counted in `waiters` while they wait (for gauges; the uncontended path costs
-    /// only the try), and wait under their call's control: its cancellation, or its time
-    /// limit (`withDatabaseTimeout`, else `callTimeout`), ends the wait with its error.
-    /// `body` is given how long the call waited, in nanoseconds.
-    func withLock<T>(
-        countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: @autoclosure () -> Duration?,
-        _ body: (_ waited: UInt64) throws -> T
-    ) throws -> T {
-        var waited: UInt64 = 0
-        if pthread_mutex_trylock(mutex) != 0 {
-            waited = try lockContended(countingWaitersIn: waiters, callTimeout: callTimeout())
-        }
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(waited)
-    }
+    /// Takes the lock (pair with ``unlock()``).
+    @inlinable @inline(__always)
+    package func lock() { pthread_mutex_lock(mutex) }
 
-    /// The contended path of ``withLock(countingWaitersIn:callTimeout:_:)``: how long it waited.
-    @inline(never)
-    private func lockContended(countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?) throws
-        -> UInt64
-    {
-        waiters.add(1, ordering: .relaxed)
-        defer { waiters.subtract(1, ordering: .relaxed) }
-        // With no bound of its own the wait ends only by taking the lock, or by throwing.
-        return try ThreadAccess.waitForConnection(callTimeout: callTimeout) { self.lock(before: $0) } ?? 0
-    }
-
-    /// Takes the lock if it is free before `deadline`; whether it did.
-    private func lock(before deadline: DispatchTime) -> Bool {
-        if deadline == .distantFuture {
-            pthread_mutex_lock(mutex)
-            return true
-        }
-        #if canImport(Darwin)
-            // No pthread_mutex_timedlock: try every half millisecond.
-            while pthread_mutex_trylock(mutex) != 0 {
-                if DispatchTime.now() >= deadline { return false }
-                usleep(500)
-            }
-            return true
-        #else
-            let now = DispatchTime.now().uptimeNanoseconds
-            let remaining = Int(clamping: deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, now))
-            var clock = timespec()
-            clock_gettime(CLOCK_REALTIME, &clock)
-            let nanoseconds = clock.tv_nsec + remaining % 1_000_000_000
-            var until = timespec(
-                tv_sec: clock.tv_sec + remaining / 1_000_000_000 + nanoseconds / 1_000_000_000,
-                tv_nsec: nanoseconds % 1_000_000_000)
-            return pthread_mutex_timedlock(mutex, &until) == 0
-        #endif
-    }
+    /// Releases the lock taken by ``lock()``.
+    @inlinable @inline(__always)
+    package func unlock() { pthread_mutex_unlock(mutex) }
 }
 
 /// A value behind a `pthread_mutex_t`: for state that threads contend for, where a
@@ -106,36 +57,6 @@ package final class Locked<Value>: @unchecked Sendable {
     @inlinable
     package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         try lock.withLock { try body(&value) }
-    }
-}
-
-extension DispatchSemaphore {
-    /// Takes a unit for a call taking a connection, waiting at most until `giveUp`; how
-    /// long it waited, in nanoseconds, or `nil` when `giveUp` passed first. The callers
-    /// that find no unit free are counted in `waiters` while they wait, and wait under
-    /// their call's control: its cancellation, or its time limit (`withDatabaseTimeout`,
-    /// else `callTimeout`), ends the wait with its error.
-    @inline(__always)
-    package func wait(
-        until giveUp: @autoclosure () -> DispatchTime = .distantFuture,
-        countingWaitersIn waiters: borrowing Atomic<Int>,
-        callTimeout: @autoclosure () -> Duration?
-    ) throws -> UInt64? {
-        // A deadline long past: a free unit is taken at once, no clock is read.
-        if wait(timeout: DispatchTime(uptimeNanoseconds: 1)) == .success { return 0 }
-        return try waitContended(until: giveUp(), countingWaitersIn: waiters, callTimeout: callTimeout())
-    }
-
-    /// The contended path of ``wait(until:countingWaitersIn:callTimeout:)``.
-    @inline(never)
-    private func waitContended(
-        until giveUp: DispatchTime, countingWaitersIn waiters: borrowing Atomic<Int>, callTimeout: Duration?
-    ) throws -> UInt64? {
-        waiters.add(1, ordering: .relaxed)
-        defer { waiters.subtract(1, ordering: .relaxed) }
-        return try ThreadAccess.waitForConnection(callTimeout: callTimeout, giveUp: giveUp) {
-            self.wait(timeout: $0) == .success
-        }
     }
 }
 
@@ -170,6 +91,37 @@ enum ThreadAccess {
         @exclusivity(unchecked) var preferredReader = 0
         /// The control of the `async` call running on this thread (its cancellation).
         @exclusivity(unchecked) var control: CallControl?
+        /// The slots reserved for the `async` job running on this thread, one per pool core
+        /// (see ``PoolCore/perform(_:)``).
+        @exclusivity(unchecked) var reservations: [Reservation] = []
+        /// The name of the SwiftDAL thread this is (a pooled connection's), if it is one.
+        @exclusivity(unchecked) var workerName: String?
+
+        /// The slot reserved on this thread for `core`, when it is not in use by an access.
+        func takeReservation(of core: PoolCore) -> Reservation? {
+            for index in reservations.indices where reservations[index].core === core {
+                guard !reservations[index].isInUse else { return nil }
+                reservations[index].isInUse = true
+                return reservations[index]
+            }
+            return nil
+        }
+
+        /// Marks the reservation of `core` free again (its access ended).
+        func returnReservation(of core: PoolCore) {
+            for index in reservations.indices where reservations[index].core === core {
+                reservations[index].isInUse = false
+            }
+        }
+    }
+
+    /// A slot of a pool core reserved for the `async` job running on a thread.
+    struct Reservation {
+        unowned let core: PoolCore
+        let slot: PoolCore.Slot
+        /// How long the job waited for the slot (nanoseconds).
+        let waited: UInt64
+        var isInUse = false
     }
 
     private static let key: pthread_key_t = {
@@ -214,22 +166,34 @@ enum ThreadAccess {
     ) throws -> T {
         let holdings = holdings
         var control = holdings.control
-        if let limit = CallLimits.current ?? database.callTimeout {
+        var deadline: DeadlineScheduler.Entry?
+        // A limit of its own: `withDatabaseTimeout` around this access, else the pool's
+        // default (unless the `async` call it belongs to has its limit already).
+        if let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : database.callTimeout) {
             let limited = control ?? CallControl()
-            limited.stop(after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)), reporting: limit)
+            deadline = limited.addDeadline(
+                after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)), reporting: limit)
             control = limited
         }
-        try control?.attach(database)
+        do {
+            try control?.attach(database)
+        } catch {
+            if let deadline { control?.removeDeadline(deadline) }
+            throw error
+        }
         holdings.entries.append(Entry(owner: ObjectIdentifier(owner), database: database, isWriter: isWriter))
         database.beginAccess()
         defer {
             database.endAccess()
             holdings.entries.removeLast()
+            if let deadline { control?.removeDeadline(deadline) }
             control?.detach()
         }
         guard let control else { return try body() }
         do {
             return try body()
+        } catch let error as DALError where error.code == .outcomeUnknown {
+            throw error  // a commit in flight when the call stopped: never "rolled back"
         } catch {
             // The interrupted statement's error (SQLITE_INTERRUPT, SQLSTATE 57014) says why.
             if let reason = control.reason { throw reason.error }
@@ -237,40 +201,29 @@ enum ThreadAccess {
         }
     }
 
-    /// The contended path of taking a connection: `attempt(deadline)` waits for one until
-    /// `deadline` and says whether it got one. The call's control ends the wait with the
-    /// call's error: the `async` call's task cancelled (looked at every 10 ms), or the
-    /// call's time limit (`withDatabaseTimeout`, else `callTimeout`) past. Returns how
-    /// long it waited, in nanoseconds (the access then runs under what is left of the
-    /// limit), or `nil` when `giveUp` passed first (the caller's own bound, such as
-    /// PostgreSQL's `acquireTimeout`). A wait with a deadline is cut into slices of at
-    /// most 100 ms, each measured again on the monotonic clock (a timed mutex wait counts
-    /// on the wall clock, which may be set back).
-    static func waitForConnection(
-        callTimeout: Duration?, giveUp: DispatchTime = .distantFuture, _ attempt: (DispatchTime) -> Bool
-    ) throws -> UInt64? {
-        let control = holdings.control
-        let limit = CallLimits.current ?? callTimeout
-        let start = DispatchTime.now()
-        let limitDeadline = limit.map { start + .nanoseconds(Int(CallControl.boundedNanoseconds($0))) }
-        let end = min(limitDeadline ?? .distantFuture, giveUp)
-        while true {
-            if let reason = control?.reason { throw reason.error }
-            let slice: DispatchTime =
-                control != nil ? .now() + .milliseconds(10) : end == .distantFuture ? end : .now() + .milliseconds(100)
-            if attempt(min(end, slice)) { return DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds }
-            let now = DispatchTime.now()
-            if let limit, let limitDeadline, now >= limitDeadline { throw CallControl.Reason.timedOut(limit).error }
-            if now >= giveUp { return nil }
-        }
-    }
-
-    /// Runs `work` as an `async` call under `control` (its cancellation).
-    static func running<T>(under control: CallControl, _ work: () throws -> T) rethrows -> T {
+    /// Runs `work` as an `async` call under `control` (its cancellation and time limit).
+    static func running<T>(under control: CallControl?, _ work: () throws -> T) rethrows -> T {
         let holdings = holdings
         let outer = holdings.control
         holdings.control = control
         defer { holdings.control = outer }
+        return try work()
+    }
+
+    /// Runs an `async` call's `work` on the thread of `slot`, under `control`, with `slot`
+    /// reserved for it: the work's first access to `core` takes it without waiting.
+    static func running<T>(
+        under control: CallControl, reserving slot: PoolCore.Slot, of core: PoolCore, waited: UInt64,
+        _ work: () throws -> T
+    ) rethrows -> T {
+        let holdings = holdings
+        let outer = holdings.control
+        holdings.control = control
+        holdings.reservations.append(Reservation(core: core, slot: slot, waited: waited))
+        defer {
+            holdings.reservations.removeAll { $0.core === core }
+            holdings.control = outer
+        }
         return try work()
     }
 }
@@ -282,6 +235,20 @@ package func heldConnection(of owner: AnyObject, writing: Bool) throws -> Databa
     guard let held = ThreadAccess.held(by: owner) else { return nil }
     if writing && !held.isWriter { throw writeInReadError() }
     return held.database
+}
+
+/// The control of the `async` call running on this thread, if any (its cancellation and
+/// time limit): what an engine checks while it waits on something other than a statement
+/// (a connection being opened).
+package func currentCallControl() -> CallControl? {
+    ThreadAccess.holdings.control
+}
+
+/// Runs `body` outside the call control of the `async` call running on this thread: for
+/// the bookkeeping a call does after its transaction committed (a stop then must not turn
+/// the committed call into an error). Give `body` a time limit of its own.
+package func outsideCallControl<T>(_ body: () throws -> T) rethrows -> T {
+    try ThreadAccess.running(under: nil, body)
 }
 
 /// Whether this thread holds a connection of `owner` (inside one of its closures).

@@ -1,0 +1,202 @@
+import Synchronization
+
+/// What may stop a call while it runs: the cancellation of the task that awaits it, or
+/// its deadline. A queue or pool attaches the connection it lends to the call's control;
+/// stopping the call interrupts the statement running on that connection
+/// (`sqlite3_interrupt`, or PostgreSQL's cancel request, sent from a thread of its own),
+/// and the call throws `CancellationError` or ``DALError/Code/timeout`` once its
+/// transaction is over on the server: rolled back there, or its connection closed when
+/// the rollback could not run.
+///
+/// Stopping never blocks: it runs on the path that fires every time limit of the process
+/// (``DeadlineScheduler``). When the interrupted statement has not ended within its
+/// engine's grace period (a server that does not answer), the connection is abandoned:
+/// its socket is shut down, the statement fails at once, and the pool replaces the
+/// connection.
+package final class CallControl: @unchecked Sendable {
+    package enum Reason: Sendable {
+        case cancelled
+        case timedOut(Duration)
+
+        /// The error the call throws.
+        package var error: any Error {
+            switch self {
+            case .cancelled: return CancellationError()
+            case .timedOut(let limit):
+                return DALError(
+                    .timeout,
+                    "the call ran past its time limit of \(limit) and was stopped; nothing it had not committed "
+                        + "was kept (its transaction, if any, was rolled back)")
+            }
+        }
+    }
+
+    // Not a Mutex: the state holds a connection, which is not Sendable.
+    private let lock = PlainMutex()
+    // Touched only with `lock` held.
+    private var stopReason: Reason?
+    private var attached: Database?
+    private var stopActions: [@Sendable (Reason) -> Void] = []
+    private var deadlines: [DeadlineScheduler.Entry] = []
+    private var grace: DeadlineScheduler.Entry?
+    /// Whether the call's time limit was set for the whole call (an `async` call's, which
+    /// counts from its start, its wait for a connection included): accesses inside it then
+    /// add no limit of their own from the pool's configuration.
+    package let limitsWholeCall: Bool
+
+    package init(limitsWholeCall: Bool = false) {
+        self.limitsWholeCall = limitsWholeCall
+    }
+
+    /// Why the call was stopped, if it was.
+    package var reason: Reason? { lock.withLock { stopReason } }
+
+    /// Stops the call: records why (the first reason wins), interrupts the statement running
+    /// on the attached connection, if any, and runs the actions registered with ``onStop(_:)``.
+    /// Never blocks.
+    package func stop(_ reason: Reason) {
+        let actions = lock.withLock { () -> [@Sendable (Reason) -> Void] in
+            guard stopReason == nil else { return [] }
+            stopReason = reason
+            // Interrupting under the lock: the connection cannot be detached (and lent to
+            // another call) meanwhile.
+            if let attached { interrupt(attached) }
+            defer { stopActions = [] }
+            return stopActions
+        }
+        for action in actions { action(reason) }
+    }
+
+    /// Interrupts `database`'s statement and, for an engine whose interruption is a request
+    /// to a server, gives that request a grace period (with the lock held).
+    private func interrupt(_ database: Database) {
+        database.interruptRunningStatement()
+        guard let period = database.interruptGracePeriod else { return }
+        let target = AbandonTarget(database: database)
+        grace = DeadlineScheduler.shared.schedule(after: period) { [weak self] in
+            guard let self else { return }
+            self.lock.withLock {
+                // Still running the call's statement: the server did not answer in time.
+                if let database = target.database, self.attached === database { database.abandonConnection() }
+            }
+        }
+    }
+
+    /// Runs `action` when the call is stopped (at once if it was already): for a call that
+    /// may wait on something other than a statement (a place in a pool's line, a stream's
+    /// producer waiting for its consumer). Called outside the control's lock.
+    package func onStop(_ action: @escaping @Sendable (Reason) -> Void) {
+        let stopped = lock.withLock { () -> Reason? in
+            if stopReason == nil { stopActions.append(action) }
+            return stopReason
+        }
+        if let stopped { action(stopped) }
+    }
+
+    /// `limit` in nanoseconds from 0 to a century: a limit of more than a century is none,
+    /// and a deadline that far stays clear of overflowing the clock's nanoseconds.
+    package static func boundedNanoseconds(_ limit: Duration) -> Int64 {
+        min(max(0, limit.clampedNanoseconds), 100 * 365 * 86_400 * 1_000_000_000)
+    }
+
+    /// Stops the call with `.timedOut(reported)` once `limit` has passed; returns the
+    /// deadline, which ``removeDeadline(_:)`` takes back.
+    @discardableResult
+    package func addDeadline(after limit: Duration, reporting reported: Duration) -> DeadlineScheduler.Entry {
+        let entry = DeadlineScheduler.shared.schedule(afterNanoseconds: Self.boundedNanoseconds(limit)) {
+            [weak self] in
+            self?.stop(.timedOut(reported))
+        }
+        lock.withLock { deadlines.append(entry) }
+        return entry
+    }
+
+    /// Takes back a deadline of ``addDeadline(after:reporting:)`` (its access ended).
+    package func removeDeadline(_ entry: DeadlineScheduler.Entry) {
+        DeadlineScheduler.shared.cancel(entry)
+        lock.withLock { deadlines.removeAll { $0 === entry } }
+    }
+
+    /// Ends the call: its deadlines no longer fire.
+    package func end() {
+        let entries = lock.withLock { () -> [DeadlineScheduler.Entry] in
+            defer { deadlines = [] }
+            return deadlines
+        }
+        for entry in entries { DeadlineScheduler.shared.cancel(entry) }
+    }
+
+    /// Attaches the connection a call is about to use; throws the call's error when it
+    /// was stopped already.
+    func attach(_ database: Database) throws {
+        let reason = lock.withLock { () -> Reason? in
+            if stopReason == nil { attached = database }
+            return stopReason
+        }
+        if let reason { throw reason.error }
+    }
+
+    /// Detaches the connection when the call is done with it. After a stop, the
+    /// connection's interruption is cleared (for PostgreSQL once the cancel request has
+    /// been answered, so that it cannot stop the connection's next statement), outside
+    /// the lock: that may wait up to the grace period.
+    func detach() {
+        let (database, pendingGrace) = lock.withLock { () -> (Database?, DeadlineScheduler.Entry?) in
+            defer {
+                attached = nil
+                grace = nil
+            }
+            return (stopReason != nil ? attached : nil, grace)
+        }
+        if let pendingGrace { DeadlineScheduler.shared.cancel(pendingGrace) }
+        database?.clearInterrupt()
+    }
+}
+
+/// The connection a grace period may abandon, weakly held (it is only touched under the
+/// control's lock, while still attached).
+private struct AbandonTarget: @unchecked Sendable {
+    weak var database: Database?
+}
+
+/// A time limit for every database call made inside `operation`: a call still running
+/// when it passes is stopped (its statement interrupted, its transaction rolled back) and
+/// throws ``DALError/Code/timeout``. It overrides the database's default
+/// (``Configuration/callTimeout``); calls made on other tasks are not affected. An `async`
+/// call's limit counts from its start, its wait for a connection included.
+///
+/// For example:
+///
+/// ```swift
+/// let report = try await withDatabaseTimeout(.seconds(2)) {
+///     try await orders.find(condition: "placed_at > \(since)")
+/// }
+/// ```
+public func withDatabaseTimeout<T>(_ limit: Duration, operation: () async throws -> T) async rethrows -> T {
+    CallLimits.scopes.add(1, ordering: .relaxed)
+    defer { CallLimits.scopes.subtract(1, ordering: .relaxed) }
+    return try await CallLimits.$timeout.withValue(limit, operation: operation)
+}
+
+/// ``withDatabaseTimeout(_:operation:)`` for synchronous code.
+///
+/// For example, `try withDatabaseTimeout(.milliseconds(500)) { try users.findById(1) }`.
+public func withDatabaseTimeout<T>(_ limit: Duration, operation: () throws -> T) rethrows -> T {
+    CallLimits.scopes.add(1, ordering: .relaxed)
+    defer { CallLimits.scopes.subtract(1, ordering: .relaxed) }
+    return try CallLimits.$timeout.withValue(limit, operation: operation)
+}
+
+/// The time limit set by ``withDatabaseTimeout(_:operation:)``.
+package enum CallLimits {
+    @TaskLocal package static var timeout: Duration?
+    /// How many `withDatabaseTimeout` scopes are open in the process: while none is, an
+    /// access does not look the task-local up (the common case costs one load).
+    static let scopes = Atomic<Int>(0)
+
+    /// The limit of the innermost `withDatabaseTimeout` around this call, if any.
+    @inline(__always)
+    package static var current: Duration? {
+        scopes.load(ordering: .relaxed) == 0 ? nil : timeout
+    }
+}

@@ -1,0 +1,566 @@
+import Dispatch
+import Synchronization
+
+/// The engine-neutral heart of every queue and pool: a fixed number of connection places
+/// (slots), the connections opened in them on first need, a first-come-first-served line
+/// of the callers waiting for one, and the threads that run `async` work.
+///
+/// - **Synchronous callers** (a `read { }` on a thread) take a free slot at once, or wait
+///   in line on a semaphore of their own, under their call's control: its time limit and
+///   cancellation, and the pool's own bound on a wait (PostgreSQL's `acquireTimeout`),
+///   end the wait with their errors. They run the work on their own thread.
+/// - **`async` callers** hold no thread while they wait: the call is a job in the same
+///   line, and the slot handed to it runs the work on the slot's own thread
+///   (``WorkerThread``), started on first use. So N concurrent calls keep min(N, slots)
+///   connections busy on any number of cores, and ten thousand waiting calls cost memory,
+///   not threads. The job's call control covers its whole life: a time limit counts its
+///   wait, and cancelling the awaiting task withdraws it from the line or stops its
+///   statement.
+/// - A slot handed back goes to the first caller in line, or back to the free list (the
+///   most recently used first, its caches warm). A connection that broke, or that its
+///   call asked to be discarded, is closed first and reopened at the slot's next use.
+/// - **Closing** refuses new calls with ``DALError/Code/connectionClosed`` and lets the
+///   calls in flight and in line finish; then every connection closes.
+package final class PoolCore: @unchecked Sendable {
+    /// One connection place.
+    package final class Slot: @unchecked Sendable {
+        package let index: Int
+        /// The connection, once opened. Touched only by the slot's current holder, or by
+        /// the pool while no one holds it.
+        package fileprivate(set) var database: Database?
+        // Touched with the pool's mutex held.
+        fileprivate var worker: WorkerThread?
+        /// The control of the call holding the slot, when it has one (to stop it at shutdown).
+        fileprivate var holderControl: CallControl?
+        fileprivate var isLeased = false
+        /// Set when a shutdown interrupted the call holding the slot directly (it had no
+        /// call control): its interruption is cleared when the slot comes back.
+        fileprivate let interruptedAtShutdown = Atomic<Bool>(false)
+
+        fileprivate init(index: Int) { self.index = index }
+    }
+
+    /// A slot lent to a caller, with how long the caller waited for it (nanoseconds).
+    package struct Lease {
+        package let slot: Slot
+        /// Whether it is the slot reserved for the `async` job running on this thread (the
+        /// job gives it back, not the access).
+        fileprivate let isReserved: Bool
+        package let waited: UInt64
+    }
+
+    /// What a pool tells its core.
+    package struct Options: Sendable {
+        /// What the pool is called in errors ("the pool on app.sqlite", "PostgreSQL pool on …").
+        package var name: String
+        /// The thread name of each slot's worker (at most 15 bytes show), followed by its index.
+        package var threadName: String
+        package var capacity: Int
+        /// The longest a caller waits in line before ``DALError/Code/connectionUnavailable``
+        /// (`nil`: as long as its call's time limit, or for ever).
+        package var acquireTimeout: Duration?
+        /// The pool's default time limit for a call (``Configuration/callTimeout``).
+        package var callTimeout: Duration?
+
+        package init(
+            name: String, threadName: String, capacity: Int, acquireTimeout: Duration? = nil,
+            callTimeout: Duration? = nil
+        ) {
+            self.name = name
+            self.threadName = threadName
+            self.capacity = max(1, capacity)
+            self.acquireTimeout = acquireTimeout
+            self.callTimeout = callTimeout
+        }
+    }
+
+    /// A caller in line: a thread parked on its semaphore, or an `async` call's job.
+    private final class Waiter: @unchecked Sendable {
+        let semaphore: DispatchSemaphore?
+        let job: Job?
+        // Touched with the pool's mutex held.
+        var isQueued = true
+        var granted: Slot?
+        var failure: (any Error)?
+        var giveUp: DeadlineScheduler.Entry?
+
+        init(semaphore: DispatchSemaphore) {
+            self.semaphore = semaphore
+            job = nil
+        }
+
+        init(job: Job) {
+            semaphore = nil
+            self.job = job
+        }
+    }
+
+    /// An `async` call's work: run on the slot's thread, or failed while in line.
+    private struct Job: Sendable {
+        let control: CallControl
+        let start: UInt64
+        let run: @Sendable (Slot, _ waited: UInt64) -> Void
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    private enum Phase {
+        case open
+        /// New calls are refused; the calls in flight and in line finish.
+        case draining
+        case closed
+    }
+
+    package let options: Options
+    private let open: @Sendable () throws -> Database
+    package let slots: [Slot]
+    private let mutex = PlainMutex()
+    // Touched only with `mutex` held; their exclusivity is not checked at run time (a
+    // thread-local lookup per access, on every call).
+    @exclusivity(unchecked) private var free: [Slot]
+    @exclusivity(unchecked) private var line: [Waiter] = []
+    @exclusivity(unchecked) private var lineStart = 0
+    @exclusivity(unchecked) private var phase = Phase.open
+    @exclusivity(unchecked) private var drained: [@Sendable () -> Void] = []
+    // Gauges, readable without the mutex.
+    private let leasedCount = Atomic<Int>(0)
+    private let waitingCount = Atomic<Int>(0)
+    private let openCount = Atomic<Int>(0)
+
+    /// A core of `options.capacity` slots whose connections `open` opens on first need.
+    package init(_ options: Options, open: @escaping @Sendable () throws -> Database) {
+        self.options = options
+        self.open = open
+        slots = (0..<options.capacity).map { Slot(index: $0) }
+        free = slots.reversed()
+    }
+
+    /// Puts a connection opened beforehand in slot `index` (a queue's or pool writer's).
+    package func install(_ database: Database, at index: Int) {
+        mutex.withLock { slots[index].database = database }
+        openCount.add(1, ordering: .relaxed)
+    }
+
+    // MARK: Gauges
+
+    /// Connections open, slots lent, callers in line.
+    package var gauges: (open: Int, inUse: Int, waiting: Int) {
+        (
+            openCount.load(ordering: .relaxed), leasedCount.load(ordering: .relaxed),
+            waitingCount.load(ordering: .relaxed)
+        )
+    }
+
+    /// Whether the `async` job running on this thread has a slot of this core reserved.
+    package var isReservedOnThisThread: Bool {
+        ThreadAccess.holdings.reservations.contains { $0.core === self }
+    }
+
+    /// Whether new calls are refused.
+    package var isClosing: Bool { mutex.withLock { phase != .open } }
+
+    // MARK: Synchronous callers
+
+    /// A slot for the calling thread: the one reserved for the `async` job this thread
+    /// runs, a free one, or the first one handed back while this caller waits in line,
+    /// under its call's control and time limit (`withDatabaseTimeout`, else the pool's
+    /// `callTimeout`, unless the `async` call it belongs to has its own).
+    @inline(__always)
+    package func acquire() throws -> Lease {
+        let holdings = ThreadAccess.holdings
+        if !holdings.reservations.isEmpty, let reserved = holdings.takeReservation(of: self) {
+            return Lease(slot: reserved.slot, isReserved: true, waited: reserved.waited)
+        }
+        mutex.lock()
+        if phase == .open, let slot = free.popLast() {
+            slot.isLeased = true
+            slot.holderControl = holdings.control
+            mutex.unlock()
+            leasedCount.add(1, ordering: .relaxed)
+            return Lease(slot: slot, isReserved: false, waited: 0)
+        }
+        return try acquireContended(control: holdings.control)
+    }
+
+    /// The rest of `acquire` (entered with the mutex held): refused while closing, else in line.
+    @inline(never)
+    private func acquireContended(control: CallControl?) throws -> Lease {
+        guard phase == .open else {
+            mutex.unlock()
+            throw closedError()
+        }
+        let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : options.callTimeout)
+        let waiter = Waiter(semaphore: DispatchSemaphore(value: 0))
+        line.append(waiter)
+        waitingCount.add(1, ordering: .relaxed)
+        mutex.unlock()
+        return try wait(for: waiter, limit: limit, control: control)
+    }
+
+    /// Waits in line until a slot is handed to `waiter`, or its call's stop, its time limit
+    /// or the pool's bound comes first. A call's cancellation is looked at every 10 ms; a
+    /// long wait is cut into slices measured on the monotonic clock.
+    private func wait(for waiter: Waiter, limit: Duration?, control: CallControl?) throws -> Lease {
+        let start = DeadlineScheduler.now()
+        let limitEnd = limit.map { start &+ UInt64(CallControl.boundedNanoseconds($0)) } ?? .max
+        let giveUpEnd = options.acquireTimeout.map { start &+ UInt64(CallControl.boundedNanoseconds($0)) } ?? .max
+        let end = min(limitEnd, giveUpEnd)
+        while true {
+            var failure: (any Error)?
+            if let reason = control?.reason {
+                failure = reason.error
+            } else {
+                let now = DeadlineScheduler.now()
+                if now >= end {
+                    failure =
+                        now >= limitEnd && limit != nil
+                        ? CallControl.Reason.timedOut(limit ?? .zero).error : unavailableError()
+                } else {
+                    let slice: UInt64 = control != nil ? 10_000_000 : 100_000_000
+                    let until = end == .max && control == nil ? UInt64.max : min(end, now &+ slice)
+                    let timeout: DispatchTime =
+                        until == .max ? .distantFuture : .now() + .nanoseconds(Int(clamping: until - now))
+                    guard waiter.semaphore?.wait(timeout: timeout) == .success else { continue }
+                }
+            }
+            mutex.lock()
+            if let slot = waiter.granted {
+                slot.holderControl = control
+                mutex.unlock()
+                if let failure {
+                    // Handed over just as the call stopped: pass it on.
+                    handOver(slot)
+                    throw failure
+                }
+                return Lease(slot: slot, isReserved: false, waited: DeadlineScheduler.now() - start)
+            }
+            if let closed = waiter.failure {
+                mutex.unlock()
+                throw closed
+            }
+            guard let failure else {
+                mutex.unlock()
+                continue
+            }
+            withdraw(waiter)
+            mutex.unlock()
+            throw failure
+        }
+    }
+
+    /// Gives `lease` back: the slot goes to the first caller in line, or back to the free list.
+    @inline(__always)
+    package func release(_ lease: Lease) {
+        if lease.isReserved {
+            ThreadAccess.holdings.returnReservation(of: self)
+            return
+        }
+        handOver(lease.slot)
+    }
+
+    /// The connection of `lease`'s slot, opened now when it has none (refused once the
+    /// pool is closing and nothing is open there).
+    /// A connection whose server ended the session while it sat idle is replaced first:
+    /// nothing was sent on it, so nothing is lost or retried.
+    @inline(__always)
+    package func connection(of lease: Lease) throws -> Database {
+        if let database = lease.slot.database {
+            guard database.wasClosedWhileIdle else { return database }
+            mutex.withLock { lease.slot.database = nil }
+            try? database.closeOwnedConnection()
+            openCount.subtract(1, ordering: .relaxed)
+        }
+        return try openConnection(in: lease.slot)
+    }
+
+    @inline(never)
+    private func openConnection(in slot: Slot) throws -> Database {
+        guard mutex.withLock({ phase != .closed }) else { throw closedError() }
+        let database = try open()
+        mutex.withLock { slot.database = database }
+        openCount.add(1, ordering: .relaxed)
+        return database
+    }
+
+    // MARK: async callers
+
+    /// Runs `work` on a slot's thread with that slot reserved for it (its first `acquire`
+    /// of this core gets it without waiting), and returns its result. The call waits in
+    /// line holding no thread. Its time limit (`withDatabaseTimeout`, else the pool's
+    /// `callTimeout`) counts from now, its wait included; cancelling the awaiting task
+    /// withdraws it from the line, or stops its statement.
+    package func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let control = CallControl(limitsWholeCall: true)
+        if let limit = CallLimits.current ?? options.callTimeout {
+            control.addDeadline(after: limit, reporting: limit)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let job = Job(
+                    control: control, start: DeadlineScheduler.now(),
+                    run: { [self] slot, waited in
+                        let result = Result {
+                            try ThreadAccess.running(under: control, reserving: slot, of: self, waited: waited) {
+                                try work()
+                            }
+                        }
+                        control.end()
+                        handOver(slot)
+                        continuation.resume(with: result)
+                    },
+                    fail: { error in
+                        control.end()
+                        continuation.resume(throwing: error)
+                    })
+                submit(job)
+            }
+        } onCancel: {
+            control.stop(.cancelled)
+        }
+    }
+
+    /// Starts `job` on a free slot, or puts it in line.
+    private func submit(_ job: Job) {
+        mutex.lock()
+        guard phase == .open else {
+            mutex.unlock()
+            job.fail(closedError())
+            return
+        }
+        if let slot = free.popLast() {
+            slot.isLeased = true
+            slot.holderControl = job.control
+            mutex.unlock()
+            leasedCount.add(1, ordering: .relaxed)
+            start(job, on: slot)
+            return
+        }
+        let waiter = Waiter(job: job)
+        line.append(waiter)
+        waitingCount.add(1, ordering: .relaxed)
+        if let bound = options.acquireTimeout {
+            waiter.giveUp = DeadlineScheduler.shared.schedule(after: bound) { [weak self, weak waiter] in
+                guard let self, let waiter else { return }
+                self.withdrawJob(waiter, self.unavailableError())
+            }
+        }
+        mutex.unlock()
+        // Its stop (time limit, cancellation) takes it out of line; after it started, the
+        // stop interrupts its statement instead (and this does nothing).
+        job.control.onStop { [weak self, weak waiter] reason in
+            guard let self, let waiter else { return }
+            self.withdrawJob(waiter, reason.error)
+        }
+    }
+
+    private func start(_ job: Job, on slot: Slot) {
+        let waited = DeadlineScheduler.now() &- job.start
+        worker(of: slot).submit { job.run(slot, waited) }
+    }
+
+    /// The thread of `slot`, started on first use.
+    private func worker(of slot: Slot) -> WorkerThread {
+        mutex.withLock {
+            if let worker = slot.worker { return worker }
+            let worker = WorkerThread(name: "\(options.threadName)\(slot.index)")
+            slot.worker = worker
+            return worker
+        }
+    }
+
+    /// Takes a job out of line (its call stopped, or the pool's bound passed) and fails it.
+    private func withdrawJob(_ waiter: Waiter, _ error: any Error) {
+        mutex.lock()
+        guard waiter.isQueued, waiter.granted == nil else {
+            mutex.unlock()
+            return
+        }
+        withdraw(waiter)
+        mutex.unlock()
+        waiter.job?.fail(error)
+    }
+
+    /// Marks `waiter` out of line (with the mutex held); its place is skipped.
+    private func withdraw(_ waiter: Waiter) {
+        guard waiter.isQueued else { return }
+        waiter.isQueued = false
+        waitingCount.subtract(1, ordering: .relaxed)
+        if let giveUp = waiter.giveUp {
+            DeadlineScheduler.shared.cancel(giveUp)
+            waiter.giveUp = nil
+        }
+    }
+
+    /// The first caller still in line, taken out of it (with the mutex held).
+    private func nextInLine() -> Waiter? {
+        while lineStart < line.count {
+            let waiter = line[lineStart]
+            lineStart += 1
+            if lineStart == line.count {
+                line.removeAll(keepingCapacity: true)
+                lineStart = 0
+            } else if lineStart >= 1024 && lineStart * 2 >= line.count {
+                line.removeFirst(lineStart)
+                lineStart = 0
+            }
+            if waiter.isQueued { return waiter }
+        }
+        return nil
+    }
+
+    // MARK: Handing slots back
+
+    /// Gives `slot` to the first caller in line, or back to the free list. A connection
+    /// that broke (or that its call asked to discard) is closed first.
+    private func handOver(_ slot: Slot) {
+        if let database = slot.database, database.mustBeDiscarded {
+            // Under the mutex: a shutdown interrupting the slot's call sees it gone.
+            mutex.withLock { slot.database = nil }
+            try? database.closeOwnedConnection()
+            openCount.subtract(1, ordering: .relaxed)
+        }
+        if slot.interruptedAtShutdown.load(ordering: .relaxed),
+            slot.interruptedAtShutdown.exchange(false, ordering: .acquiringAndReleasing)
+        {
+            slot.database?.clearInterrupt()
+        }
+        mutex.lock()
+        if let waiter = nextInLine() {
+            withdraw(waiter)
+            waiter.granted = slot
+            slot.holderControl = waiter.job?.control
+            mutex.unlock()
+            if let job = waiter.job {
+                start(job, on: slot)
+            } else {
+                waiter.semaphore?.signal()
+            }
+            return
+        }
+        slot.isLeased = false
+        slot.holderControl = nil
+        free.append(slot)
+        leasedCount.subtract(1, ordering: .relaxed)
+        var whenDrained: [@Sendable () -> Void] = []
+        if phase != .open && free.count == slots.count {
+            swap(&whenDrained, &drained)
+        }
+        mutex.unlock()
+        for action in whenDrained { action() }
+    }
+
+    // MARK: Closing
+
+    /// Refuses new calls, waits until every slot is back (the calls in flight and in line
+    /// finish first), then closes every connection and ends the slots' threads.
+    package func close() {
+        let semaphore = DispatchSemaphore(value: 0)
+        beginDraining { semaphore.signal() }
+        semaphore.wait()
+        closeConnections()
+    }
+
+    /// ``close()`` for `async` code: the wait holds no thread, and the connections close on
+    /// a slot's thread. Calls still running `gracePeriod` after the start (`nil`: no limit)
+    /// are stopped: their statements are interrupted and they throw.
+    package func shutdown(gracePeriod: Duration?) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumed = Atomic<Bool>(false)
+            let grace = gracePeriod.map { period in
+                DeadlineScheduler.shared.schedule(after: period) { [weak self] in self?.stopCallsInFlight() }
+            }
+            beginDraining {
+                if let grace { DeadlineScheduler.shared.cancel(grace) }
+                if !resumed.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume() }
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            worker(of: slots[0]).submit { [self] in
+                closeConnections()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Refuses new calls and runs `action` once every slot is free (at once if they are).
+    private func beginDraining(_ action: @escaping @Sendable () -> Void) {
+        mutex.lock()
+        if phase == .open { phase = .draining }
+        guard free.count < slots.count else {
+            mutex.unlock()
+            action()
+            return
+        }
+        drained.append(action)
+        mutex.unlock()
+    }
+
+    /// Ends a shutdown's grace period: the callers still in line are refused, and the
+    /// calls holding a slot are stopped (their statements interrupted).
+    private func stopCallsInFlight() {
+        var refused: [Waiter] = []
+        mutex.withLock {
+            while let waiter = nextInLine() {
+                withdraw(waiter)
+                waiter.failure = closedError()
+                refused.append(waiter)
+            }
+            for slot in slots where slot.isLeased {
+                if let control = slot.holderControl {
+                    control.stop(.cancelled)
+                } else if let database = slot.database {
+                    slot.interruptedAtShutdown.store(true, ordering: .releasing)
+                    database.interruptRunningStatement()
+                }
+            }
+        }
+        for waiter in refused {
+            if let job = waiter.job { job.fail(closedError()) } else { waiter.semaphore?.signal() }
+        }
+    }
+
+    /// Calls `body` with the connection of each slot lent now (under the pool's mutex:
+    /// `body` must not block).
+    package func forEachConnectionInUse(_ body: (Database) -> Void) {
+        mutex.withLock {
+            for slot in slots where slot.isLeased {
+                if let database = slot.database { body(database) }
+            }
+        }
+    }
+
+    /// Closes every connection (every slot is free) and ends the threads; a later call
+    /// is refused.
+    private func closeConnections() {
+        mutex.withLock { phase = .closed }
+        for slot in slots {
+            guard let database = mutex.withLock({ slot.database }) else { continue }
+            mutex.withLock { slot.database = nil }
+            try? database.closeOwnedConnection()
+            openCount.subtract(1, ordering: .relaxed)
+        }
+        mutex.withLock {
+            for slot in slots {
+                slot.worker?.end()
+                slot.worker = nil
+            }
+        }
+    }
+
+    deinit {
+        for slot in slots { slot.worker?.end() }
+    }
+
+    // MARK: Errors
+
+    private func closedError() -> DALError {
+        DALError(.connectionClosed, "\(options.name) is closed (or shutting down): it takes no new calls")
+    }
+
+    private func unavailableError() -> DALError {
+        DALError(
+            .connectionUnavailable,
+            "no connection of \(options.name) became free within \(options.acquireTimeout ?? .zero) "
+                + "(all \(slots.count) in use)")
+    }
+}

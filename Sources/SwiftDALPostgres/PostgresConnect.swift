@@ -1,0 +1,142 @@
+internal import CSwiftDALPostgres
+import Foundation
+import SwiftDALConnection
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Opening a libpq connection without waiting on a server past a deadline.
+///
+/// `PQconnectdb` waits for the server without a bound of its own but `connect_timeout`,
+/// and nothing can interrupt it. Here the connection is driven by `PQconnectPoll` over the
+/// socket, in slices of at most 50 ms, so that:
+/// - each host gets at most the connect timeout (the URL's `connect_timeout`, else
+///   ``PostgresConfiguration/connectTimeout``): a host that accepts the connection and
+///   never answers (a hung server) has its socket shut down, and libpq moves on to the
+///   next host of a multi-host string, as it does for a refused one;
+/// - the call opening it stops with it: its cancellation or time limit ends the attempt.
+///
+/// The defaults SwiftDAL adds come before the user's string, which overrides them:
+/// `fallback_application_name=SwiftDAL` (how sessions show in `pg_stat_activity`) and TCP
+/// keepalives (30 s idle, then 5 probes 10 s apart) so that a peer that vanished from
+/// the network is noticed on a TCP connection; Unix sockets ignore them.
+enum PostgresConnect {
+    static func open(
+        _ connectionString: String, configuration: PostgresConfiguration, name: String
+    ) throws -> OpaquePointer {
+        let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
+        let keywords = [
+            "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+            "dbname"
+        ]
+        let values = ["SwiftDAL", "1", "30", "10", "5", connectionString]
+        let connection = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectStartParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): out of memory")
+        }
+        do {
+            try drive(connection, hostTimeout: hostTimeout, configuration: configuration)
+            return connection
+        } catch {
+            PQfinish(connection)
+            throw error
+        }
+    }
+
+    /// Runs the connection's handshake to its end, or throws.
+    private static func drive(
+        _ connection: OpaquePointer, hostTimeout: Duration, configuration: PostgresConfiguration
+    ) throws {
+        let control = currentCallControl()
+        // A synchronous call's limit (no control yet while its connection opens).
+        let callEnd: UInt64? =
+            control == nil
+            ? (CallLimits.current ?? configuration.callTimeout).map {
+                DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
+            } : nil
+        let hostNanoseconds = UInt64(CallControl.boundedNanoseconds(hostTimeout))
+        var socket: Int32 = -1
+        var hostEnd: UInt64 = 0
+        var status = PGRES_POLLING_WRITING
+        while true {
+            if PQstatus(connection) == CONNECTION_BAD || status == PGRES_POLLING_FAILED {
+                throw failure(connection)
+            }
+            if status == PGRES_POLLING_OK { return }
+            let current = PQsocket(connection)
+            if current != socket {
+                socket = current  // a new host (or a new attempt): its own timeout
+                hostEnd = DeadlineScheduler.now() &+ hostNanoseconds
+            }
+            var ready = false
+            while !ready {
+                if let reason = control?.reason { throw reason.error }
+                let now = DeadlineScheduler.now()
+                if let callEnd, now >= callEnd {
+                    throw PostgresError(
+                        sqlState: "08001", message: "the connection attempt ran past the call's time limit")
+                }
+                if now >= hostEnd {
+                    // The host accepted the connection and never answered: give up on it
+                    // (libpq reports it failed and tries the next host, if any).
+                    if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+                    break
+                }
+                let slice = min(50_000_000, hostEnd - now, (callEnd ?? .max) - now)
+                var descriptor = pollfd(
+                    fd: socket, events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
+                let result = poll(&descriptor, 1, Int32(max(1, slice / 1_000_000)))
+                ready = result != 0 || socket < 0
+                if result < 0 && errno == EINTR { ready = false }
+            }
+            status = PQconnectPoll(connection)
+        }
+    }
+
+    private static func failure(_ connection: OpaquePointer) -> PostgresError {
+        let message = PQerrorMessage(connection).map { String(cString: $0) } ?? "unknown error"
+        return PostgresError(
+            sqlState: "08001", message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The `connect_timeout` a connection string names, if any.
+    private static func connectTimeout(in connectionString: String) -> Duration? {
+        guard let options = PQconninfoParse(connectionString, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "connect_timeout", let value = option.pointee.val,
+                let seconds = Int(String(cString: value)), seconds > 0
+            {
+                // libpq's own rule: less than 2 s is 2 s.
+                return .seconds(max(2, seconds))
+            }
+            option += 1
+        }
+        return nil
+    }
+
+    /// Calls `body` with the strings as a NULL-terminated array of C strings.
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R)
+        -> R
+    {
+        let copies = strings.map { strdup($0) }
+        let array = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: strings.count + 1)
+        defer {
+            array.deallocate()
+            for copy in copies { free(copy) }
+        }
+        for (index, copy) in copies.enumerated() { array[index] = UnsafePointer(copy) }
+        array[strings.count] = nil
+        return body(UnsafePointer(array))
+    }
+}
