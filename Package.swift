@@ -105,6 +105,13 @@ let package = Package(
             dependencies: ["SwiftDAL"],
             path: "Tests/Reliability/swiftdal-crash"
         ),
+        // Reliability (measurements of the concurrency core that need a process of their own:
+        // run by the tests as a child process).
+        .executableTarget(
+            name: "swiftdal-probe",
+            dependencies: ["SwiftDAL", "SwiftDALPostgres"],
+            path: "Tests/Reliability/swiftdal-probe"
+        ),
         // Reliability (out-of-memory and I/O-error sweeps).
         .target(
             name: "CSwiftDALFaults",

@@ -208,4 +208,7 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
         async let writer: Void = writerCore.shutdown(gracePeriod: gracePeriod)
         _ = await (readers, writer)
     }
+
+    /// Whether the pool refuses new calls (``close()`` or ``shutdown(gracePeriod:)`` began).
+    package var refusesNewCalls: Bool { readerCore.isClosing }
 }

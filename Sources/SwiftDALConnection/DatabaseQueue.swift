@@ -200,6 +200,9 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     public func shutdown(gracePeriod: Duration? = .seconds(30)) async {
         await core.shutdown(gracePeriod: gracePeriod)
     }
+
+    /// Whether the queue refuses new calls (``close()`` or ``shutdown(gracePeriod:)`` began).
+    package var refusesNewCalls: Bool { core.isClosing }
 }
 
 func writeInReadError() -> DALError {

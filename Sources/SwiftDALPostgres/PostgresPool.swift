@@ -235,4 +235,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         }
         return parts.isEmpty ? "PostgreSQL" : parts.joined(separator: " ")
     }
+
+    /// Whether the pool refuses new calls (``close()`` or ``shutdown(gracePeriod:)`` began).
+    package var refusesNewCalls: Bool { core.isClosing }
 }

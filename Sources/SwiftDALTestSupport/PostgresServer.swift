@@ -32,6 +32,8 @@ public final class PostgresServer: @unchecked Sendable {
     private var running = false
     private var databases = 0
     private var bouncerRunning = false
+    /// The processes ``pause()`` stopped.
+    private var paused: [pid_t] = []
 
     /// Why the server could not start.
     public struct StartFailure: Error, CustomStringConvertible {
@@ -240,8 +242,34 @@ public final class PostgresServer: @unchecked Sendable {
         guard running,
             let pid = Int32(readWholeFile(directory + "/pgbouncer.pid").trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
-        kill(pid, SIGTERM)
-        _ = waitFor(attempts: 100, pause: 20_000, until: { kill(pid, 0) != 0 })
+        terminate(pid)
+    }
+
+    /// The process ids of the running server: the postmaster first, then its children.
+    public var serverProcessIDs: [Int32] {
+        let firstLine = readWholeFile(dataDirectory + "/postmaster.pid").split(separator: "\n").first
+        guard let postmaster = firstLine.flatMap({ pid_t($0.trimmingCharacters(in: .whitespaces)) }) else {
+            return []
+        }
+        return [postmaster] + childProcesses(of: postmaster)
+    }
+
+    /// Stops the server's processes with SIGSTOP: it keeps accepting connections (the
+    /// kernel queues them) and never answers, as a hung server does. ``resume()`` (or
+    /// ``stop()``) lets it go on.
+    public func pause() {
+        let processes = serverProcessIDs
+        lock.withLock { paused = processes }
+        for pid in processes { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a server stopped by ``pause()`` go on.
+    public func resume() {
+        let processes = lock.withLock { () -> [pid_t] in
+            defer { paused = [] }
+            return paused
+        }
+        for pid in processes.reversed() { kill(pid, SIGCONT) }
     }
 
     private func write(_ text: String, to path: String) throws {
@@ -282,6 +310,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Stops the server and removes its files.
     public func stop() {
+        resume()
         stopPgBouncer()
         stopServer()
         removeFiles()
@@ -365,8 +394,21 @@ private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int
         for argument in arguments { free(argument) }
         for variable in variables { free(variable) }
     }
+    // The child starts with no signal blocked and every signal's default action, whatever
+    // the spawning thread had: a daemon (PgBouncer) inherits the mask, and one spawned from
+    // a thread that blocks SIGTERM could not be stopped with it.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    var allSignals = sigset_t()
+    sigfillset(&allSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    posix_spawnattr_setsigdefault(&attributes, &allSignals)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid = pid_t()
-    let code = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
+    let code = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)
     guard code == 0 else {
         throw PostgresServer.StartFailure(description: "cannot run \(command[0]): \(String(cString: strerror(code)))")
     }
@@ -376,6 +418,40 @@ private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int
     }
     // WIFEXITED/WEXITSTATUS are macros: the exit status is bits 8-15 when bits 0-6 are 0.
     return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+}
+
+/// Runs the program at `path` with `arguments` and returns its exit status and what it
+/// printed (standard output and error together).
+///
+/// For example, `let (status, output) = try runProgram("/usr/bin/env", ["true"])`.
+public func runProgram(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let outputPath = NSTemporaryDirectory() + "swiftdal-run-\(UUID().uuidString).out"
+    defer { unlink(outputPath) }
+    let status = try spawnAndWait([path] + arguments, outputPath: outputPath)
+    return (status, readWholeFile(outputPath))
+}
+
+/// Stops the process `pid` (not a child of this one): SIGTERM, then SIGKILL when it has
+/// not exited within 2 s; waits until it is gone (at most 2 s more).
+func terminate(_ pid: pid_t) {
+    kill(pid, SIGTERM)
+    guard !waitFor(attempts: 100, pause: 20_000, until: { kill(pid, 0) != 0 }) else { return }
+    kill(pid, SIGKILL)
+    _ = waitFor(attempts: 100, pause: 20_000, until: { kill(pid, 0) != 0 })
+}
+
+/// The processes whose parent is `parent` (from /proc).
+private func childProcesses(of parent: pid_t) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry -> pid_t? in
+        guard let pid = pid_t(entry) else { return nil }
+        // /proc/<pid>/stat: "pid (name) state ppid ..."; the name may hold spaces.
+        let stat = readWholeFile("/proc/\(entry)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 1, pid_t(fields[1]) == parent else { return nil }
+        return pid
+    }
 }
 
 /// The text of the file at `path` ("" when it cannot be read), read with POSIX calls

@@ -1,0 +1,98 @@
+import Foundation
+import SwiftDAL
+import SwiftDALConnection
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Testing
+
+/// How long `body` took.
+private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
+    let clock = ContinuousClock()
+    let start = clock.now
+    try body()
+    return clock.now - start
+}
+
+/// A server stopped with SIGSTOP accepts connections and never answers. Nothing in the
+/// process may be held by it: not the time limits of calls to other servers, not the
+/// health checks of the other replicas, not the reads the cluster can serve elsewhere.
+@Suite(.serialized) struct HungServerTests {
+    @Test func aHungStandbyHoldsNoTimeLimitNoHealthCheckAndNoReadElsewhere() async throws {
+        let servers = try ReplicatedServers(standbys: 2)
+        defer { servers.stop() }
+        try servers.primary.psql(
+            "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckInterval = .milliseconds(200)
+        configuration.healthCheckTimeout = .seconds(1)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+        try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        let hung = servers.standbys[0]
+        let onHung = try PostgresPool(url: servers.standbyURLs[0])
+        defer { try? onHung.close() }
+        try onHung.checkConnection()
+        let onPrimary = try PostgresPool(url: servers.primaryURL)
+        defer { try? onPrimary.close() }
+        try onPrimary.checkConnection()
+        // Reads of the cluster, without time limits, running all along.
+        let notes = BaseDAL<Note>(database: cluster)
+        let readers = (0..<3).map { _ in
+            Task.detached { () -> (served: Int, failures: [String]) in
+                var served = 0
+                var failures = [String]()
+                let end = ContinuousClock.now.advanced(by: .seconds(6))
+                while ContinuousClock.now < end {
+                    do {
+                        if try await notes.getRecordCount() == 100 { served += 1 }
+                    } catch {
+                        failures.append("\(error)")
+                    }
+                }
+                return (served, failures)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+
+        hung.pause()
+        let pausedAt = ContinuousClock.now
+        // A call to the hung server under a time limit: its cancel request cannot get an
+        // answer. It ends at its limit and grace period all the same.
+        let stuck = Task.detached {
+            elapsed {
+                #expect(throws: DALError.self) {
+                    try withDatabaseTimeout(.milliseconds(300)) { try onHung.read { try $0.execute("SELECT 1") } }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(400))
+        // Time limits elsewhere in the process still fire, on time.
+        let onTime = elapsed {
+            let error = #expect(throws: DALError.self) {
+                try withDatabaseTimeout(.milliseconds(1500)) {
+                    try onPrimary.read { try $0.execute("SELECT pg_sleep(4)") }
+                }
+            }
+            #expect(error?.code == .timeout)
+        }
+        #expect(onTime < .milliseconds(2500), "a 1.5 s limit on the primary fired after \(onTime)")
+        let stuckFor = await stuck.value
+        #expect(stuckFor < .seconds(3), "the call to the hung server ended after \(stuckFor)")
+        // The hung standby left the rotation, found by the health checks' own deadline.
+        try waitUntil { cluster.replicaStatuses.first?.isInRotation == false }
+        let leftAfter = ContinuousClock.now - pausedAt
+        #expect(leftAfter < .seconds(5), "the hung standby left the rotation after \(leftAfter)")
+        #expect(cluster.replicaStatuses[1].isInRotation)
+        // Reads went on elsewhere: none failed (those waiting on the hung standby with no
+        // answer yet ran again on another server).
+        for reader in readers {
+            let (served, failures) = await reader.value
+            #expect(failures.isEmpty, "reads that failed: \(failures.prefix(3))")
+            #expect(served > 0)
+        }
+        hung.resume()
+        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+    }
+}

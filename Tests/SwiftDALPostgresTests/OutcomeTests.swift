@@ -1,0 +1,142 @@
+import Foundation
+import SwiftDAL
+import SwiftDALConnection
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Testing
+
+/// What a call reported about its write.
+private enum Reported {
+    case committed, rolledBack, unknown
+}
+
+/// The outcomes reported by writes stopped at random moments, by the row each wrote.
+private struct Outcomes {
+    var reports: [Int: Reported] = [:]
+
+    mutating func record(_ id: Int, _ write: () async throws -> Void) async {
+        do {
+            try await write()
+            reports[id] = .committed
+        } catch DALError.Code.outcomeUnknown {
+            reports[id] = .unknown
+        } catch is CancellationError {
+            reports[id] = .rolledBack
+        } catch DALError.Code.timeout {
+            reports[id] = .rolledBack
+        } catch {
+            Issue.record("write \(id) failed otherwise: \(error)")
+        }
+    }
+
+    /// Every report checked against the rows the server holds: a committed write is there,
+    /// a rolled-back one is not (an unknown one may be either).
+    func check(against rows: Set<Int>, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let falselyCommitted = reports.filter { $0.value == .committed && !rows.contains($0.key) }.map(\.key)
+        let falselyRolledBack = reports.filter { $0.value == .rolledBack && rows.contains($0.key) }.map(\.key)
+        #expect(
+            falselyCommitted.isEmpty, "\(what): reported committed, not stored: \(falselyCommitted.sorted())",
+            sourceLocation: sourceLocation)
+        #expect(
+            falselyRolledBack.isEmpty, "\(what): reported rolled back, stored: \(falselyRolledBack.sorted())",
+            sourceLocation: sourceLocation)
+    }
+
+    func count(_ kind: Reported) -> Int { reports.values.filter { $0 == kind }.count }
+}
+
+/// The ids stored in `ledger`, read with psql.
+private func storedIDs(_ server: PostgresServer, database: String) throws -> Set<Int> {
+    Set(try server.psql("SELECT id FROM ledger", database: database).split(separator: "\n").compactMap { Int($0) })
+}
+
+/// A write of row `id` through `cluster` in `session`.
+private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySession, _ id: Int) async throws {
+    let insert: @Sendable (Database) throws -> Void = { db in
+        try db.execute("INSERT INTO ledger VALUES (\(id), 'x')")
+    }
+    let write: () async throws -> Void = { try await cluster.write(insert) }
+    try await session.run(write)
+}
+
+@Suite(.serialized) struct OutcomeTests {
+    /// Writes stopped at random moments across BEGIN … COMMIT (time limits and
+    /// cancellations of a few milliseconds, statements of a few milliseconds): every
+    /// outcome a call reports is the one the server holds, in both directions.
+    @Test func everyReportedOutcomeOfAStoppedWriteIsTheServersOnAPool() async throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql("CREATE TABLE ledger(id INT PRIMARY KEY, note TEXT)")
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 2
+        let pool = try PostgresPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        var outcomes = Outcomes()
+        for id in 0..<160 {
+            let pause = Double.random(in: 0..<0.006)
+            let write: @Sendable () async throws -> Void = {
+                try await pool.write { db in
+                    try db.execute("INSERT INTO ledger(id, note) VALUES (\(id), 'x')")
+                    if pause > 0.003 { try db.execute("SELECT pg_sleep(\(pause))") }
+                }
+            }
+            if id % 2 == 0 {
+                await outcomes.record(id) {
+                    try await withDatabaseTimeout(.microseconds(Int64.random(in: 0..<8_000))) { try await write() }
+                }
+            } else {
+                let task = Task { try await write() }
+                try await Task.sleep(for: .microseconds(Int.random(in: 0..<8_000)))
+                task.cancel()
+                await outcomes.record(id) { try await task.value }
+            }
+        }
+        outcomes.check(against: try storedIDs(outside.server, database: outside.database), "pool")
+        #expect(outcomes.count(.committed) > 0)
+        #expect(outcomes.count(.rolledBack) > 0)
+    }
+
+    /// The same through a cluster in a consistency session, with synchronous replication
+    /// whose standby hangs (SIGSTOP): every COMMIT waits for it, and the stop lands on the
+    /// COMMIT in flight. PostgreSQL then keeps the commit (it only stops waiting for the
+    /// standby): the call reports it committed, with its token, never "rolled back".
+    @Test func aStopDuringACommitWaitingForASynchronousStandbyReportsTheCommit() async throws {
+        let servers = try ReplicatedServers(standbys: 2)
+        defer { servers.stop() }
+        try servers.primary.psql(
+            "CREATE TABLE ledger(id INT PRIMARY KEY, note TEXT)", database: servers.database)
+        try servers.primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        try servers.primary.psql("SELECT pg_reload_conf()")
+        try waitUntil {
+            try servers.primary.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        }
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckTimeout = .milliseconds(500)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        var outcomes = Outcomes()
+        // Random stops first, with replication answering.
+        for id in 0..<60 {
+            let session = ConsistencySession()
+            let limit = Duration.microseconds(Int64.random(in: 0..<10_000))
+            await outcomes.record(id) {
+                try await withDatabaseTimeout(limit) { try await sessionWrite(cluster, session, id) }
+            }
+            if outcomes.reports[id] == .committed { #expect(session.token != nil, "write \(id): no token") }
+        }
+        // Then every synchronous standby hangs: each COMMIT waits until the stop.
+        for standby in servers.standbys { standby.pause() }
+        for id in 100..<110 {
+            let session = ConsistencySession()
+            await outcomes.record(id) {
+                try await withDatabaseTimeout(.milliseconds(300)) { try await sessionWrite(cluster, session, id) }
+            }
+            #expect(
+                outcomes.reports[id] == .committed,
+                "write \(id) during the hang: \(String(describing: outcomes.reports[id]))")
+        }
+        for standby in servers.standbys { standby.resume() }
+        outcomes.check(against: try storedIDs(servers.primary, database: servers.database), "cluster")
+    }
+}

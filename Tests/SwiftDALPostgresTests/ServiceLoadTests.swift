@@ -1,0 +1,177 @@
+import Foundation
+import SwiftDAL
+import SwiftDALConnection
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Synchronization
+import Testing
+
+/// The most calls of a set seen running at once, counted by the calls themselves.
+private final class ConcurrencyCounter: Sendable {
+    private let running = Atomic<Int>(0)
+    private let peakSeen = Atomic<Int>(0)
+
+    func run<T>(_ body: () throws -> T) rethrows -> T {
+        let now = running.add(1, ordering: .relaxed).newValue
+        var peak = peakSeen.load(ordering: .relaxed)
+        while now > peak {
+            let (exchanged, original) = peakSeen.compareExchange(expected: peak, desired: now, ordering: .relaxed)
+            if exchanged { break }
+            peak = original
+        }
+        defer { running.subtract(1, ordering: .relaxed) }
+        return try body()
+    }
+
+    var peak: Int { peakSeen.load(ordering: .relaxed) }
+}
+
+/// Whether `database` refuses new calls.
+private func isClosing(_ database: any DatabaseWriter) -> Bool {
+    switch database {
+    case let pool as DatabasePool: pool.refusesNewCalls
+    case let pool as PostgresPool: pool.refusesNewCalls
+    default: false
+    }
+}
+
+/// A pool of `connections` read connections of `engine` (the SQLite pool's readers), and
+/// what makes a read of it last about `seconds` on its connection (`pg_sleep` on
+/// PostgreSQL; a CPU-bound recursive query under a time limit on SQLite).
+private struct SlowReads: @unchecked Sendable {
+    let database: any DatabaseWriter
+    let engine: Engine
+    private let directory: TemporaryDirectory?
+
+    init(_ engine: Engine, connections: Int) throws {
+        self.engine = engine
+        switch engine {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            var configuration = Configuration()
+            configuration.maximumReaderCount = connections
+            database = try DatabasePool(path: directory.file("load.sqlite"), configuration: configuration)
+        case .postgres:
+            directory = nil
+            var configuration = PostgresConfiguration()
+            configuration.maximumConnections = connections
+            database = try makePostgresPool(configuration)
+        }
+    }
+
+    /// Keeps `db` busy for about `seconds` (PostgreSQL: in the server, `pg_sleep`).
+    func occupy(_ db: Database, seconds: Double) throws {
+        switch engine {
+        case .postgres: try db.execute("SELECT pg_sleep(\(seconds))")
+        case .sqlite: Thread.sleep(forTimeInterval: seconds)
+        }
+    }
+}
+
+@Suite struct ServiceLoadTests {
+    /// N concurrent async calls on a pool of P connections keep min(N, P) connections busy,
+    /// on any number of cores (this machine has two): the calls count themselves, and on
+    /// PostgreSQL the server is asked how many sessions run the query at once.
+    @Test(arguments: Engine.allCases)
+    func concurrentAsyncCallsKeepEveryConnectionOfThePoolBusy(_ engine: Engine) async throws {
+        let pool = 6
+        let reads = try SlowReads(engine, connections: pool)
+        defer { try? reads.database.close() }
+        let counter = ConcurrencyCounter()
+        let outside: OutsideView? = engine == .postgres ? try OutsideView.fresh().0 : nil
+        let serverPeak = Locked(0)
+        let sampling = Locked(true)
+        let sampler = Task.detached {
+            guard let outside, let database = reads.database as? PostgresPool else { return }
+            let name = database.name.split(separator: "dbname=").last.map(String.init) ?? ""
+            while sampling.withLock({ $0 }) {
+                let count =
+                    (try? outside.server.psql(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND query LIKE '%pg_sleep%' "
+                            + "AND state = 'active' AND pid <> pg_backend_pid()"))
+                    .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+                serverPeak.withLock { $0 = max($0, count) }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<(pool * 2) {
+                group.addTask {
+                    try await reads.database.read { db in try counter.run { try reads.occupy(db, seconds: 0.8) } }
+                }
+            }
+            try await group.waitForAll()
+        }
+        sampling.withLock { $0 = false }
+        await sampler.value
+        #expect(counter.peak == pool)
+        if engine == .postgres { #expect(serverPeak.withLock { $0 } == pool) }
+    }
+
+    /// A call waiting for a connection holds no thread: with every connection held, two
+    /// thousand waiting async calls (readers, and SQLite's writer) add no thread to the
+    /// process, then all complete. Measured in a process of its own (`swiftdal-probe`):
+    /// this one runs other tests beside it.
+    @Test(arguments: Engine.allCases)
+    func thousandsOfWaitingCallsCostNoThreads(_ engine: Engine) throws {
+        var arguments = ["waiters", "--engine", engine.rawValue]
+        if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
+        let result = try runProbe(arguments)
+        #expect(result["callers_waiting"] == 2_000)
+        #expect(result["completed"] == 2_000)
+        let before = result["threads_before"] ?? 0
+        let waiting = result["threads_waiting"] ?? .max
+        #expect(waiting <= before + 2, "threads: \(before) before, \(waiting) with 2,000 calls waiting")
+    }
+
+    /// Swift's own threads are never held by database work: a task ticking every 10 ms
+    /// keeps its pace while the pool is saturated with slow queries (CPU-bound ones on
+    /// SQLite), more of them waiting. Measured in a process of its own (`swiftdal-probe`),
+    /// with a wide margin (the machine is shared).
+    @Test(arguments: Engine.allCases)
+    func aTickerKeepsItsPaceWhileThePoolIsSaturated(_ engine: Engine) throws {
+        var arguments = ["ticker", "--engine", engine.rawValue]
+        if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
+        let result = try runProbe(arguments)
+        #expect(result["reads_completed"] == 8)
+        let gap = result["longest_gap_ms"] ?? .max
+        #expect(gap < 500, "the ticker waited \(gap) ms between two wake-ups")
+    }
+
+    /// A service's shutdown: `shutdown(gracePeriod:)` refuses new calls at once with a
+    /// typed error, lets the calls in flight and in line finish, then closes every
+    /// connection (on PostgreSQL the server shows no session left).
+    @Test(arguments: Engine.allCases)
+    func shutdownRefusesNewCallsAndLetsCallsInFlightFinish(_ engine: Engine) async throws {
+        let reads = try SlowReads(engine, connections: 2)
+        let database = reads.database
+        let outside: OutsideView?
+        if engine == .postgres, let pool = database as? PostgresPool {
+            let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
+            outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
+        } else {
+            outside = nil
+        }
+        let inFlight = (0..<4).map { index in
+            Task { try await database.read { db in try reads.occupy(db, seconds: 0.5) } }
+        }
+        try await eventually { database.statistics.connectionsInUse == 2 && database.statistics.callersWaiting == 2 }
+        let shutdown = Task {
+            switch database {
+            case let pool as DatabasePool: await pool.shutdown(gracePeriod: .seconds(30))
+            case let pool as PostgresPool: await pool.shutdown(gracePeriod: .seconds(30))
+            default: Issue.record("unexpected database \(database)")
+            }
+        }
+        try await eventually { database.statistics.callersWaiting == 2 && isClosing(database) }
+        let refused = await #expect(throws: DALError.self) {
+            try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") }
+        }
+        #expect(refused?.code == .connectionClosed)
+        for call in inFlight { try await call.value }  // every call in flight or in line finished
+        await shutdown.value
+        #expect(database.statistics.connectionsOpen == 0)
+        if let outside { #expect(try outside.sessionStates().isEmpty) }
+    }
+}
