@@ -95,4 +95,35 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         hung.resume()
         try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
     }
+
+    /// A COMMIT sent to a server that hangs before answering: the call's limit passes, the
+    /// cancel request gets no answer, and the connection is abandoned with the COMMIT in
+    /// flight. Whether it committed is unknown (the server may read it when it resumes):
+    /// the call says so, never "rolled back".
+    @Test func aCommitInFlightWhenTheServerHangsHasAnUnknownOutcome() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let database = try server.makeDatabaseName()
+        try server.psql("CREATE TABLE ledger(id INT PRIMARY KEY)", database: database)
+        let pool = try PostgresPool(url: server.connectionString(database: database))
+        defer { try? pool.close() }
+        let aboutToCommit = DispatchSemaphore(value: 0)
+        let write = Task.detached {
+            try withDatabaseTimeout(.milliseconds(600)) {
+                try pool.write { db in
+                    try db.execute("INSERT INTO ledger VALUES (1)")
+                    aboutToCommit.signal()
+                    Thread.sleep(forTimeInterval: 0.3)  // the server hangs meanwhile; then COMMIT goes out
+                }
+            }
+        }
+        aboutToCommit.wait()
+        server.pause()
+        let outcome = await write.result
+        server.resume()
+        let error = #expect(throws: DALError.self) { try outcome.get() }
+        #expect(error?.code == .outcomeUnknown, "\(String(describing: error))")
+        // The server is back; the row is there or not, and nothing said otherwise.
+        try waitUntil { (try? server.psql("SELECT 1", database: database)) != nil }
+    }
 }
