@@ -481,9 +481,9 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     }
 }
 
-/// A health check running on a host's health-check connection (an `async` call of its
-/// pool, under the check's time limit), whose result the health thread waits for until a
-/// deadline, and no longer.
+/// A health check running on a host's health-check connection (on that connection's
+/// thread, under the check's time limit; no task, so that a busy cooperative pool cannot
+/// delay it), whose result the health thread waits for until a deadline, and no longer.
 private final class HealthCheck<Value: Sendable>: Sendable {
     private let outcome = Locked<Result<Value, any Error>?>(nil)
 
@@ -500,16 +500,7 @@ private final class HealthCheck<Value: Sendable>: Sendable {
             return (check, true)
         }
         guard isNew else { return check }
-        Task {
-            let result: Result<Value, any Error>
-            do {
-                result = .success(
-                    try await withDatabaseTimeout(timeout) {
-                        try await pool.perform(writing: false) { try pool.reentrantRead(query) }
-                    })
-            } catch {
-                result = .failure(error)
-            }
+        pool.start(limit: timeout, { try pool.reentrantRead(query) }) { result in
             check.outcome.withLock { $0 = result }
         }
         return check

@@ -208,6 +208,18 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
             maximumConnections: core.slots.count)
     }
 
+    /// Runs `work` on a connection's thread under a time limit of `limit`, once one is free
+    /// (waiting in line, holding no thread), and calls `completion` with its result: for a
+    /// cluster's health checks, which must not depend on Swift's cooperative threads.
+    package func start<T: Sendable>(
+        limit: Duration, _ work: @escaping @Sendable () throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let control = CallControl(limitsWholeCall: true)
+        control.addDeadline(after: limit, reporting: limit)
+        core.start(under: control, work, completion: completion)
+    }
+
     /// Whether the `async` call running on this thread waited in line for this pool (its
     /// first access here takes the connection reserved for it).
     package var isReservedOnThisThread: Bool { core.isReservedOnThisThread }

@@ -28,8 +28,10 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         let cluster = try PostgresCluster(
             primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
         defer { try? cluster.close() }
-        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
-        try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        try await blocking {
+            try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+            try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        }
         let hung = servers.standbys[0]
         let onHung = try PostgresPool(url: servers.standbyURLs[0])
         defer { try? onHung.close() }
@@ -60,28 +62,32 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         let pausedAt = ContinuousClock.now
         // A call to the hung server under a time limit: its cancel request cannot get an
         // answer. It ends at its limit and grace period all the same.
-        let stuck = Task.detached {
-            elapsed {
-                #expect(throws: DALError.self) {
-                    try withDatabaseTimeout(.milliseconds(300)) { try onHung.read { try $0.execute("SELECT 1") } }
+        let stuck = Task {
+            try await blocking {
+                elapsed {
+                    #expect(throws: DALError.self) {
+                        try withDatabaseTimeout(.milliseconds(300)) { try onHung.read { try $0.execute("SELECT 1") } }
+                    }
                 }
             }
         }
         try await Task.sleep(for: .milliseconds(400))
         // Time limits elsewhere in the process still fire, on time.
-        let onTime = elapsed {
-            let error = #expect(throws: DALError.self) {
-                try withDatabaseTimeout(.milliseconds(1500)) {
-                    try onPrimary.read { try $0.execute("SELECT pg_sleep(4)") }
+        let onTime = try await blocking {
+            elapsed {
+                let error = #expect(throws: DALError.self) {
+                    try withDatabaseTimeout(.milliseconds(1500)) {
+                        try onPrimary.read { try $0.execute("SELECT pg_sleep(4)") }
+                    }
                 }
+                #expect(error?.code == .timeout)
             }
-            #expect(error?.code == .timeout)
         }
         #expect(onTime < .milliseconds(2500), "a 1.5 s limit on the primary fired after \(onTime)")
-        let stuckFor = await stuck.value
+        let stuckFor = try await stuck.value
         #expect(stuckFor < .seconds(3), "the call to the hung server ended after \(stuckFor)")
         // The hung standby left the rotation, found by the health checks' own deadline.
-        try waitUntil { cluster.replicaStatuses.first?.isInRotation == false }
+        try await eventually { cluster.replicaStatuses.first?.isInRotation == false }
         let leftAfter = ContinuousClock.now - pausedAt
         #expect(leftAfter < .seconds(5), "the hung standby left the rotation after \(leftAfter)")
         #expect(cluster.replicaStatuses[1].isInRotation)
@@ -93,7 +99,7 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
             #expect(served > 0)
         }
         hung.resume()
-        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
     }
 
     /// A COMMIT sent to a server that hangs before answering: the call's limit passes, the
@@ -108,22 +114,24 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         let pool = try PostgresPool(url: server.connectionString(database: database))
         defer { try? pool.close() }
         let aboutToCommit = DispatchSemaphore(value: 0)
-        let write = Task.detached {
-            try withDatabaseTimeout(.milliseconds(600)) {
-                try pool.write { db in
-                    try db.execute("INSERT INTO ledger VALUES (1)")
-                    aboutToCommit.signal()
-                    Thread.sleep(forTimeInterval: 0.3)  // the server hangs meanwhile; then COMMIT goes out
+        let write = Task {
+            try await blocking {
+                try withDatabaseTimeout(.milliseconds(600)) {
+                    try pool.write { db in
+                        try db.execute("INSERT INTO ledger VALUES (1)")
+                        aboutToCommit.signal()
+                        Thread.sleep(forTimeInterval: 0.3)  // the server hangs meanwhile; then COMMIT goes out
+                    }
                 }
             }
         }
-        aboutToCommit.wait()
+        try await blocking { aboutToCommit.wait() }
         server.pause()
         let outcome = await write.result
         server.resume()
         let error = #expect(throws: DALError.self) { try outcome.get() }
         #expect(error?.code == .outcomeUnknown, "\(String(describing: error))")
         // The server is back; the row is there or not, and nothing said otherwise.
-        try waitUntil { (try? server.psql("SELECT 1", database: database)) != nil }
+        try await blocking { try waitUntil { (try? server.psql("SELECT 1", database: database)) != nil } }
     }
 }

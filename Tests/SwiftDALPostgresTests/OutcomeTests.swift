@@ -106,9 +106,11 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
             "CREATE TABLE ledger(id INT PRIMARY KEY, note TEXT)", database: servers.database)
         try servers.primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
         try servers.primary.psql("SELECT pg_reload_conf()")
-        try waitUntil {
-            try servers.primary.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
-                .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        try await blocking {
+            try waitUntil {
+                try servers.primary.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            }
         }
         var configuration = PostgresClusterConfiguration()
         configuration.healthCheckTimeout = .milliseconds(500)

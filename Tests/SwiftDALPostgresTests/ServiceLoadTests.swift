@@ -153,8 +153,15 @@ private struct SlowReads: @unchecked Sendable {
         } else {
             outside = nil
         }
-        let inFlight = (0..<4).map { index in
-            Task { try await database.read { db in try reads.occupy(db, seconds: 0.5) } }
+        // Two calls hold the connections until released, two wait in line behind them.
+        let release = Locked(false)
+        let inFlight = (0..<4).map { _ in
+            Task {
+                try await database.read { db in
+                    try reads.occupy(db, seconds: 0.05)
+                    while !release.withLock({ $0 }) { usleep(1000) }
+                }
+            }
         }
         try await eventually { database.statistics.connectionsInUse == 2 && database.statistics.callersWaiting == 2 }
         let shutdown = Task {
@@ -164,11 +171,13 @@ private struct SlowReads: @unchecked Sendable {
             default: Issue.record("unexpected database \(database)")
             }
         }
-        try await eventually { database.statistics.callersWaiting == 2 && isClosing(database) }
+        try await eventually { isClosing(database) }
+        #expect(database.statistics.callersWaiting == 2)
         let refused = await #expect(throws: DALError.self) {
             try await database.read { db in try db.fetchScalar(Int.self, "SELECT 1") }
         }
         #expect(refused?.code == .connectionClosed)
+        release.withLock { $0 = true }
         for call in inFlight { try await call.value }  // every call in flight or in line finished
         await shutdown.value
         #expect(database.statistics.connectionsOpen == 0)

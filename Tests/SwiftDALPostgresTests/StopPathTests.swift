@@ -66,11 +66,13 @@ private struct LoopStopped: Error {}
     @Test func aTimeLimitMidTransactionEndsItOnTheServer() async throws {
         let calls = try StoppedCalls()
         defer { try? calls.pool.close() }
-        let during = #expect(throws: DALError.self) {
-            try withDatabaseTimeout(.milliseconds(300)) {
-                try calls.pool.write { db in
-                    try db.execute("UPDATE accounts SET balance = balance + 1 WHERE id = 1")
-                    try db.execute("SELECT pg_sleep(5)")
+        let during = await #expect(throws: DALError.self) {
+            try await blocking {
+                try withDatabaseTimeout(.milliseconds(300)) {
+                    try calls.pool.write { db in
+                        try db.execute("UPDATE accounts SET balance = balance + 1 WHERE id = 1")
+                        try db.execute("SELECT pg_sleep(5)")
+                    }
                 }
             }
         }

@@ -143,3 +143,12 @@ func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLo
     }
     return values
 }
+
+/// Runs blocking `body` on a thread of its own and returns its result: an async test must
+/// not hold one of Swift's cooperative threads (two on this machine) for long, or every
+/// other test's tasks wait.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -296,27 +296,36 @@ package final class PoolCore: @unchecked Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let job = Job(
-                    control: control, start: DeadlineScheduler.now(),
-                    run: { [self] slot, waited in
-                        let result = Result {
-                            try ThreadAccess.running(under: control, reserving: slot, of: self, waited: waited) {
-                                try work()
-                            }
-                        }
-                        control.end()
-                        handOver(slot)
-                        continuation.resume(with: result)
-                    },
-                    fail: { error in
-                        control.end()
-                        continuation.resume(throwing: error)
-                    })
-                submit(job)
+                start(under: control, work) { continuation.resume(with: $0) }
             }
         } onCancel: {
             control.stop(.cancelled)
         }
+    }
+
+    /// ``perform(_:)`` without a task: `work` waits in line under `control` (its stop takes
+    /// it out), runs on a slot's thread, and `completion` gets its result there (or on the
+    /// thread that takes it out of line). For callers that are threads themselves (a
+    /// cluster's health checks): nothing here depends on Swift's cooperative threads.
+    package func start<T: Sendable>(
+        under control: CallControl, _ work: @escaping @Sendable () throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let job = Job(
+            control: control, start: DeadlineScheduler.now(),
+            run: { [self] slot, waited in
+                let result = Result {
+                    try ThreadAccess.running(under: control, reserving: slot, of: self, waited: waited) { try work() }
+                }
+                control.end()
+                handOver(slot)
+                completion(result)
+            },
+            fail: { error in
+                control.end()
+                completion(.failure(error))
+            })
+        submit(job)
     }
 
     /// Starts `job` on a free slot, or puts it in line.
