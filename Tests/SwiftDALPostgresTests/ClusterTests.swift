@@ -11,8 +11,9 @@ import Testing
 /// assertion; the issue names the caller's line).
 func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) throws {
     let deadline = Date().addingTimeInterval(30)
-    while Date() < deadline {
+    while true {
         if try condition() { return }
+        guard Date() < deadline else { break }
         Thread.sleep(forTimeInterval: 0.025)
     }
     Issue.record("a condition did not come true within 30 s", sourceLocation: sourceLocation)

@@ -620,3 +620,107 @@ int rawpg_w8_concurrent(const char *conninfo, int64_t n, int readers, int64_t lo
     }
     return rc;
 }
+
+// MARK: The service workload's ceiling
+
+typedef struct {
+    const char *conninfo;
+    int64_t n;
+    int index;
+    double end;
+    int64_t *latencies;  // this thread's share of the caller's buffer
+    int64_t capacity;
+    int64_t count;
+    int rc;
+    rawpg_error error;
+} service_worker_t;
+
+static void *service_main(void *argument) {
+    service_worker_t *worker = argument;
+    PGconn *conn;
+    worker->rc = connect_db(worker->conninfo, &conn, &worker->error);
+    if (worker->rc != 0) return NULL;
+    if (prepare(conn, "lookup", SELECT_USER " WHERE id = $1", 1, &worker->error) != 0 ||
+        prepare(conn, "insert", INSERT_USER, 5, &worker->error) != 0) {
+        worker->rc = -1;
+        PQfinish(conn);
+        return NULL;
+    }
+    uint64_t state = 42 + (uint64_t)worker->index;
+    char id[24];
+    const char *values[1] = {id};
+    while (now_seconds() < worker->end) {
+        double start = now_seconds();
+        snprintf(id, sizeof id, "%lld", (long long)rawpg_next_id(&state, worker->n));
+        PGresult *result = execute(conn, "lookup", 1, values, PGRES_TUPLES_OK, &worker->error);
+        if (result == NULL) {
+            worker->rc = -1;
+            break;
+        }
+        if (PQntuples(result) == 1) {
+            user_t user;
+            if (read_user(result, 0, &user, &worker->error) != 0) {
+                PQclear(result);
+                worker->rc = -1;
+                break;
+            }
+            free_user(&user);
+        }
+        PQclear(result);
+        // A new row of its own: numbered past the table's, apart for each thread.
+        row_parameters row;
+        fill_row(&row, worker->n + 1 + (int64_t)worker->index * 100000000 + worker->count);
+        result = execute(conn, "insert", 5, row.values, PGRES_TUPLES_OK, &worker->error);
+        if (result == NULL) {
+            worker->rc = -1;
+            break;
+        }
+        PQclear(result);
+        if (worker->count < worker->capacity) {
+            worker->latencies[worker->count] = (int64_t)((now_seconds() - start) * 1e6);
+        }
+        worker->count += 1;
+    }
+    PQfinish(conn);
+    return NULL;
+}
+
+int rawpg_service(const char *conninfo, int64_t n, int threads, double seconds, int64_t *latencies, int64_t capacity,
+                  int64_t *recorded, int64_t *count, rawpg_error *error) {
+    pthread_t handles[64];
+    service_worker_t workers[64];
+    *count = 0;
+    *recorded = 0;
+    if (threads < 1 || threads > 64) {
+        set_error(error, "the service ceiling needs 1 to 64 threads");
+        return -1;
+    }
+    memset(workers, 0, sizeof workers);
+    double end = now_seconds() + seconds;
+    int64_t share = capacity / threads;
+    int started = 0;
+    for (; started < threads; started++) {
+        workers[started] = (service_worker_t){.conninfo = conninfo, .n = n, .index = started, .end = end,
+                                              .latencies = latencies + share * started, .capacity = share};
+        if (pthread_create(&handles[started], NULL, service_main, &workers[started]) != 0) break;
+    }
+    for (int t = 0; t < started; t++) pthread_join(handles[t], NULL);
+    if (started < threads) {
+        set_error(error, "cannot start thread %d", started);
+        return -1;
+    }
+    // The latencies recorded, packed at the start of the buffer.
+    int64_t packed = 0;
+    for (int t = 0; t < threads; t++) {
+        int64_t kept = workers[t].count < share ? workers[t].count : share;
+        memmove(latencies + packed, workers[t].latencies, (size_t)kept * sizeof *latencies);
+        packed += kept;
+        *recorded = packed;
+        *count += workers[t].count;
+        if (workers[t].rc != 0) {
+            set_error(error, "thread %d: %s", t, workers[t].error.message);
+            return -1;
+        }
+    }
+    return 0;
+}

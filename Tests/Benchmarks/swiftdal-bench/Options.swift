@@ -39,6 +39,13 @@ struct BenchOptions {
     var serverSettings: [String: String] = [:]
     /// The PostgreSQL mode's implementations (`--implementations` with `--engine postgres`).
     var postgresImplementations: [PostgresImplementation] = PostgresImplementation.allCases
+    /// `--service`: only the service workload (ServiceBench.swift), on both engines unless
+    /// `--engine` names one.
+    var serviceOnly = false
+    /// `--service-seconds N`: how long each line of the service workload runs.
+    var serviceSeconds = 5.0
+    /// Whether `--engine` was given.
+    var engineGiven = false
 
     static let usage = """
         usage: swift run -c release swiftdal-bench [options]
@@ -89,6 +96,15 @@ struct BenchOptions {
           --engine cluster   a throwaway primary and two hot standbys: the W8 mix on the
                              primary alone and on a PostgresCluster of all three, and the
                              routing cost per read (--rows, --runs up to 5, --json apply)
+
+        The service workload (BENCHMARKS.md, "Service workload"):
+          --service          16, 64 and 256 concurrent async tasks, each request a findById
+                             then an insert through a table DAL, on a pool of 10: requests/s,
+                             p50 and p99 on SQLite and PostgreSQL (--engine names one; a
+                             throwaway server unless --postgres-url), and the ceiling: raw
+                             libpq from 10 threads, one connection each. --report, --readme
+                             (block "service") and --json apply
+          --service-seconds N  how long each line runs (default 5)
         """
 
     /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
@@ -164,6 +180,7 @@ struct BenchOptions {
                     throw BenchError("--engine takes sqlite, postgres or cluster, not \(name)")
                 }
                 options.engine = engine
+                options.engineGiven = true
             case "--postgres-url": options.postgresURL = try value(argument)
             case "--server-setting":
                 let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
@@ -173,12 +190,19 @@ struct BenchOptions {
             case "--probe-implementation": options.probeImplementation = try value(argument)
             case "--probe-path": options.probePath = try value(argument)
             case "--stream": options.streamOnly = true
+            case "--service": options.serviceOnly = true
+            case "--service-seconds": options.serviceSeconds = Double(try number(argument))
             case "--stream-probe": options.streamProbe = try value(argument)
             case "-h", "--help":
                 print(usage)
                 return nil
             default: throw BenchError("unknown option \(argument)\n\(usage)")
             }
+        }
+        if options.serviceOnly {
+            guard options.engine != .cluster else { throw BenchError("--service runs on sqlite or postgres") }
+            if !options.engineGiven { options.engine = .sqlite }
+            return options
         }
         switch options.engine {
         case .sqlite:

@@ -11,6 +11,10 @@ do {
         try runStreamProbe(options, probe: probe)
         exit(0)
     }
+    if options.serviceOnly {
+        try await runServiceBench(options)
+        exit(0)
+    }
     if options.streamOnly {
         try runStreamBench(options)
         exit(0)

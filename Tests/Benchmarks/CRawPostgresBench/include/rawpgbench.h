@@ -58,4 +58,12 @@ int rawpg_w8_concurrent(const char *conninfo, int64_t n, int readers, int64_t lo
                         int64_t batch, int64_t *errors, double *read_seconds, double *write_seconds,
                         int64_t *checksum, rawpg_error *error);
 
+/// The service workload's ceiling: `threads` threads, each on its own connection, each
+/// request a lookup by key (a random id of 1...n, materialized) then an insert of a new
+/// row (RETURNING its id), both prepared, in autocommit, for `seconds`. Fills `latencies`
+/// (microseconds per request, `*recorded` of them, at most `capacity`, in no order) and
+/// `*count` with the requests done (all of them, even past `capacity`).
+int rawpg_service(const char *conninfo, int64_t n, int threads, double seconds, int64_t *latencies, int64_t capacity,
+                  int64_t *recorded, int64_t *count, rawpg_error *error);
+
 #endif
