@@ -34,6 +34,9 @@ final class PostgresConnection: EngineConnection {
     /// a PREPARE) stopped nothing. A `ROLLBACK` still runs, once the cancel request has
     /// been answered (so that it cannot be the statement the request stops).
     private let cancelRequested = Atomic<Bool>(false)
+    /// Statements completed for the calls (the catalog queries a mapping makes for itself
+    /// are not counted: a cluster retries a read whose caller has seen no row, and a
+    /// mapping's check of its columns hands the caller none).
     private(set) var completedStatements = 0
     /// Reused by every execution (see `execute`); only the thread using the connection
     /// touches it.
@@ -661,6 +664,8 @@ final class PostgresConnection: EngineConnection {
     private var describedKind: (table: String, kind: String, statement: Int)?
 
     func columns(in table: String) throws -> [ColumnInfo] {
+        let counted = completedStatements
+        defer { completedStatements = counted }
         var columns = [ColumnInfo]()
         var kind: String?
         // Sent unnamed (read once per mapping: preparing it would cost a round trip more).
@@ -689,11 +694,13 @@ final class PostgresConnection: EngineConnection {
         guard !columns.isEmpty, let kind else {
             throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
         }
-        describedKind = (table, kind, completedStatements)
+        describedKind = (table, kind, counted)
         return columns
     }
 
     func tableKind(of table: String) throws -> TableKind {
+        let counted = completedStatements
+        defer { completedStatements = counted }
         var kind: String?
         if let described = describedKind, described.table == table, described.statement == completedStatements {
             kind = described.kind
@@ -714,6 +721,8 @@ final class PostgresConnection: EngineConnection {
     }
 
     func tableExists(_ name: String) throws -> Bool {
+        let counted = completedStatements
+        defer { completedStatements = counted }
         var exists = false
         _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in
             exists = try row.decode(Bool.self, at: 0)
