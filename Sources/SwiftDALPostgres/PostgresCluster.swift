@@ -475,6 +475,21 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         if let firstError { throw firstError }
     }
 
+    /// ``close()`` for a service's shutdown: stops the health checks, then shuts every pool
+    /// down at once (see ``PostgresPool/shutdown(gracePeriod:)``): new calls are refused,
+    /// calls in flight and in line finish (those still running after `gracePeriod` are
+    /// stopped), and every connection closes, holding no thread while it waits.
+    ///
+    /// For example, `await cluster.shutdown(gracePeriod: .seconds(10))`.
+    public func shutdown(gracePeriod: Duration? = .seconds(30)) async {
+        if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { stopping.signal() }
+        await withTaskGroup(of: Void.self) { group in
+            for pool in [primary, primaryProbe] + replicas.flatMap({ [$0.pool, $0.probe] }) {
+                group.addTask { await pool.shutdown(gracePeriod: gracePeriod) }
+            }
+        }
+    }
+
     deinit {
         isClosed.store(true, ordering: .releasing)
         stopping.signal()

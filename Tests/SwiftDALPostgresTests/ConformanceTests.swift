@@ -253,6 +253,8 @@ struct SampleDatabase: @unchecked Sendable {
         #expect(violation { _ = try sample.users.find(condition: "nope = 1") }.1 != 200)
         #expect(httpStatus(for: CancellationError()) == 499)
         #expect(httpStatus(for: DALError(.timeout, "late")) == 503)
+        #expect(httpStatus(for: DALError(.connectionClosed, "shutting down")) == 503)
+        #expect(httpStatus(for: DALError(.outcomeUnknown, "lost during COMMIT")) == 500)
         #expect(httpStatus(for: DALError(.invalidColumn, "nope")) == 400)
         #expect(violation { try sample.database.read { db in _ = try db.execute("SELEC 1") } }.1 == 500)
         try sample.close()
