@@ -116,11 +116,12 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         let aboutToCommit = DispatchSemaphore(value: 0)
         let write = Task {
             try await blocking {
-                try withDatabaseTimeout(.milliseconds(600)) {
+                // The limit passes after COMMIT went out: it stops the COMMIT in flight.
+                try withDatabaseTimeout(.milliseconds(1500)) {
                     try pool.write { db in
                         try db.execute("INSERT INTO ledger VALUES (1)")
                         aboutToCommit.signal()
-                        Thread.sleep(forTimeInterval: 0.3)  // the server hangs meanwhile; then COMMIT goes out
+                        Thread.sleep(forTimeInterval: 1)  // the server hangs meanwhile; then COMMIT goes out
                     }
                 }
             }
