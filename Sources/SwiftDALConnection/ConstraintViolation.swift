@@ -95,7 +95,7 @@ package protocol DetailedConstraintError {
 /// |---|---|
 /// | unique or primary-key violation | 409 Conflict |
 /// | check, not-null, foreign-key violation | 422 Unprocessable Content |
-/// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, a pool shutting down (``DALError/Code/connectionClosed``), unreachable server | 503 Service Unavailable |
+/// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, a pool shutting down (``DALError/Code/connectionClosed``), writes refused in a split brain (``DALError/Code/splitBrain``), unreachable server | 503 Service Unavailable |
 /// | ``DALError/Code/notFound`` | 404 Not Found |
 /// | a column, value or argument the caller gave that is refused (``DALError/Code/invalidColumn``, `.invalidIdentifier`, `.invalidValue`, `.argumentMismatch`, `.conversionFailed`) | 400 Bad Request |
 /// | a keyset-paging cursor the DAL did not issue for this query (``DALError/Code/invalidCursor``) | 400 Bad Request |
@@ -117,7 +117,7 @@ public func httpStatus(for error: any Error) -> Int {
     if let error = error as? DALError {
         switch error.code {
         case .notFound: return 404
-        case .timeout, .connectionUnavailable, .connectionClosed: return 503
+        case .timeout, .connectionUnavailable, .connectionClosed, .splitBrain: return 503
         case .invalidColumn, .invalidIdentifier, .invalidValue, .argumentMismatch, .conversionFailed: return 400
         case .invalidCursor: return 400
         case .scopeViolation: return 403

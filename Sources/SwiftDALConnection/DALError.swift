@@ -65,6 +65,10 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// find out before retrying (read the row back, or give each write an idempotency key
         /// the table keeps unique, so that a retry of a write that did commit is refused).
         public static let outcomeUnknown = Code(rawValue: "outcomeUnknown")
+        /// A write refused because more than one server of the primary's list accepts writes
+        /// (split brain: an old primary back beside the promoted one). Writes resume once
+        /// one remains; the message names the servers.
+        public static let splitBrain = Code(rawValue: "splitBrain")
         /// An insert that produced no rowid (a `WITHOUT ROWID` table, a view, an insert
         /// that inserted nothing or several rows) where a rowid was asked for.
         public static let noRowID = Code(rawValue: "noRowID")

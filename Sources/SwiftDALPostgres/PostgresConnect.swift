@@ -140,3 +140,45 @@ enum PostgresConnect {
         return body(UnsafePointer(array))
     }
 }
+
+extension PostgresConnect {
+    /// One connection string per host of `connectionString` (a multi-host string names
+    /// several: `host=a,b port=5432,5433`), each with every other setting of the original
+    /// but `target_session_attrs`; `nil` when it names one host, or cannot be read.
+    static func singleHostStrings(_ connectionString: String) -> [String]? {
+        guard let options = PQconninfoParse(connectionString, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var settings = [(String, String)]()
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { settings.append((String(cString: keyword), String(cString: value))) }
+            option += 1
+        }
+        func list(_ name: String) -> [String] {
+            settings.first { $0.0 == name }.map {
+                $0.1.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
+                ?? []
+        }
+        let hosts = list("host")
+        let addresses = list("hostaddr")
+        let ports = list("port")
+        let count = max(hosts.count, addresses.count)
+        guard count > 1 else { return nil }
+        let shared = settings.filter { !["host", "hostaddr", "port", "target_session_attrs"].contains($0.0) }
+        return (0..<count).map { index in
+            var pairs = shared
+            if index < hosts.count { pairs.append(("host", hosts[index])) }
+            if index < addresses.count { pairs.append(("hostaddr", addresses[index])) }
+            if !ports.isEmpty {
+                pairs.append(("port", ports.count == 1 ? ports[0] : ports[min(index, ports.count - 1)]))
+            }
+            return pairs.map { "\($0.0)='\(quoted($0.1))'" }.joined(separator: " ")
+        }
+    }
+
+    /// `value` for a single-quoted keyword value: backslashes and quotes escaped.
+    private static func quoted(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+    }
+}

@@ -1,5 +1,6 @@
 /// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), written out here because Linux has
-/// no CryptoKit and SwiftDAL takes no dependencies. They sign keyset-paging cursors;
+/// no CryptoKit and SwiftDAL takes no dependencies. They sign keyset-paging cursors and a
+/// cluster's consistency tokens;
 /// the tests check them against the FIPS 180 examples and RFC 4231's test cases.
 ///
 /// For example, `SHA256.hash(Array("abc".utf8))` is `ba7816bf…f20015ad`.

@@ -1,0 +1,292 @@
+import Foundation
+import SwiftDAL
+import SwiftDALConnection
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Testing
+
+/// Counts the statements each database of a pool ran, in order (the SQL, never values).
+private final class StatementLog: DatabaseObserver, @unchecked Sendable {
+    private let events = Locked([(database: String, sql: String)]())
+
+    func statementDidFinish(_ event: StatementEvent) {
+        events.withLock { $0.append((event.database, event.sql)) }
+    }
+
+    var statements: [(database: String, sql: String)] { events.withLock { $0 } }
+}
+
+/// The primary's multi-host string over `servers` (the primary first, then each standby),
+/// so that the cluster follows a promotion.
+private func writerList(_ servers: ReplicatedServers) -> String {
+    let all = [servers.primary] + servers.standbys
+    return "host=\(all.map(\.directory).joined(separator: ",")) port=\(all.map { "\($0.port)" }.joined(separator: ",")) "
+        + "user=app dbname=\(servers.database) connect_timeout=2 target_session_attrs=read-write"
+}
+
+@Suite(.serialized) struct FailoverTests {
+    /// Read-your-writes across a promotion: standby b stopped, writes replayed by standby c
+    /// only, the primary killed, b promoted. c has replayed past b's switch to its new
+    /// timeline (its data diverges from the new primary's): it leaves the rotation, and no
+    /// session misses its own write.
+    @Test func noSessionMissesItsWriteAcrossAPromotionWithADivergedStandby() async throws {
+        let servers = try ReplicatedServers(standbys: 2)
+        defer { servers.stop() }
+        let (a, b, c) = (servers.primary, servers.standbys[0], servers.standbys[1])
+        b.stopServer(mode: "fast")
+        try a.psql(
+            "INSERT INTO notes(body) SELECT repeat('x', 1000) || n FROM generate_series(1, 4000) n",
+            database: servers.database)
+        let written = try a.psql("SELECT pg_current_wal_lsn()", database: servers.database)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try await blocking {
+            try waitUntil {
+                try c.psql("SELECT pg_last_wal_replay_lsn() >= '\(written)'::pg_lsn", database: servers.database)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "t"
+            }
+        }
+        a.stopServer(mode: "immediate")
+        try b.restart()
+        try b.promote()
+        let cluster = try PostgresCluster(primary: writerList(servers), replicas: servers.standbyURLs)
+        defer { try? cluster.close() }
+        try await blocking {
+            try waitUntil { cluster.checkHealth().first?.problem?.contains("not a standby") == true }
+        }
+        let statuses = cluster.replicaStatuses
+        #expect(!statuses[1].isInRotation, "the diverged standby: \(statuses[1])")
+        let notes = BaseDAL<Note>(database: cluster)
+        var missed = [Int]()
+        for index in 0..<100 {
+            let session = ConsistencySession()
+            try await session.run {
+                let id = try await notes.insert2(Note(body: "after \(index)"))
+                if try await notes.findById(id) == nil { missed.append(index) }
+                if try await notes.getRecordCount(condition: "id = \(id)") != 1 { missed.append(index) }
+            }
+        }
+        #expect(missed.isEmpty, "sessions that missed their own write: \(missed)")
+    }
+
+    /// A standby whose primary died has no upstream: its data grows stale however small
+    /// its lag in bytes looks, and it leaves the rotation within the staleness bound.
+    @Test func aStandbyFollowingADeadPrimaryLeavesTheRotation() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.maximumStaleness = .seconds(2)
+        configuration.healthCheckInterval = .milliseconds(100)
+        configuration.healthCheckTimeout = .seconds(1)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try await blocking { try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) } }
+        servers.primary.stopServer(mode: "immediate")
+        let killed = ContinuousClock.now
+        try await eventually { !(cluster.replicaStatuses.first?.isInRotation ?? true) }
+        let after = ContinuousClock.now - killed
+        #expect(after < .seconds(6), "the standby left the rotation \(after) after its primary died")
+        let problem = cluster.replicaStatuses.first?.problem ?? ""
+        #expect(problem.contains("upstream") || problem.contains("old, past the bound"), "\(problem)")
+    }
+
+    /// A token is signed: an edit of any one character, a bare WAL position, a token signed
+    /// with another key or issued by another system is ignored, as if the client had sent
+    /// none (the session reads what a read without a token may read: here a paused standby
+    /// that has not the write). A session never moves back. A deadlock is retryable.
+    @Test func tokensCannotBeForgedOrEditedAndSessionsNeverMoveBack() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.maximumReplicaLag = .bytes(1 << 40)  // a paused standby stays in rotation
+        configuration.maximumStaleness = .seconds(3600)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
+        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
+        defer { _ = try? servers.standbys[0].psql("SELECT pg_wal_replay_resume()", database: servers.database) }
+        let notes = BaseDAL<Note>(database: cluster)
+        let session = ConsistencySession()
+        let id = try await session.run { try await notes.insert2(Note(body: "signed")) }
+        guard let token = session.token else {
+            Issue.record("the write left no token")
+            return
+        }
+        /// Whether a session carrying `text` reads the write (the primary), rather than the
+        /// paused standby (a token ignored).
+        func seesTheWrite(carrying text: String) async throws -> Bool {
+            let carried = ConsistencySession(token: ConsistencyToken(text))
+            return try await carried.run { try await notes.findById(id) } != nil
+        }
+        #expect(try await seesTheWrite(carrying: token.description))  // the real token works
+        let text = Array(token.description)
+        var honoured = [String]()
+        for index in text.indices {
+            for replacement in ["A", "z", "0", "-"] where String(text[index]) != replacement {
+                var edited = text
+                edited[index] = Character(replacement)
+                if try await seesTheWrite(carrying: String(edited)) { honoured.append(String(edited)) }
+            }
+        }
+        #expect(honoured.isEmpty, "edited tokens honoured: \(honoured.prefix(3))")
+        #expect(ConsistencyToken("FFFFFFFF/FFFFFFFF") == nil)
+        #expect(ConsistencyToken(token.description + "A") == nil)
+        // Signed with another key: another deployment's token.
+        var other = configuration
+        other.tokenSigningKey = try ConsistencyTokenKey(secret: "another deployment's secret")
+        let otherCluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: other)
+        defer { try? otherCluster.close() }
+        let foreignSession = ConsistencySession()
+        try await foreignSession.run {
+            _ = try await BaseDAL<Note>(database: otherCluster).insert2(Note(body: "foreign"))
+        }
+        let foreign = try #require(foreignSession.token)
+        #expect(try await !seesTheWrite(carrying: foreign.description))
+        let dropped = ConsistencySession(token: foreign)
+        _ = try await dropped.run { try await notes.getRecordCount() }
+        #expect(dropped.token == nil)  // an ignored token is dropped, not sent back
+        // Never back: the older of two tokens does not replace the newer.
+        let later = ConsistencySession()
+        try await later.run { _ = try await notes.insert2(Note(body: "later")) }
+        let newest = try #require(later.token)
+        later.advance(to: token)
+        #expect(later.token == newest)
+        let earlier = ConsistencySession(token: token)
+        earlier.advance(to: newest)
+        #expect(earlier.token == newest)
+    }
+
+    /// A deadlock (40P01) between two writers is a retryable error.
+    @Test func aDeadlockIsRetryable() async throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql("CREATE TABLE pair(id INT PRIMARY KEY, n INT); INSERT INTO pair VALUES (1, 0), (2, 0)")
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let bothLocked = DispatchSemaphore(value: 0)
+        let first = Task {
+            try await blocking {
+                try pool.write { db in
+                    try db.execute("UPDATE pair SET n = n + 1 WHERE id = 1")
+                    bothLocked.signal()
+                    Thread.sleep(forTimeInterval: 0.3)
+                    try db.execute("UPDATE pair SET n = n + 1 WHERE id = 2")
+                }
+            }
+        }
+        let second = Task {
+            try await blocking {
+                try pool.write { db in
+                    try db.execute("UPDATE pair SET n = n + 1 WHERE id = 2")
+                    bothLocked.signal()
+                    Thread.sleep(forTimeInterval: 0.3)
+                    try db.execute("UPDATE pair SET n = n + 1 WHERE id = 1")
+                }
+            }
+        }
+        var deadlocks = 0
+        for task in [first, second] {
+            do {
+                try await task.value
+            } catch let error as PostgresError {
+                #expect(error.sqlState == "40P01")
+                #expect(error.isRetryable)
+                deadlocks += 1
+            }
+        }
+        #expect(deadlocks == 1)
+    }
+
+    /// Split brain: the old primary accepting writes beside the promoted one. Writes are
+    /// refused, naming both, until one remains; then they resume on it.
+    @Test func writesAreRefusedWhileTwoHostsAcceptThem() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckInterval = .milliseconds(100)
+        let cluster = try PostgresCluster(
+            primary: writerList(servers), replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        let notes = BaseDAL<Note>(database: cluster)
+        _ = try await notes.insert2(Note(body: "before"))
+        try servers.standbys[0].promote()  // the old primary still runs: two accept writes
+        try await eventually { cluster.hostsAcceptingWrites.count == 2 }
+        let refused = await #expect(throws: DALError.self) { _ = try await notes.insert2(Note(body: "during")) }
+        #expect(refused?.code == .splitBrain)
+        #expect(refused?.message.contains(servers.primary.directory) == true)
+        #expect(refused?.message.contains(servers.standbys[0].directory) == true)
+        #expect(httpStatus(for: refused ?? DALError(.notFound, "")) == 503)
+        servers.primary.stopServer(mode: "fast")
+        try await eventually { cluster.hostsAcceptingWrites.count == 1 }
+        try await blocking { try waitUntil { (try? notes.insert2(Note(body: "after"))) != nil } }
+        #expect(try await notes.getRecordCount(condition: "body = \("during")") == 0)
+    }
+
+    /// The read-your-writes check runs before the read's snapshot: on the replica's
+    /// connection, the replay position is read first, then the read transaction begins
+    /// (checked inside the transaction, a commit replayed between the snapshot and the
+    /// check would pass it yet stay invisible).
+    @Test func theCaughtUpCheckRunsBeforeTheReadsSnapshot() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        let log = StatementLog()
+        var configuration = PostgresClusterConfiguration()
+        configuration.pool.observer = log
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
+        let notes = BaseDAL<Note>(database: cluster)
+        let session = ConsistencySession()
+        let id = try await session.run { try await notes.insert2(Note(body: "checked")) }
+        // The standby has the write: the session's read goes there.
+        try await blocking {
+            try waitUntil {
+                try servers.standbys[0].psql("SELECT count(*) FROM notes WHERE id = \(id)", database: servers.database)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            }
+        }
+        let seen = try await blocking {
+            try session.run {
+                try cluster.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM notes WHERE id = \(id)") }
+            }
+        }
+        #expect(seen == 1)
+        let standby = servers.standbys[0].directory
+        let onStandby = log.statements.filter { $0.database.contains(standby) }.map(\.sql)
+        let check = onStandby.lastIndex { $0.contains("pg_last_wal_replay_lsn") }
+        let begin = onStandby.lastIndex { $0.hasPrefix("BEGIN") }
+        let read = onStandby.lastIndex { $0.contains("COUNT(*) FROM notes") }
+        let order = try #require(check.flatMap { c in begin.flatMap { b in read.map { (c, b, $0) } } })
+        #expect(order.0 < order.1 && order.1 < order.2, "\(onStandby.suffix(5))")
+    }
+
+    /// A standby of another timeline (it still follows the old primary, which runs on after
+    /// a standby was promoted) or of another system (another cluster's, whatever its
+    /// positions) leaves the rotation, and a session's read never goes there.
+    @Test func aStandbyOfAnotherTimelineOrSystemLeavesTheRotation() async throws {
+        let servers = try ReplicatedServers(standbys: 2)
+        defer { servers.stop() }
+        let other = try ReplicatedServers(standbys: 1)  // another initdb: another system
+        defer { other.stop() }
+        #expect(servers.database == other.database)  // the same database name on both
+        try servers.standbys[0].promote()  // standby 1 still follows the old primary's timeline
+        let cluster = try PostgresCluster(
+            primary: servers.standbyURLs[0], replicas: [servers.standbyURLs[1]] + other.standbyURLs)
+        defer { try? cluster.close() }
+        try await blocking {
+            try waitUntil { cluster.checkHealth().allSatisfy { $0.problem != nil && $0.problem != "not checked yet" } }
+        }
+        let statuses = cluster.replicaStatuses
+        #expect(statuses[0].problem?.contains("timeline 1 where the primary is on timeline 2") == true, "\(statuses[0])")
+        #expect(statuses[1].problem?.contains("another system") == true, "\(statuses[1])")
+        let notes = BaseDAL<Note>(database: cluster)
+        let session = ConsistencySession()
+        let seen = try await session.run {
+            let id = try await notes.insert2(Note(body: "on the new timeline"))
+            return try await notes.findById(id)
+        }
+        #expect(seen != nil)
+    }
+}
