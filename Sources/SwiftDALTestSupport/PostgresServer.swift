@@ -379,39 +379,7 @@ public final class PostgresServer: @unchecked Sendable {
 /// standard input from /dev/null and `LC_ALL=C`; returns its exit status. (posix_spawn and
 /// waitpid: Foundation's `Process` did not always reap `pg_ctl` from a test thread.)
 private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int32 {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    var environment = ProcessInfo.processInfo.environment
-    environment["LC_ALL"] = "C"
-    environment.removeValue(forKey: "PGDATA")
-    let arguments = command.map { strdup($0) } + [nil]
-    let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for argument in arguments { free(argument) }
-        for variable in variables { free(variable) }
-    }
-    // The child starts with no signal blocked and every signal's default action, whatever
-    // the spawning thread had: a daemon (PgBouncer) inherits the mask, and one spawned from
-    // a thread that blocks SIGTERM could not be stopped with it.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t()
-    sigemptyset(&noSignals)
-    var allSignals = sigset_t()
-    sigfillset(&allSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid = pid_t()
-    let code = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)
-    guard code == 0 else {
-        throw PostgresServer.StartFailure(description: "cannot run \(command[0]): \(String(cString: strerror(code)))")
-    }
+    let pid = try spawnInBackground(command, environment: ["LC_ALL": "C"], removing: ["PGDATA"], outputPath: outputPath)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {
         guard errno == EINTR else { throw PostgresServer.StartFailure(description: "cannot wait for \(command[0])") }
@@ -429,6 +397,45 @@ public func runProgram(_ path: String, _ arguments: [String]) throws -> (status:
     defer { unlink(outputPath) }
     let status = try spawnAndWait([path] + arguments, outputPath: outputPath)
     return (status, readWholeFile(outputPath))
+}
+
+/// Starts `command` (its first element an absolute path) with its output in
+/// `outputPath`, standard input from /dev/null, no signal blocked; returns its process id
+/// without waiting (stop it with ``terminate(_:)``).
+func spawnInBackground(
+    _ command: [String], environment changes: [String: String] = [:], removing removed: [String] = [],
+    outputPath: String
+) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    var allSignals = sigset_t()
+    sigfillset(&allSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    posix_spawnattr_setsigdefault(&attributes, &allSignals)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var environment = ProcessInfo.processInfo.environment.merging(changes) { $1 }
+    for name in removed { environment.removeValue(forKey: name) }
+    let arguments = command.map { strdup($0) } + [nil]
+    let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        for argument in arguments { free(argument) }
+        for variable in variables { free(variable) }
+    }
+    var pid = pid_t()
+    let code = posix_spawn(&pid, command[0], &actions, &attributes, arguments, variables)
+    guard code == 0 else {
+        throw PostgresServer.StartFailure(description: "cannot run \(command[0]): \(String(cString: strerror(code)))")
+    }
+    return pid
 }
 
 /// Stops the process `pid` (not a child of this one): SIGTERM, then SIGKILL when it has

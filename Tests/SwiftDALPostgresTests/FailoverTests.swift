@@ -20,7 +20,8 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
 /// so that the cluster follows a promotion.
 private func writerList(_ servers: ReplicatedServers) -> String {
     let all = [servers.primary] + servers.standbys
-    return "host=\(all.map(\.directory).joined(separator: ",")) port=\(all.map { "\($0.port)" }.joined(separator: ",")) "
+    return
+        "host=\(all.map(\.directory).joined(separator: ",")) port=\(all.map { "\($0.port)" }.joined(separator: ",")) "
         + "user=app dbname=\(servers.database) connect_timeout=2 target_session_attrs=read-write"
 }
 
@@ -279,7 +280,8 @@ private func writerList(_ servers: ReplicatedServers) -> String {
             try waitUntil { cluster.checkHealth().allSatisfy { $0.problem != nil && $0.problem != "not checked yet" } }
         }
         let statuses = cluster.replicaStatuses
-        #expect(statuses[0].problem?.contains("timeline 1 where the primary is on timeline 2") == true, "\(statuses[0])")
+        #expect(
+            statuses[0].problem?.contains("timeline 1 where the primary is on timeline 2") == true, "\(statuses[0])")
         #expect(statuses[1].problem?.contains("another system") == true, "\(statuses[1])")
         let notes = BaseDAL<Note>(database: cluster)
         let session = ConsistencySession()

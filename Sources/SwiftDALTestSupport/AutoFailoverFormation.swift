@@ -1,0 +1,246 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A real high-availability manager for tests: pg_auto_failover (`pg_autoctl`, Debian's
+/// `postgresql-15-auto-failover`), its monitor and two data nodes on this machine, each a
+/// PostgreSQL server on 127.0.0.1 with a port of its own, all in a fresh temporary
+/// directory, run as the `postgres` user when this process is root, and stopped by
+/// ``stop()`` (or when released). Starting takes about a minute.
+///
+/// For example:
+///
+/// ```swift
+/// let formation = try AutoFailoverFormation.start()
+/// defer { formation.stop() }
+/// let cluster = try PostgresCluster(primary: formation.writerURL, replicas: formation.nodeURLs)
+/// try formation.performFailover()
+/// ```
+public final class AutoFailoverFormation: @unchecked Sendable {
+    /// The directory holding the monitor's and the nodes' data directories.
+    public let directory: String
+    private let ports: [Int]
+    private let runAsPostgres: Bool
+    private let environment: [String]
+    private let lock = NSLock()
+    /// The `pg_autoctl … --run` processes: the monitor's, then each node's.
+    private var processes: [pid_t] = []
+    private var stopped = false
+
+    /// Whether `pg_autoctl` and PostgreSQL's server programs are installed.
+    public static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/pg_autoctl") && PostgresServer.isAvailable
+    }
+
+    private init(directory: String, ports: [Int], runAsPostgres: Bool, environment: [String]) {
+        self.directory = directory
+        self.ports = ports
+        self.runAsPostgres = runAsPostgres
+        self.environment = environment
+    }
+
+    /// Starts the monitor and two nodes, and waits until one node is the primary and the
+    /// other its secondary (at most `timeout`).
+    ///
+    /// For example, `let formation = try AutoFailoverFormation.start()`.
+    public static func start(timeout: Duration = .seconds(180)) throws -> AutoFailoverFormation {
+        guard isAvailable else {
+            throw PostgresServer.StartFailure(
+                description: "pg_auto_failover was not found (Debian: apt-get install postgresql-15-auto-failover)")
+        }
+        let directory = "/tmp/swiftdal-pg-autoctl-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: directory + "/home", withIntermediateDirectories: true)
+        let runAsPostgres = geteuid() == 0
+        if runAsPostgres {
+            for path in [directory, directory + "/home"] {
+                try FileManager.default.setAttributes(
+                    [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: path)
+            }
+        }
+        let base = 20_000 + Int.random(in: 0..<19_000)
+        let binaries = "/usr/lib/postgresql/15/bin"
+        let environment = [
+            "PATH=\(binaries):/usr/bin:/bin", "HOME=\(directory)/home", "XDG_CONFIG_HOME=\(directory)/home/config",
+            "XDG_DATA_HOME=\(directory)/home/data", "LC_ALL=C"
+        ]
+        let formation = AutoFailoverFormation(
+            directory: directory, ports: [base, base + 1, base + 2], runAsPostgres: runAsPostgres,
+            environment: environment)
+        do {
+            try formation.launch(
+                [
+                    "create", "monitor", "--pgdata", directory + "/monitor", "--pgport", "\(base)", "--auth", "trust",
+                    "--no-ssl", "--hostname", "127.0.0.1", "--run"
+                ], log: "monitor.log")
+            // The monitor is set up once its log says it manages it (a `pg_autoctl show`
+            // before then races its setup for the configuration's directory).
+            try formation.waitForLog("monitor.log", containing: "Managing the monitor", timeout: timeout)
+            for node in 1...2 {
+                // One node after the other: the first becomes the primary.
+                try formation.launch(
+                    [
+                        "create", "postgres", "--pgdata", directory + "/node\(node)", "--pgport", "\(base + node)",
+                        "--auth", "trust", "--no-ssl", "--hostname", "127.0.0.1", "--name", "node\(node)",
+                        "--monitor", "postgres://autoctl_node@127.0.0.1:\(base)/pg_auto_failover?sslmode=prefer",
+                        "--run"
+                    ], log: "node\(node).log")
+                try formation.waitForState(
+                    node == 1 ? ["single"] : ["primary", "secondary"], timeout: timeout)
+            }
+        } catch {
+            formation.stop()
+            throw error
+        }
+        return formation
+    }
+
+    /// The writer's multi-host URI as the monitor hands it out
+    /// (`target_session_attrs=read-write`), as the user `postgres`.
+    public var writerURL: String {
+        "host=127.0.0.1,127.0.0.1 port=\(ports[1]),\(ports[2]) user=postgres dbname=postgres "
+            + "target_session_attrs=read-write connect_timeout=2"
+    }
+
+    /// Each node's own connection string, as the user `postgres`.
+    public var nodeURLs: [String] {
+        ports.dropFirst().map { "host=127.0.0.1 port=\($0) user=postgres dbname=postgres connect_timeout=2" }
+    }
+
+    /// The URI `pg_autoctl show uri` prints for the formation.
+    public func monitorURI() throws -> String {
+        try run(["show", "uri", "--pgdata", directory + "/monitor", "--formation", "default"])
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .last { $0.hasPrefix("postgres://") } ?? ""
+    }
+
+    /// Asks the monitor for a failover and waits until the former secondary is the primary
+    /// and the former primary its secondary again (at most `timeout`).
+    public func performFailover(timeout: Duration = .seconds(120)) throws {
+        _ = try run(["perform", "failover", "--pgdata", directory + "/monitor"])
+        try waitForState(["primary", "secondary"], timeout: timeout)
+    }
+
+    /// The nodes' current states, as the monitor reports them (`primary`, `secondary`,
+    /// `draining`, …), in node order.
+    public func states() throws -> [String] {
+        let text = try run(["show", "state", "--pgdata", directory + "/monitor"])
+        return ["node1", "node2"].map { name in
+            text.split(separator: "\n").first { $0.hasPrefix(name) || $0.contains(" \(name) ") }
+                .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+                .flatMap { $0.count >= 2 ? $0[$0.count - 2] : nil } ?? "?"
+        }
+    }
+
+    /// Waits until the log `name` holds `text`.
+    private func waitForLog(_ name: String, containing text: String, timeout: Duration) throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            if readWholeFileForAutoctl(directory + "/" + name).contains(text) { return }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        throw PostgresServer.StartFailure(
+            description: "pg_auto_failover: \(name) never said \(text): "
+                + String(readWholeFileForAutoctl(directory + "/" + name).suffix(1500)))
+    }
+
+    /// Waits until the nodes' reported states are `expected` in some order.
+    private func waitForState(_ expected: [String], timeout: Duration) throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var last = [String]()
+        var lastError: (any Error)?
+        while ContinuousClock.now < deadline {
+            do {
+                last = try states()
+                lastError = nil
+            } catch {
+                lastError = error
+                Thread.sleep(forTimeInterval: 0.5)
+                continue
+            }
+            let reached = last.filter { $0 != "?" }
+            if reached.sorted() == expected.sorted()
+                || (expected == ["single"] && reached.contains("single"))
+            {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        throw PostgresServer.StartFailure(
+            description: "pg_auto_failover did not reach \(expected) (last: \(last), \(lastError.map { "\($0)" } ?? "")): "
+                + String(readWholeFileForAutoctl(directory + "/monitor.log").suffix(1500)))
+    }
+
+    /// Stops every node and the monitor, and removes the files.
+    public func stop() {
+        let running = lock.withLock { () -> [pid_t] in
+            defer {
+                stopped = true
+                processes = []
+            }
+            return stopped ? [] : processes
+        }
+        guard !running.isEmpty else { return }
+        for pgdata in ["node2", "node1", "monitor"] {
+            _ = try? run(["stop", "--pgdata", directory + "/" + pgdata])
+        }
+        for pid in running.reversed() {
+            terminate(pid)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, WNOHANG)
+        }
+        // Servers the manager started and that outlived it.
+        let leftovers = runningProcesses(containing: directory)
+        for pid in leftovers { kill(pid, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit {
+        stop()
+    }
+
+    // MARK: Running pg_autoctl
+
+    private func command(_ arguments: [String]) -> [String] {
+        let autoctl = ["/usr/bin/env", "-i"] + environment + ["/usr/bin/pg_autoctl"] + arguments
+        return runAsPostgres
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"] + autoctl : autoctl
+    }
+
+    /// Starts a long-running `pg_autoctl … --run`, its output in `log`.
+    private func launch(_ arguments: [String], log: String) throws {
+        let pid = try spawnInBackground(command(arguments), outputPath: directory + "/" + log)
+        lock.withLock { processes.append(pid) }
+    }
+
+    /// Runs a `pg_autoctl` command to its end; returns what it printed.
+    @discardableResult
+    private func run(_ arguments: [String]) throws -> String {
+        let (status, output) = try runProgram(command(arguments)[0], Array(command(arguments).dropFirst()))
+        guard status == 0 else {
+            throw PostgresServer.StartFailure(
+                description: "pg_autoctl \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(1500))")
+        }
+        return output
+    }
+}
+
+/// The processes whose command line holds `text`.
+private func runningProcesses(containing text: String) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry in
+        guard let pid = pid_t(entry) else { return nil }
+        let commandLine = readWholeFileForAutoctl("/proc/\(entry)/cmdline")
+        return commandLine.contains(text) ? pid : nil
+    }
+}
+
+/// The text of a file, "" when it cannot be read.
+private func readWholeFileForAutoctl(_ path: String) -> String {
+    (FileManager.default.contents(atPath: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+}
