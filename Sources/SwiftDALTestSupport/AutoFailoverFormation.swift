@@ -172,7 +172,8 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.5)
         }
         throw PostgresServer.StartFailure(
-            description: "pg_auto_failover did not reach \(expected) (last: \(last), \(lastError.map { "\($0)" } ?? "")): "
+            description:
+                "pg_auto_failover did not reach \(expected) (last: \(last), \(lastError.map { "\($0)" } ?? "")): "
                 + String(readWholeFileForAutoctl(directory + "/monitor.log").suffix(1500)))
     }
 
@@ -224,7 +225,8 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         let (status, output) = try runProgram(command(arguments)[0], Array(command(arguments).dropFirst()))
         guard status == 0 else {
             throw PostgresServer.StartFailure(
-                description: "pg_autoctl \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(1500))")
+                description: "pg_autoctl \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(1500))"
+            )
         }
         return output
     }

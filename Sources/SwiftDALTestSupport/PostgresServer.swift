@@ -308,6 +308,22 @@ public final class PostgresServer: @unchecked Sendable {
         _ = try? run("pg_ctl", ["-D", dataDirectory, "-m", mode, "-w", "stop"])
     }
 
+    /// Kills the server's processes with SIGKILL, as a machine that loses power takes a
+    /// server down mid-flight (its files stay: ``restart()`` recovers it).
+    ///
+    /// For example, `server.crash()`.
+    public func crash() {
+        let processes = serverProcessIDs
+        lock.withLock {
+            running = false
+            paused = []
+        }
+        for pid in processes { kill(pid, SIGKILL) }
+        _ = waitFor(attempts: 250, pause: 20_000) { processes.allSatisfy { kill($0, 0) != 0 } }
+        // The next start would refuse while the pid file names a process it cannot tell is gone.
+        unlink(dataDirectory + "/postmaster.pid")
+    }
+
     /// Stops the server and removes its files.
     public func stop() {
         resume()

@@ -291,4 +291,47 @@ private func writerList(_ servers: ReplicatedServers) -> String {
         }
         #expect(seen != nil)
     }
+
+    /// With synchronous replication (`synchronous_standby_names`, `synchronous_commit = on`)
+    /// no write acknowledged before the primary is killed (SIGKILL, under load) is missing
+    /// on the promoted standby.
+    @Test func synchronousReplicationLosesNoAcknowledgedWriteAtAKill() async throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        try servers.primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        try servers.primary.psql("SELECT pg_reload_conf()")
+        try await blocking {
+            try waitUntil {
+                try servers.primary.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            }
+        }
+        let pool = try PostgresPool(url: servers.primaryURL)
+        defer { try? pool.close() }
+        let notes = BaseDAL<Note>(database: pool)
+        let acknowledged = Locked([Int64]())
+        let writers = (0..<3).map { index in
+            Task {
+                try await blocking {
+                    for serial in 0..<100_000 {
+                        do {
+                            let id = try notes.insert2(Note(body: "w\(index)-\(serial)"))
+                            acknowledged.withLock { $0.append(id) }
+                        } catch {
+                            return  // the primary is gone
+                        }
+                    }
+                }
+            }
+        }
+        try await eventually { acknowledged.withLock { $0.count } > 300 }
+        servers.primary.crash()
+        for writer in writers { try await writer.value }
+        try servers.standbys[0].promote()
+        let stored = Set(
+            try servers.standbys[0].psql("SELECT id FROM notes", database: servers.database)
+                .split(separator: "\n").compactMap { Int64($0) })
+        let lost = Set(acknowledged.withLock { $0 }).subtracting(stored)
+        #expect(lost.isEmpty, "\(lost.count) of \(acknowledged.withLock { $0.count }) acknowledged writes lost")
+    }
 }

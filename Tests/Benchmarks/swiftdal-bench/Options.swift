@@ -46,6 +46,8 @@ struct BenchOptions {
     var serviceSeconds = 5.0
     /// Whether `--engine` was given.
     var engineGiven = false
+    /// `--failover-loss N`: only measure what a failover loses, N trials per replication mode.
+    var failoverLossTrials: Int?
 
     static let usage = """
         usage: swift run -c release swiftdal-bench [options]
@@ -105,6 +107,13 @@ struct BenchOptions {
                              libpq from 10 threads, one connection each. --report, --readme
                              (block "service") and --json apply
           --service-seconds N  how long each line runs (default 5)
+
+        What a failover can lose:
+          --failover-loss N  N trials each with asynchronous and synchronous replication: a
+                             throwaway primary and standby, 4 writers, the primary killed
+                             (SIGKILL) after 1 s, the standby promoted, the acknowledged
+                             writes it lacks counted. --report, --readme (block "failover")
+                             and --json apply
         """
 
     /// `NAME=VALUE` as a pragma, checked by SwiftDAL's own rule (the same text also goes to
@@ -191,6 +200,7 @@ struct BenchOptions {
             case "--probe-path": options.probePath = try value(argument)
             case "--stream": options.streamOnly = true
             case "--service": options.serviceOnly = true
+            case "--failover-loss": options.failoverLossTrials = Int(try number(argument))
             case "--service-seconds": options.serviceSeconds = Double(try number(argument))
             case "--stream-probe": options.streamProbe = try value(argument)
             case "-h", "--help":
@@ -199,6 +209,7 @@ struct BenchOptions {
             default: throw BenchError("unknown option \(argument)\n\(usage)")
             }
         }
+        if options.failoverLossTrials != nil { return options }
         if options.serviceOnly {
             guard options.engine != .cluster else { throw BenchError("--service runs on sqlite or postgres") }
             if !options.engineGiven { options.engine = .sqlite }

@@ -11,6 +11,10 @@ do {
         try runStreamProbe(options, probe: probe)
         exit(0)
     }
+    if let trials = options.failoverLossTrials {
+        try runFailoverLoss(options, trials: trials)
+        exit(0)
+    }
     if options.serviceOnly {
         try await runServiceBench(options)
         exit(0)
