@@ -37,6 +37,8 @@ package final class CallControl: @unchecked Sendable {
     private var stopReason: Reason?
     private var attached: Database?
     private var stopActions: [@Sendable (Reason) -> Void] = []
+    /// The pool line the call waits in, if it does (its stop takes it out).
+    private var waitingIn: (core: PoolCore, waiter: PoolCore.Waiter)?
     private var deadlines: [DeadlineScheduler.Entry] = []
     private var grace: DeadlineScheduler.Entry?
     /// Whether the call's time limit was set for the whole call (an `async` call's, which
@@ -55,16 +57,31 @@ package final class CallControl: @unchecked Sendable {
     /// on the attached connection, if any, and runs the actions registered with ``onStop(_:)``.
     /// Never blocks.
     package func stop(_ reason: Reason) {
-        let actions = lock.withLock { () -> [@Sendable (Reason) -> Void] in
-            guard stopReason == nil else { return [] }
+        let (actions, waiting) = lock.withLock {
+            () -> ([@Sendable (Reason) -> Void], (core: PoolCore, waiter: PoolCore.Waiter)?) in
+            guard stopReason == nil else { return ([], nil) }
             stopReason = reason
             // Interrupting under the lock: the connection cannot be detached (and lent to
             // another call) meanwhile.
             if let attached { interrupt(attached) }
-            defer { stopActions = [] }
-            return stopActions
+            defer {
+                stopActions = []
+                waitingIn = nil
+            }
+            return (stopActions, waitingIn)
         }
+        if let waiting { waiting.core.withdrawJob(waiting.waiter, reason.error) }
         for action in actions { action(reason) }
+    }
+
+    /// Records that the call waits in `core`'s line as `waiter`: its stop takes it out (at
+    /// once if it was stopped already). Cleared when the call ends.
+    func stopWaiting(in core: PoolCore, _ waiter: PoolCore.Waiter) {
+        let stopped = lock.withLock { () -> Reason? in
+            if stopReason == nil { waitingIn = (core, waiter) }
+            return stopReason
+        }
+        if let stopped { core.withdrawJob(waiter, stopped.error) }
     }
 
     /// Interrupts `database`'s statement and, for an engine whose interruption is a request
@@ -103,9 +120,10 @@ package final class CallControl: @unchecked Sendable {
     /// deadline, which ``removeDeadline(_:)`` takes back.
     @discardableResult
     package func addDeadline(after limit: Duration, reporting reported: Duration) -> DeadlineScheduler.Entry {
-        let entry = DeadlineScheduler.shared.schedule(afterNanoseconds: Self.boundedNanoseconds(limit)) {
-            [weak self] in
-            self?.stop(.timedOut(reported))
+        // A strong reference (a weak one costs a side table per call): the deadline is
+        // cancelled when the access or the call ends.
+        let entry = DeadlineScheduler.shared.schedule(afterNanoseconds: Self.boundedNanoseconds(limit)) { [self] in
+            stop(.timedOut(reported))
         }
         lock.withLock { deadlines.append(entry) }
         return entry
@@ -117,10 +135,14 @@ package final class CallControl: @unchecked Sendable {
         lock.withLock { deadlines.removeAll { $0 === entry } }
     }
 
-    /// Ends the call: its deadlines no longer fire.
+    /// Ends the call: its deadlines no longer fire, and what it registered is let go.
     package func end() {
         let entries = lock.withLock { () -> [DeadlineScheduler.Entry] in
-            defer { deadlines = [] }
+            defer {
+                deadlines = []
+                waitingIn = nil
+                stopActions = []
+            }
             return deadlines
         }
         for entry in entries { DeadlineScheduler.shared.cancel(entry) }

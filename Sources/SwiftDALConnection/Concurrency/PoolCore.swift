@@ -75,14 +75,15 @@ package final class PoolCore: @unchecked Sendable {
     }
 
     /// A caller in line: a thread parked on its semaphore, or an `async` call's job.
-    private final class Waiter: @unchecked Sendable {
+    final class Waiter: @unchecked Sendable {
         let semaphore: DispatchSemaphore?
         let job: Job?
         // Touched with the pool's mutex held.
         var isQueued = true
         var granted: Slot?
         var failure: (any Error)?
-        var giveUp: DeadlineScheduler.Entry?
+        /// When a job in line gives up (the pool's bound on a wait), monotonic nanoseconds.
+        var giveUpAt = UInt64.max
 
         init(semaphore: DispatchSemaphore) {
             self.semaphore = semaphore
@@ -95,12 +96,14 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
-    /// An `async` call's work: run on the slot's thread, or failed while in line.
-    private struct Job: Sendable {
+    /// An `async` call's work: run on the slot's thread (`slot` and how long it waited), or
+    /// failed while in line (`nil` and the error). One closure, one allocation per call.
+    struct Job: Sendable {
         let control: CallControl
         let start: UInt64
-        let run: @Sendable (Slot, _ waited: UInt64) -> Void
-        let fail: @Sendable (any Error) -> Void
+        let finish: @Sendable (_ slot: Slot?, _ waited: UInt64, _ failure: (any Error)?) -> Void
+
+        func fail(_ error: any Error) { finish(nil, 0, error) }
     }
 
     private enum Phase {
@@ -121,6 +124,10 @@ package final class PoolCore: @unchecked Sendable {
     @exclusivity(unchecked) private var lineStart = 0
     @exclusivity(unchecked) private var phase = Phase.open
     @exclusivity(unchecked) private var drained: [@Sendable () -> Void] = []
+    /// The one timer of the line: it fires when the first job in line reaches the pool's
+    /// bound on a wait (jobs join the line in order, with the same bound, so their
+    /// deadlines are in line order too).
+    @exclusivity(unchecked) private var lineTimer: DeadlineScheduler.Entry?
     // Gauges, readable without the mutex.
     private let leasedCount = Atomic<Int>(0)
     private let waitingCount = Atomic<Int>(0)
@@ -295,7 +302,7 @@ package final class PoolCore: @unchecked Sendable {
             control.addDeadline(after: limit, reporting: limit)
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, any Error>) in
                 start(under: control, work) { continuation.resume(with: $0) }
             }
         } onCancel: {
@@ -311,21 +318,20 @@ package final class PoolCore: @unchecked Sendable {
         under control: CallControl, _ work: @escaping @Sendable () throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let job = Job(
-            control: control, start: DeadlineScheduler.now(),
-            run: { [self] slot, waited in
+        submit(
+            Job(control: control, start: DeadlineScheduler.now()) { [self] slot, waited, failure in
+                guard let slot else {
+                    control.end()
+                    completion(.failure(failure ?? CancellationError()))
+                    return
+                }
                 let result = Result {
                     try ThreadAccess.running(under: control, reserving: slot, of: self, waited: waited) { try work() }
                 }
                 control.end()
                 handOver(slot)
                 completion(result)
-            },
-            fail: { error in
-                control.end()
-                completion(.failure(error))
             })
-        submit(job)
     }
 
     /// Starts `job` on a free slot, or puts it in line.
@@ -348,23 +354,18 @@ package final class PoolCore: @unchecked Sendable {
         line.append(waiter)
         waitingCount.add(1, ordering: .relaxed)
         if let bound = options.acquireTimeout {
-            waiter.giveUp = DeadlineScheduler.shared.schedule(after: bound) { [weak self, weak waiter] in
-                guard let self, let waiter else { return }
-                self.withdrawJob(waiter, self.unavailableError())
-            }
+            waiter.giveUpAt = job.start &+ UInt64(CallControl.boundedNanoseconds(bound))
+            if lineTimer == nil { armLineTimer(at: waiter.giveUpAt) }
         }
         mutex.unlock()
         // Its stop (time limit, cancellation) takes it out of line; after it started, the
         // stop interrupts its statement instead (and this does nothing).
-        job.control.onStop { [weak self, weak waiter] reason in
-            guard let self, let waiter else { return }
-            self.withdrawJob(waiter, reason.error)
-        }
+        job.control.stopWaiting(in: self, waiter)
     }
 
     private func start(_ job: Job, on slot: Slot) {
         let waited = DeadlineScheduler.now() &- job.start
-        worker(of: slot).submit { job.run(slot, waited) }
+        worker(of: slot).submit { job.finish(slot, waited, nil) }
     }
 
     /// The thread of `slot`, started on first use.
@@ -377,8 +378,8 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
-    /// Takes a job out of line (its call stopped, or the pool's bound passed) and fails it.
-    private func withdrawJob(_ waiter: Waiter, _ error: any Error) {
+    /// Takes a job out of line (its call stopped) and fails it.
+    func withdrawJob(_ waiter: Waiter, _ error: any Error) {
         mutex.lock()
         guard waiter.isQueued, waiter.granted == nil else {
             mutex.unlock()
@@ -389,15 +390,40 @@ package final class PoolCore: @unchecked Sendable {
         waiter.job?.fail(error)
     }
 
+    /// Arms the line's timer for `deadline` (with the mutex held).
+    private func armLineTimer(at deadline: UInt64) {
+        let delay = Int64(clamping: deadline &- min(deadline, DeadlineScheduler.now()))
+        lineTimer = DeadlineScheduler.shared.schedule(afterNanoseconds: delay) { [self] in lineTimerFired() }
+    }
+
+    /// Fails the jobs in line whose wait reached the pool's bound, and arms the timer for
+    /// the next one.
+    private func lineTimerFired() {
+        var expired: [Waiter] = []
+        mutex.lock()
+        lineTimer = nil
+        let now = DeadlineScheduler.now()
+        var index = lineStart
+        while index < line.count {
+            let waiter = line[index]
+            index += 1
+            guard waiter.isQueued, waiter.job != nil else { continue }
+            guard waiter.giveUpAt <= now else {
+                armLineTimer(at: waiter.giveUpAt)
+                break
+            }
+            withdraw(waiter)
+            expired.append(waiter)
+        }
+        mutex.unlock()
+        for waiter in expired { waiter.job?.fail(unavailableError()) }
+    }
+
     /// Marks `waiter` out of line (with the mutex held); its place is skipped.
     private func withdraw(_ waiter: Waiter) {
         guard waiter.isQueued else { return }
         waiter.isQueued = false
         waitingCount.subtract(1, ordering: .relaxed)
-        if let giveUp = waiter.giveUp {
-            DeadlineScheduler.shared.cancel(giveUp)
-            waiter.giveUp = nil
-        }
     }
 
     /// The first caller still in line, taken out of it (with the mutex held).

@@ -42,8 +42,10 @@ struct BenchOptions {
     /// `--service`: only the service workload (ServiceBench.swift), on both engines unless
     /// `--engine` names one.
     var serviceOnly = false
-    /// `--service-seconds N`: how long each line of the service workload runs.
+    /// `--service-seconds N`: how long each run of the service workload lasts.
     var serviceSeconds = 5.0
+    /// `--service-rounds N`: rounds of the service workload (each runs every line).
+    var serviceRounds = 3
     /// Whether `--engine` was given.
     var engineGiven = false
     /// `--failover-loss N`: only measure what a failover loses, N trials per replication mode.
@@ -106,7 +108,10 @@ struct BenchOptions {
                              throwaway server unless --postgres-url), and the ceiling: raw
                              libpq from 10 threads, one connection each. --report, --readme
                              (block "service") and --json apply
-          --service-seconds N  how long each line runs (default 5)
+          --service-seconds N  how long each run lasts (default 5)
+          --service-rounds N   rounds, each running every line (default 3); on PostgreSQL
+                             each SwiftDAL run is paired with a ceiling run, the order
+                             turning every round
 
         What a failover can lose:
           --failover-loss N  N trials each with asynchronous and synchronous replication: a
@@ -202,6 +207,7 @@ struct BenchOptions {
             case "--service": options.serviceOnly = true
             case "--failover-loss": options.failoverLossTrials = Int(try number(argument))
             case "--service-seconds": options.serviceSeconds = Double(try number(argument))
+            case "--service-rounds": options.serviceRounds = Int(try number(argument))
             case "--stream-probe": options.streamProbe = try value(argument)
             case "-h", "--help":
                 print(usage)

@@ -13,17 +13,32 @@ import SwiftDALTestSupport
 /// The table DAL the service workload calls, as a service declares one.
 final class ServiceUserDAL: BaseDAL<ExplicitUser>, @unchecked Sendable {}
 
-/// One line of the service report.
+/// One line of the service report: the median over the rounds.
 struct ServiceMeasurement: Codable, Sendable {
     let engine: String
     /// "SwiftDAL" or "raw libpq (ceiling)".
     let implementation: String
     /// Concurrent tasks (SwiftDAL) or threads (the ceiling).
     let concurrency: Int
-    let requests: Int
-    let seconds: Double
+    /// Requests per second in each round.
+    let requestsPerSecond: [Double]
     let p50Milliseconds: Double
     let p99Milliseconds: Double
+    /// The client process's CPU time per request (user and system), in microseconds: the
+    /// median over the rounds.
+    let clientMicrosecondsPerRequest: Double
+    /// SwiftDAL's requests per second ÷ the ceiling's in the same round (PostgreSQL), each round.
+    let ratiosToCeiling: [Double]
+
+    var medianRequestsPerSecond: Double { median(requestsPerSecond) }
+}
+
+/// One timed run: requests, latencies (µs), seconds, client CPU seconds.
+private struct ServiceRun {
+    var requests: Int
+    var latencies: [Int64]
+    var seconds: Double
+    var clientCPU: Double
 
     var requestsPerSecond: Double { Double(requests) / seconds }
 }
@@ -37,10 +52,11 @@ private func quantile(_ values: [Int64], _ fraction: Double) -> Double {
 }
 
 /// `tasks` concurrent tasks doing requests through `users` for `seconds`.
-private func serviceRun(_ users: ServiceUserDAL, rows: Int64, tasks: Int, seconds: Double) async throws
-    -> (requests: Int, latencies: [Int64], seconds: Double)
+private func serviceRun(_ users: ServiceUserDAL, rows: Int64, run: Int64, tasks: Int, seconds: Double) async throws
+    -> ServiceRun
 {
     let clock = ContinuousClock()
+    let cpu = processCPUSeconds()
     let start = clock.now
     let end = start.advanced(by: .milliseconds(Int64(seconds * 1000)))
     let perTask = try await withThrowingTaskGroup(of: [Int64].self) { group in
@@ -53,7 +69,8 @@ private func serviceRun(_ users: ServiceUserDAL, rows: Int64, tasks: Int, second
                     let began = clock.now
                     _ = try await users.findById(ids.next())
                     serial += 1
-                    let row = rows + 1 + Int64(task) * 100_000_000 + serial
+                    // A new row of its own: numbered past the table's, apart for each run and task.
+                    let row = rows + 1 + run * 100_000_000_000 + Int64(task) * 100_000_000 + serial
                     try await users.insert(ExplicitUser(row: row))
                     let (secondsPart, attoseconds) = (clock.now - began).components
                     latencies.append(secondsPart * 1_000_000 + attoseconds / 1_000_000_000_000)
@@ -67,39 +84,55 @@ private func serviceRun(_ users: ServiceUserDAL, rows: Int64, tasks: Int, second
     }
     let elapsed = clock.now - start
     let latencies = perTask.flatMap { $0 }
-    return (
-        latencies.count, latencies,
-        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    )
+    return ServiceRun(
+        requests: latencies.count, latencies: latencies,
+        seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+        clientCPU: processCPUSeconds() - cpu)
 }
 
-/// The service workload on `database` (already holding `rows` users): a short warm-up,
-/// then each concurrency level.
-private func serviceMeasurements(
-    engine: String, database: any DatabaseWriter, rows: Int64, seconds: Double
-) async throws -> [ServiceMeasurement] {
-    let users = ServiceUserDAL(database: database)
-    _ = try await serviceRun(users, rows: rows, tasks: 16, seconds: min(1, seconds))
-    var measurements = [ServiceMeasurement]()
-    for tasks in [16, 64, 256] {
-        FileHandle.standardError.write(Data("service \(engine): \(tasks) tasks for \(seconds) s…\n".utf8))
-        let run = try await serviceRun(users, rows: rows, tasks: tasks, seconds: seconds)
-        measurements.append(
-            ServiceMeasurement(
-                engine: engine, implementation: "SwiftDAL", concurrency: tasks, requests: run.requests,
-                seconds: run.seconds, p50Milliseconds: quantile(run.latencies, 0.5),
-                p99Milliseconds: quantile(run.latencies, 0.99)))
-    }
-    return measurements
+/// The ceiling: raw libpq from `threads` threads, one connection each, for `seconds`.
+private func ceilingRun(_ url: String, rows: Int64, threads: Int, seconds: Double) throws -> ServiceRun {
+    let capacity: Int64 = 2_000_000
+    var latencies = [Int64](repeating: 0, count: Int(capacity))
+    var recorded: Int64 = 0
+    var count: Int64 = 0
+    var error = rawpg_error()
+    let started = Date()
+    let cpu = processCPUSeconds()
+    guard
+        rawpg_service(url, rows, Int32(threads), seconds, &latencies, capacity, &recorded, &count, &error) == 0
+    else { throw BenchError("raw libpq service failed: \(message(of: error))") }
+    return ServiceRun(
+        requests: Int(count), latencies: Array(latencies.prefix(Int(recorded))),
+        seconds: Date().timeIntervalSince(started), clientCPU: processCPUSeconds() - cpu)
 }
 
-/// `--service`: both engines (or the one `--engine` names), and the libpq ceiling.
+/// A measurement from the rounds of one implementation and concurrency.
+private func measurement(
+    engine: String, implementation: String, concurrency: Int, runs: [ServiceRun], ratios: [Double] = []
+) -> ServiceMeasurement {
+    let latencies = runs.flatMap(\.latencies)
+    return ServiceMeasurement(
+        engine: engine, implementation: implementation, concurrency: concurrency,
+        requestsPerSecond: runs.map(\.requestsPerSecond), p50Milliseconds: quantile(latencies, 0.5),
+        p99Milliseconds: quantile(latencies, 0.99),
+        clientMicrosecondsPerRequest: median(runs.map { $0.clientCPU * 1e6 / Double(max(1, $0.requests)) }),
+        ratiosToCeiling: ratios)
+}
+
+/// `--service`: both engines (or the one `--engine` names), and the libpq ceiling. Each
+/// round runs every concurrency level; on PostgreSQL each SwiftDAL run is paired with a
+/// ceiling run beside it (the order turning every round), and the ratio is the median of
+/// the pairs' ratios: the machine's slow phases move both sides of a pair alike.
 func runServiceBench(_ options: BenchOptions) async throws {
     let seconds = options.serviceSeconds
+    let rounds = options.serviceRounds
     let rows: Int64 = 10_000
     let connections = 10
+    let levels = [16, 64, 256]
     var measurements = [ServiceMeasurement]()
     let both = !options.engineGiven
+    var runNumber: Int64 = 0
     if both || options.engine == .sqlite {
         try FileManager.default.createDirectory(atPath: options.workDirectory, withIntermediateDirectories: true)
         let path = options.workDirectory + "/service.sqlite"
@@ -109,8 +142,21 @@ func runServiceBench(_ options: BenchOptions) async throws {
         configuration.synchronous = .normal
         let pool = try DatabasePool(path: path, configuration: configuration)
         try await pool.write { db in try db.executeScript(sqliteServiceSchema) }
-        _ = try await ServiceUserDAL(database: pool).insertRange((1...rows).map { ExplicitUser(row: $0) })
-        measurements += try await serviceMeasurements(engine: "sqlite", database: pool, rows: rows, seconds: seconds)
+        let users = ServiceUserDAL(database: pool)
+        _ = try await users.insertRange((1...rows).map { ExplicitUser(row: $0) })
+        _ = try await serviceRun(users, rows: rows, run: runNumber, tasks: 16, seconds: 1)  // warm-up
+        var runs = [Int: [ServiceRun]]()
+        for round in 1...rounds {
+            for tasks in levels {
+                FileHandle.standardError.write(Data("service sqlite round \(round): \(tasks) tasks…\n".utf8))
+                runNumber += 1
+                runs[tasks, default: []].append(
+                    try await serviceRun(users, rows: rows, run: runNumber, tasks: tasks, seconds: seconds))
+            }
+        }
+        measurements += levels.map {
+            measurement(engine: "sqlite", implementation: "SwiftDAL", concurrency: $0, runs: runs[$0] ?? [])
+        }
         try pool.close()
     }
     if both || options.engine == .postgres {
@@ -130,39 +176,53 @@ func runServiceBench(_ options: BenchOptions) async throws {
         try await setup.write { db in _ = try db.execute(sql: "CREATE SCHEMA IF NOT EXISTS \(benchSchema)") }
         try setup.close()
         let url = try benchConnectionString(baseURL)
-        let scale = PostgresScale(rows: rows)
-        try preparePostgresTable(url, scale: scale, populated: true)
+        try preparePostgresTable(url, scale: PostgresScale(rows: rows), populated: true)
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = connections
         let pool = try PostgresPool(url: url, configuration: configuration)
-        measurements += try await serviceMeasurements(
-            engine: "postgres", database: pool, rows: rows, seconds: seconds)
-        try pool.close()
-        FileHandle.standardError.write(Data("service postgres: raw libpq, \(connections) threads…\n".utf8))
-        try preparePostgresTable(url, scale: scale, populated: true)
-        let capacity: Int64 = 4_000_000
-        var latencies = [Int64](repeating: 0, count: Int(capacity))
-        var recorded: Int64 = 0
-        var count: Int64 = 0
-        var error = rawpg_error()
-        let started = Date()
-        guard
-            rawpg_service(
-                url, rows, Int32(connections), seconds, &latencies, capacity, &recorded, &count, &error) == 0
-        else { throw BenchError("raw libpq service failed: \(message(of: error))") }
-        let elapsed = Date().timeIntervalSince(started)
-        let kept = Array(latencies.prefix(Int(recorded)))
+        let users = ServiceUserDAL(database: pool)
+        _ = try await serviceRun(users, rows: rows, run: runNumber, tasks: 16, seconds: 1)  // warm-up
+        _ = try ceilingRun(url, rows: rows, threads: connections, seconds: 1)
+        var swiftRuns = [Int: [ServiceRun]]()
+        var ceilingRuns = [Int: [ServiceRun]]()
+        var ratios = [Int: [Double]]()
+        for round in 1...rounds {
+            for tasks in levels {
+                FileHandle.standardError.write(
+                    Data("service postgres round \(round): \(tasks) tasks and the ceiling…\n".utf8))
+                runNumber += 1
+                var pair = [ServiceRun]()
+                for side in round % 2 == 1 ? [0, 1] : [1, 0] {
+                    if side == 0 {
+                        let run = try await serviceRun(users, rows: rows, run: runNumber, tasks: tasks, seconds: seconds)
+                        swiftRuns[tasks, default: []].append(run)
+                        pair.insert(run, at: 0)
+                    } else {
+                        let run = try ceilingRun(url, rows: rows, threads: connections, seconds: seconds)
+                        ceilingRuns[tasks, default: []].append(run)
+                        pair.append(run)
+                    }
+                }
+                ratios[tasks, default: []].append(pair[0].requestsPerSecond / pair[1].requestsPerSecond)
+            }
+        }
+        for tasks in levels {
+            measurements.append(
+                measurement(
+                    engine: "postgres", implementation: "SwiftDAL", concurrency: tasks, runs: swiftRuns[tasks] ?? [],
+                    ratios: ratios[tasks] ?? []))
+        }
         measurements.append(
-            ServiceMeasurement(
+            measurement(
                 engine: "postgres", implementation: "raw libpq (ceiling)", concurrency: connections,
-                requests: Int(count), seconds: elapsed, p50Milliseconds: quantile(kept, 0.5),
-                p99Milliseconds: quantile(kept, 0.99)))
+                runs: levels.flatMap { ceilingRuns[$0] ?? [] }))
+        try pool.close()
         let cleanup = try PostgresPool(url: baseURL)
         try await cleanup.write { db in _ = try db.execute(sql: "DROP TABLE IF EXISTS \(benchSchema).users") }
         try? await cleanup.write { db in _ = try db.execute(sql: "DROP SCHEMA IF EXISTS \(benchSchema)") }
         try cleanup.close()
     }
-    let report = serviceReport(measurements, seconds: seconds, connections: connections)
+    let report = serviceReport(measurements, seconds: seconds, rounds: rounds, connections: connections)
     print(report.text)
     try writeReport(report.text, to: options.reportPath)
     try updateReadme(options.readmePath, block: "service", with: report.markdown)
@@ -181,32 +241,33 @@ private let sqliteServiceSchema = """
     """
 
 /// The report as text (printed, `--report`) and as a Markdown table (`--readme`).
-private func serviceReport(_ measurements: [ServiceMeasurement], seconds: Double, connections: Int)
+private func serviceReport(_ measurements: [ServiceMeasurement], seconds: Double, rounds: Int, connections: Int)
     -> (text: String, markdown: String)
 {
-    let ceiling = measurements.first { $0.implementation.hasPrefix("raw") }?.requestsPerSecond
     func ratio(_ measurement: ServiceMeasurement) -> String {
-        guard measurement.engine == "postgres", let ceiling, !measurement.implementation.hasPrefix("raw") else {
-            return "—"
-        }
-        return String(format: "%.0f%%", 100 * measurement.requestsPerSecond / ceiling)
+        guard !measurement.ratiosToCeiling.isEmpty else { return "—" }
+        let sorted = measurement.ratiosToCeiling.sorted()
+        return String(format: "%.0f%% (%.0f–%.0f%%)", 100 * median(sorted), 100 * sorted[0], 100 * sorted[sorted.count - 1])
     }
     var markdown = """
-        | engine | implementation | concurrency | requests/s | p50 ms | p99 ms | of the ceiling |
-        |---|---|---|---|---|---|---|
+        | engine | implementation | concurrency | requests/s | p50 ms | p99 ms | client CPU µs/request | of the ceiling (rounds) |
+        |---|---|---|---|---|---|---|---|
 
         """
     var text = """
         Service workload: each request a findById (a random row of 10,000) then an insert, through a table DAL,
-        on a pool of \(connections) connections, \(seconds) s per line (after a 1 s warm-up); concurrency is async
-        tasks for SwiftDAL, threads (one connection each) for raw libpq.
+        on a pool of \(connections) connections; \(rounds) rounds of \(seconds) s per line after a 1 s warm-up;
+        concurrency is async tasks for SwiftDAL, threads (one connection each) for raw libpq. Requests/s and client
+        CPU: medians over the rounds; p50/p99 over every request; of the ceiling: the median of the ratios of each
+        round's SwiftDAL run to the ceiling run beside it (lowest–highest).
 
         """
     for measurement in measurements {
         let columns = [
             measurement.engine, measurement.implementation, "\(measurement.concurrency)",
-            String(format: "%.0f", measurement.requestsPerSecond), String(format: "%.2f", measurement.p50Milliseconds),
-            String(format: "%.2f", measurement.p99Milliseconds), ratio(measurement)
+            String(format: "%.0f", measurement.medianRequestsPerSecond),
+            String(format: "%.2f", measurement.p50Milliseconds), String(format: "%.2f", measurement.p99Milliseconds),
+            String(format: "%.0f", measurement.clientMicrosecondsPerRequest), ratio(measurement)
         ]
         markdown += "| " + columns.joined(separator: " | ") + " |\n"
         text += columns.joined(separator: "\t") + "\n"
