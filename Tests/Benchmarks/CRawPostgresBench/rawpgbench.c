@@ -626,6 +626,7 @@ int rawpg_w8_concurrent(const char *conninfo, int64_t n, int readers, int64_t lo
 typedef struct {
     const char *conninfo;
     int64_t n;
+    int64_t first_row;
     int index;
     double end;
     int64_t *latencies;  // this thread's share of the caller's buffer
@@ -669,7 +670,7 @@ static void *service_main(void *argument) {
         PQclear(result);
         // A new row of its own: numbered past the table's, apart for each thread.
         row_parameters row;
-        fill_row(&row, worker->n + 1 + (int64_t)worker->index * 100000000 + worker->count);
+        fill_row(&row, worker->first_row + (int64_t)worker->index * 100000000 + worker->count);
         result = execute(conn, "insert", 5, row.values, PGRES_TUPLES_OK, &worker->error);
         if (result == NULL) {
             worker->rc = -1;
@@ -685,8 +686,8 @@ static void *service_main(void *argument) {
     return NULL;
 }
 
-int rawpg_service(const char *conninfo, int64_t n, int threads, double seconds, int64_t *latencies, int64_t capacity,
-                  int64_t *recorded, int64_t *count, rawpg_error *error) {
+int rawpg_service(const char *conninfo, int64_t n, int64_t first_row, int threads, double seconds, int64_t *latencies,
+                  int64_t capacity, int64_t *recorded, int64_t *count, rawpg_error *error) {
     pthread_t handles[64];
     service_worker_t workers[64];
     *count = 0;
@@ -700,7 +701,8 @@ int rawpg_service(const char *conninfo, int64_t n, int threads, double seconds, 
     int64_t share = capacity / threads;
     int started = 0;
     for (; started < threads; started++) {
-        workers[started] = (service_worker_t){.conninfo = conninfo, .n = n, .index = started, .end = end,
+        workers[started] = (service_worker_t){.conninfo = conninfo, .n = n, .first_row = first_row, .index = started,
+                                              .end = end,
                                               .latencies = latencies + share * started, .capacity = share};
         if (pthread_create(&handles[started], NULL, service_main, &workers[started]) != 0) break;
     }

@@ -67,7 +67,8 @@ private func failoverTrial(synchronous: Bool) throws -> (acknowledged: Int, lost
     primary.crash()
     while writers.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
     try standby.promote()
-    let stored = Set(try standby.psql("SELECT id FROM notes", database: database).split(separator: "\n").compactMap { Int64($0) })
+    let stored = Set(
+        try standby.psql("SELECT id FROM notes", database: database).split(separator: "\n").compactMap { Int64($0) })
     let acked = acknowledged.withLock { $0 }
     return (acked.count, Set(acked).subtracting(stored).count)
 }
@@ -89,8 +90,10 @@ func runFailoverLoss(_ options: BenchOptions, trials: Int) throws {
         }
         measurements.append(
             FailoverLossMeasurement(
-                replication: synchronous ? "synchronous (synchronous_standby_names = '*')" : "asynchronous (the default)",
-                trials: trials, acknowledged: acknowledged, lost: lostPerTrial.reduce(0, +), lostPerTrial: lostPerTrial))
+                replication: synchronous
+                    ? "synchronous (synchronous_standby_names = '*')" : "asynchronous (the default)",
+                trials: trials, acknowledged: acknowledged, lost: lostPerTrial.reduce(0, +), lostPerTrial: lostPerTrial)
+        )
     }
     var text = """
         What a failover can lose: per trial, 4 threads insert through a PostgresPool on a primary (fsync on) with one
@@ -104,9 +107,11 @@ func runFailoverLoss(_ options: BenchOptions, trials: Int) throws {
 
         """
     for measurement in measurements {
-        text += "\(measurement.replication): \(measurement.lost) of \(measurement.acknowledged) lost "
+        text +=
+            "\(measurement.replication): \(measurement.lost) of \(measurement.acknowledged) lost "
             + "(per trial: \(measurement.lostPerTrial.map(String.init).joined(separator: ", ")))\n"
-        markdown += "| \(measurement.replication) | \(measurement.trials) | \(measurement.acknowledged) | "
+        markdown +=
+            "| \(measurement.replication) | \(measurement.trials) | \(measurement.acknowledged) | "
             + "\(measurement.lost) (\(measurement.lostPerTrial.map(String.init).joined(separator: ", "))) |\n"
     }
     print(text)

@@ -91,7 +91,7 @@ private func serviceRun(_ users: ServiceUserDAL, rows: Int64, run: Int64, tasks:
 }
 
 /// The ceiling: raw libpq from `threads` threads, one connection each, for `seconds`.
-private func ceilingRun(_ url: String, rows: Int64, threads: Int, seconds: Double) throws -> ServiceRun {
+private func ceilingRun(_ url: String, rows: Int64, run: Int64, threads: Int, seconds: Double) throws -> ServiceRun {
     let capacity: Int64 = 2_000_000
     var latencies = [Int64](repeating: 0, count: Int(capacity))
     var recorded: Int64 = 0
@@ -100,7 +100,9 @@ private func ceilingRun(_ url: String, rows: Int64, threads: Int, seconds: Doubl
     let started = Date()
     let cpu = processCPUSeconds()
     guard
-        rawpg_service(url, rows, Int32(threads), seconds, &latencies, capacity, &recorded, &count, &error) == 0
+        rawpg_service(
+            url, rows, rows + 1 + run * 100_000_000_000 + 50_000_000_000, Int32(threads), seconds, &latencies,
+            capacity, &recorded, &count, &error) == 0
     else { throw BenchError("raw libpq service failed: \(message(of: error))") }
     return ServiceRun(
         requests: Int(count), latencies: Array(latencies.prefix(Int(recorded))),
@@ -182,7 +184,7 @@ func runServiceBench(_ options: BenchOptions) async throws {
         let pool = try PostgresPool(url: url, configuration: configuration)
         let users = ServiceUserDAL(database: pool)
         _ = try await serviceRun(users, rows: rows, run: runNumber, tasks: 16, seconds: 1)  // warm-up
-        _ = try ceilingRun(url, rows: rows, threads: connections, seconds: 1)
+        _ = try ceilingRun(url, rows: rows, run: runNumber, threads: connections, seconds: 1)
         var swiftRuns = [Int: [ServiceRun]]()
         var ceilingRuns = [Int: [ServiceRun]]()
         var ratios = [Int: [Double]]()
@@ -194,11 +196,13 @@ func runServiceBench(_ options: BenchOptions) async throws {
                 var pair = [ServiceRun]()
                 for side in round % 2 == 1 ? [0, 1] : [1, 0] {
                     if side == 0 {
-                        let run = try await serviceRun(users, rows: rows, run: runNumber, tasks: tasks, seconds: seconds)
+                        let run = try await serviceRun(
+                            users, rows: rows, run: runNumber, tasks: tasks, seconds: seconds)
                         swiftRuns[tasks, default: []].append(run)
                         pair.insert(run, at: 0)
                     } else {
-                        let run = try ceilingRun(url, rows: rows, threads: connections, seconds: seconds)
+                        let run = try ceilingRun(
+                            url, rows: rows, run: runNumber, threads: connections, seconds: seconds)
                         ceilingRuns[tasks, default: []].append(run)
                         pair.append(run)
                     }
@@ -247,7 +251,8 @@ private func serviceReport(_ measurements: [ServiceMeasurement], seconds: Double
     func ratio(_ measurement: ServiceMeasurement) -> String {
         guard !measurement.ratiosToCeiling.isEmpty else { return "—" }
         let sorted = measurement.ratiosToCeiling.sorted()
-        return String(format: "%.0f%% (%.0f–%.0f%%)", 100 * median(sorted), 100 * sorted[0], 100 * sorted[sorted.count - 1])
+        return String(
+            format: "%.0f%% (%.0f–%.0f%%)", 100 * median(sorted), 100 * sorted[0], 100 * sorted[sorted.count - 1])
     }
     var markdown = """
         | engine | implementation | concurrency | requests/s | p50 ms | p99 ms | client CPU µs/request | of the ceiling (rounds) |

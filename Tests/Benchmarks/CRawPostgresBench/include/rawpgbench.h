@@ -63,7 +63,7 @@ int rawpg_w8_concurrent(const char *conninfo, int64_t n, int readers, int64_t lo
 /// row (RETURNING its id), both prepared, in autocommit, for `seconds`. Fills `latencies`
 /// (microseconds per request, `*recorded` of them, at most `capacity`, in no order) and
 /// `*count` with the requests done (all of them, even past `capacity`).
-int rawpg_service(const char *conninfo, int64_t n, int threads, double seconds, int64_t *latencies, int64_t capacity,
-                  int64_t *recorded, int64_t *count, rawpg_error *error);
+int rawpg_service(const char *conninfo, int64_t n, int64_t first_row, int threads, double seconds, int64_t *latencies,
+                  int64_t capacity, int64_t *recorded, int64_t *count, rawpg_error *error);
 
 #endif
