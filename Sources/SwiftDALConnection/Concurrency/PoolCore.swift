@@ -27,12 +27,14 @@ package final class PoolCore: @unchecked Sendable {
         package let index: Int
         /// The connection, once opened. Touched only by the slot's current holder, or by
         /// the pool while no one holds it.
-        package fileprivate(set) var database: Database?
+        // Not checked for exclusive access at run time (a thread-local lookup on every
+        // call): the pool's mutex and the slot's lease order every access.
+        @exclusivity(unchecked) package fileprivate(set) var database: Database?
         // Touched with the pool's mutex held.
-        fileprivate var worker: WorkerThread?
+        @exclusivity(unchecked) fileprivate var worker: WorkerThread?
         /// The control of the call holding the slot, when it has one (to stop it at shutdown).
-        fileprivate var holderControl: CallControl?
-        fileprivate var isLeased = false
+        @exclusivity(unchecked) fileprivate var holderControl: CallControl?
+        @exclusivity(unchecked) fileprivate var isLeased = false
         /// Set when a shutdown interrupted the call holding the slot directly (it had no
         /// call control): its interruption is cleared when the slot comes back.
         fileprivate let interruptedAtShutdown = Atomic<Bool>(false)
@@ -79,11 +81,11 @@ package final class PoolCore: @unchecked Sendable {
         let semaphore: DispatchSemaphore?
         let job: Job?
         // Touched with the pool's mutex held.
-        var isQueued = true
-        var granted: Slot?
-        var failure: (any Error)?
+        @exclusivity(unchecked) var isQueued = true
+        @exclusivity(unchecked) var granted: Slot?
+        @exclusivity(unchecked) var failure: (any Error)?
         /// When a job in line gives up (the pool's bound on a wait), monotonic nanoseconds.
-        var giveUpAt = UInt64.max
+        @exclusivity(unchecked) var giveUpAt = UInt64.max
 
         init(semaphore: DispatchSemaphore) {
             self.semaphore = semaphore
@@ -119,7 +121,10 @@ package final class PoolCore: @unchecked Sendable {
     private let mutex = PlainMutex()
     // Touched only with `mutex` held; their exclusivity is not checked at run time (a
     // thread-local lookup per access, on every call).
-    @exclusivity(unchecked) private var free: [Slot]
+    /// The free slots, as a stack of indexes (the most recently used on top): no array
+    /// growth, retain or uniqueness check on the path of every call.
+    private let freeStack: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var freeCount: Int
     @exclusivity(unchecked) private var line: [Waiter] = []
     @exclusivity(unchecked) private var lineStart = 0
     @exclusivity(unchecked) private var phase = Phase.open
@@ -138,7 +143,9 @@ package final class PoolCore: @unchecked Sendable {
         self.options = options
         self.open = open
         slots = (0..<options.capacity).map { Slot(index: $0) }
-        free = slots.reversed()
+        freeStack = .allocate(capacity: slots.count)
+        for index in 0..<slots.count { freeStack[index] = slots.count - 1 - index }
+        freeCount = slots.count
     }
 
     /// Puts a connection opened beforehand in slot `index` (a queue's or pool writer's).
@@ -178,7 +185,8 @@ package final class PoolCore: @unchecked Sendable {
             return Lease(slot: reserved.slot, isReserved: true, waited: reserved.waited)
         }
         mutex.lock()
-        if phase == .open, let slot = free.popLast() {
+        if phase == .open, freeCount > 0 {
+            let slot = popFree()
             slot.isLeased = true
             slot.holderControl = holdings.control
             mutex.unlock()
@@ -342,7 +350,8 @@ package final class PoolCore: @unchecked Sendable {
             job.fail(closedError())
             return
         }
-        if let slot = free.popLast() {
+        if freeCount > 0 {
+            let slot = popFree()
             slot.isLeased = true
             slot.holderControl = job.control
             mutex.unlock()
@@ -460,7 +469,7 @@ package final class PoolCore: @unchecked Sendable {
             slot.database?.clearInterrupt()
         }
         mutex.lock()
-        if let waiter = nextInLine() {
+        if lineStart < line.count, let waiter = nextInLine() {
             withdraw(waiter)
             waiter.granted = slot
             slot.holderControl = waiter.job?.control
@@ -474,10 +483,11 @@ package final class PoolCore: @unchecked Sendable {
         }
         slot.isLeased = false
         slot.holderControl = nil
-        free.append(slot)
+        freeStack[freeCount] = slot.index
+        freeCount += 1
         leasedCount.subtract(1, ordering: .relaxed)
         var whenDrained: [@Sendable () -> Void] = []
-        if phase != .open && free.count == slots.count {
+        if phase != .open && freeCount == slots.count {
             swap(&whenDrained, &drained)
         }
         mutex.unlock()
@@ -521,7 +531,7 @@ package final class PoolCore: @unchecked Sendable {
     private func beginDraining(_ action: @escaping @Sendable () -> Void) {
         mutex.lock()
         if phase == .open { phase = .draining }
-        guard free.count < slots.count else {
+        guard freeCount < slots.count else {
             mutex.unlock()
             action()
             return
@@ -582,8 +592,16 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
+    /// The free slot on top of the stack, taken off it (with the mutex held; one is free).
+    @inline(__always)
+    private func popFree() -> Slot {
+        freeCount -= 1
+        return slots[freeStack[freeCount]]
+    }
+
     deinit {
         for slot in slots { slot.worker?.end() }
+        freeStack.deallocate()
     }
 
     // MARK: Errors
