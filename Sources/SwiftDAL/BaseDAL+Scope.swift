@@ -80,7 +80,9 @@ extension BaseDAL {
             return added
         }
         let value = columns.values[index]
-        if value == tenant { return columns }
+        // As stored: a tenant value equal to the DAL's only by Swift's canonical string
+        // equivalence is stored as other bytes, which the scope's predicate does not match.
+        if value.isIdentical(to: tenant) { return columns }
         guard value.isNull else { throw tenantMismatch(column, mapping) }
         var filled = ColumnValues(capacity: columns.count)
         for (position, name) in columns.names.enumerated() {
@@ -93,7 +95,7 @@ extension BaseDAL {
     /// the DAL's (`NULL`, or the tenant column left out, means "keep the row's").
     func checkTenant(_ columns: ColumnValues, _ mapping: TableMapping) throws {
         guard let column = mapping.scope.tenantColumn, let tenant = scopeValues.first,
-            let value = columns.value(for: column), !value.isNull, value != tenant
+            let value = columns.value(for: column), !value.isNull, !value.isIdentical(to: tenant)
         else { return }
         throw tenantMismatch(column, mapping)
     }

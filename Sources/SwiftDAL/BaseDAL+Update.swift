@@ -69,8 +69,12 @@ extension BaseDAL {
             let column = try mapping.column(name)
             if keySet.contains(column) || column == mapping.scope.tenantColumn { continue }
             let value = columns.values[index]
-            if let position = mapping.selectedPosition(of: column), stored.raw.values[position] == value { continue }
-            if let canonical = stored.canonical?.value(for: name), canonical == value { continue }
+            // Compared as stored (bytes, bit patterns), not as Swift compares the values:
+            // "Caf\u{E9}" and "Cafe\u{301}" are equal strings, 0.0 and -0.0 equal doubles.
+            if let position = mapping.selectedPosition(of: column), stored.raw.values[position].isIdentical(to: value) {
+                continue
+            }
+            if let canonical = stored.canonical?.value(for: name), canonical.isIdentical(to: value) { continue }
             if value.isNull && mapping.keepsStoredValueForNull(column) { continue }
             names.append(column)
             values.append(value)

@@ -65,6 +65,27 @@ public enum SQLiteValue: Sendable, Hashable {
 }
 
 /// SQLite's five storage classes.
+
+extension SQLiteValue {
+    /// Whether the two values are the same stored value: the same storage class and the
+    /// same bytes. Text compares its UTF-8 bytes (Swift's `==` on strings is canonical
+    /// equivalence: `"Caf\u{E9}"` equals `"Cafe\u{301}"`, which a database stores apart), a
+    /// real its bit pattern (`0.0` and `-0.0` differ, as PostgreSQL keeps them apart; one
+    /// NaN equals itself). What an update compares to decide whether a column changed.
+    ///
+    /// For example, `SQLiteValue.text("Caf\u{E9}").isIdentical(to: .text("Cafe\u{301}")) == false`.
+    package func isIdentical(to other: SQLiteValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.integer(let left), .integer(let right)): return left == right
+        case (.real(let left), .real(let right)): return left.bitPattern == right.bitPattern
+        case (.text(let left), .text(let right)): return left.utf8.elementsEqual(right.utf8)
+        case (.blob(let left), .blob(let right)): return left == right
+        default: return false
+        }
+    }
+}
+
 ///
 /// For example, `SQLiteValue.integer(1).storageClass == .integer`.
 public enum StorageClass: String, Sendable, Hashable, CustomStringConvertible {

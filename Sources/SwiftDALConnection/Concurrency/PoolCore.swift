@@ -310,7 +310,9 @@ package final class PoolCore: @unchecked Sendable {
             control.addDeadline(after: limit, reporting: limit)
         }
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, any Error>) in
+            // A checked continuation: Thread Sanitizer cannot follow an unsafe one resumed on
+            // another thread before its task has suspended (its runtime is not instrumented).
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 start(under: control, work) { continuation.resume(with: $0) }
             }
         } onCancel: {
