@@ -25,10 +25,11 @@ import SwiftDALConnection
 /// `fallback_application_name=SwiftDAL` (how sessions show in `pg_stat_activity`) and TCP
 /// keepalives (30 s idle, then 5 probes 10 s apart) so that a peer that vanished from
 /// the network is noticed on a TCP connection; Unix sockets ignore them.
-enum PostgresConnect {
+package enum PostgresConnect {
     static func open(
         _ connectionString: String, configuration: PostgresConfiguration, name: String
     ) throws -> OpaquePointer {
+        try checkReadable(connectionString)
         let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
         let keywords = [
             "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
@@ -106,6 +107,41 @@ enum PostgresConnect {
         let message = PQerrorMessage(connection).map { String(cString: $0) } ?? "unknown error"
         return PostgresError(
             sqlState: "08001", message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Throws when libpq cannot read `connectionString`, with its message's quoted parts
+    /// left out: they quote the string itself (`invalid percent-encoded token: "…"`, `missing
+    /// "=" after "…"`), password included.
+    private static func checkReadable(_ connectionString: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &message) else {
+            let text = message.map { String(cString: $0) } ?? "out of memory"
+            if let message { PQfreemem(message) }
+            throw PostgresError(
+                sqlState: "08001",
+                message: "the connection string cannot be read: "
+                    + PostgresError.redactingQuotedParts(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        PQconninfoFree(options)
+    }
+
+    /// `connectionString` without its password (a `password` keyword, a URI's
+    /// `user:password@` or `?password=`), for what is printed or written to a file.
+    package static func withoutPassword(_ connectionString: String) -> String {
+        var text = connectionString
+        let patterns = [
+            #"(?<=://)([^:@/?#]*):[^@/?#]*@"#,  // user:password@ in a URI
+            #"([?&])password=[^&#]*&?"#,  // ?password= in a URI
+            #"(^|\s)password\s*=\s*('([^'\\]|\\.)*'|[^\s']*)"#  // password=… in a keyword string
+        ]
+        for (index, pattern) in patterns.enumerated() {
+            guard let expression = try? NSRegularExpression(pattern: pattern) else { continue }
+            let range = NSRange(text.startIndex..., in: text)
+            let template = index == 0 ? "$1@" : index == 1 ? "$1" : "$1"
+            text = expression.stringByReplacingMatches(in: text, range: range, withTemplate: template)
+        }
+        if text.hasSuffix("?") || text.hasSuffix("&") { text.removeLast() }
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// The `connect_timeout` a connection string names, if any.

@@ -18,13 +18,21 @@ public import SwiftDALConnection
 ///     print(error.constraint ?? "", error.table ?? "", error.column ?? "")
 /// }
 /// ```
-public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
+public struct PostgresError: DatabaseError, CustomDebugStringConvertible, CustomReflectable {
     /// The five-character SQLSTATE (`"23505"`); `"08006"` when the connection failed
     /// without the server saying why.
     public let sqlState: String
-    /// The server's primary message (or libpq's, for a connection failure).
+    /// The server's primary message (or libpq's, for a connection failure), with the values
+    /// it quotes left out: a data exception (class 22) quotes the value it refused
+    /// (`invalid input syntax for type bigint: "…"`), which may be a card number or a
+    /// password. ``serverMessage`` has the server's text as it came.
     public let message: String
-    /// The server's detail, when it gives one (it may quote values: not in ``description``).
+    /// The server's primary message as it came, values included: for a deliberate look
+    /// while debugging, never for logs. Not in ``description``, `dump` or the observer's
+    /// events.
+    public let serverMessage: String?
+    /// The server's detail, when it gives one (it may quote values: not in ``description``
+    /// or `dump`).
     public let detail: String?
     /// The server's hint, when it gives one.
     public let hint: String?
@@ -50,7 +58,8 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
         table: String? = nil, column: String? = nil, constraint: String? = nil, sql: String? = nil
     ) {
         self.sqlState = sqlState
-        self.message = message
+        self.message = Self.redacted(message, sqlState: sqlState)
+        serverMessage = message
         self.detail = detail
         self.hint = hint
         self.schema = schema
@@ -129,6 +138,43 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible {
 
     /// The same as ``description``.
     public var debugDescription: String { description }
+
+    /// What `dump` and debuggers show: the fields of ``description`` and the hint; never the
+    /// detail or ``serverMessage``, which may quote values.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "sqlState": sqlState, "message": message, "hint": hint as Any, "schema": schema as Any,
+                "table": table as Any, "column": column as Any, "constraint": constraint as Any, "sql": sql as Any
+            ], displayStyle: .struct)
+    }
+
+    /// `message` with every double-quoted part left out when it may quote a value: data
+    /// exceptions (class 22, `invalid input syntax for type uuid: "…"`, `value "…" is out of
+    /// range`) quote the value they refused. Other messages quote names (a table, a
+    /// constraint), which are kept.
+    static func redacted(_ message: String, sqlState: String) -> String {
+        guard sqlState.hasPrefix("22") else { return message }
+        return redactingQuotedParts(message)
+    }
+
+    /// `text` with the inside of every double-quoted part replaced by `…`.
+    static func redactingQuotedParts(_ text: String) -> String {
+        var result = ""
+        var inQuotes = false
+        for character in text {
+            if character == "\"" {
+                if inQuotes { result.append("…") }
+                inQuotes.toggle()
+                result.append(character)
+            } else if !inQuotes {
+                result.append(character)
+            }
+        }
+        if inQuotes { result.append("…") }
+        return result
+    }
 }
 
 extension PostgresError: DetailedConstraintError {

@@ -74,9 +74,14 @@ func run(_ arguments: [String]) throws {
     default:
         throw GenError(description: "give exactly one of --database, --schema and --postgres\n\(usage)")
     }
-    // The header names the command that made the file (the same command makes the same bytes).
-    let quoted = arguments.map { $0.contains(where: { $0 == " " || $0 == "'" }) ? "'\($0)'" : $0 }
-    let origin = (["swift run swiftdal-gen"] + quoted).joined(separator: " ")
+    // The header names the command that made the file (the same command makes the same
+    // bytes), each argument quoted for a POSIX shell, and never a password: a PostgreSQL
+    // URL is written without it (give it through PGPASSWORD or a password file).
+    var written = arguments
+    for index in written.indices.dropFirst() where written[index - 1] == "--postgres" {
+        written[index] = PostgresConnect.withoutPassword(written[index])
+    }
+    let origin = (["swift run swiftdal-gen"] + written.map(shellQuoted)).joined(separator: " ")
     let generator = EntityGenerator(options: options)
     let source = try queue.read { try generator.source(for: tables, in: $0, origin: origin) }
     try queue.close()
@@ -85,6 +90,14 @@ func run(_ arguments: [String]) throws {
     } else {
         print(source, terminator: "")
     }
+}
+
+/// `argument` as one word of a POSIX shell: as it is when it holds only safe characters,
+/// else in single quotes (a quote inside written `'\''`).
+func shellQuoted(_ argument: String) -> String {
+    let safe = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
+    if !argument.isEmpty, argument.allSatisfy(safe.contains) { return argument }
+    return "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 do {

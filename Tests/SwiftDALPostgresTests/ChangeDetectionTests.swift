@@ -40,7 +40,9 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
 /// an unchanged value still writes nothing, on both engines.
 @Suite struct ChangeDetectionTests {
     /// A database of `engine` with the tables, observed by `counter`.
-    private func database(_ engine: Engine, _ counter: UpdateCounter) throws -> (any DatabaseWriter, TemporaryDirectory?) {
+    private func database(_ engine: Engine, _ counter: UpdateCounter) throws -> (
+        any DatabaseWriter, TemporaryDirectory?
+    ) {
         switch engine {
         case .sqlite:
             let directory = try TemporaryDirectory()
@@ -73,7 +75,8 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
     }
 
     /// The stored bytes of `name` and the stored sign of `amount`, read with SQL.
-    private func stored(_ db: any DatabaseWriter, _ engine: Engine, id: Int64) throws -> (name: String, negative: Bool) {
+    private func stored(_ db: any DatabaseWriter, _ engine: Engine, id: Int64) throws -> (name: String, negative: Bool)
+    {
         try db.reentrantRead { db in
             let sql: SQL =
                 engine == .sqlite
