@@ -27,7 +27,10 @@ extension ReadOnlyDAL {
         guard !ids.isEmpty else { return [] }
         return try withMapping(writing: false) { db, mapping in
             let keys = try ids.map { try mapping.keyValues($0) }
-            let keyList = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, keys: keys)
+            let types = mapping.primaryKey.compactMap { key in
+                mapping.columns.first { $0.name == key }?.declaredType
+            }
+            let keyList = try mapping.dialect.keyListPredicate(columns: mapping.primaryKey, types: types, keys: keys)
             let predicate = try scopedCondition(keyList, mapping) ?? keyList
             let query = SQL(
                 sql: "\(mapping.selectSQL) WHERE \(predicate.sql) \(mapping.defaultOrderClause)",

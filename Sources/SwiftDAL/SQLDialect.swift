@@ -13,7 +13,9 @@ protocol SQLDialect: Sendable {
     func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
     /// A predicate `(key columns) IN (…)` over `keys`, and its arguments; `nil` when the
     /// keys cannot be bound in this dialect's compact form.
-    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL
+    /// `(columns) IN (…keys…)`, for any number of keys; `types` are the columns' declared
+    /// types (as the catalog writes them).
+    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL
     /// What follows a `SELECT` of one row that is about to be updated in the same
     /// transaction (a row lock where the engine takes one).
     var lockForUpdateClause: String { get }
@@ -60,7 +62,7 @@ extension SQLDialect {
 struct SQLiteDialect: SQLDialect {
     var lexicons: [SQLLexicon] { [SQLLexicon(.sqlite)] }
 
-    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
+    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL {
         let names = columns.map(quote).joined(separator: ", ")
         if let json = jsonKeys(keys, single: columns.count == 1) {
             let extract =
@@ -90,8 +92,24 @@ struct PostgresDialect: SQLDialect {
         [SQLLexicon(.postgres), SQLLexicon(.postgres, backslashEscapesInEveryString: true)]
     }
 
-    func keyListPredicate(columns: [String], keys: [[SQLiteValue]]) throws -> SQL {
-        try valuesListPredicate(columns: columns, keys: keys, limit: 65_535, valuesKeyword: false)
+    /// Keys as arrays, any number in one statement and two parameters at most: one key
+    /// column `"id" = ANY($1)` (the server reads the array as the column's type); several
+    /// `("a", "b") IN (SELECT * FROM unnest(CAST($1 AS bigint[]), CAST($2 AS text[])))`,
+    /// each array cast to its column's declared type. (A list of row constructors as long
+    /// as a few thousand keys exhausted the server's stack, 54001.)
+    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL {
+        guard columns.count > 1 else {
+            return SQL(sql: "\(quote(columns[0])) = ANY(?)", arguments: [postgresArrayLiteral(keys.map { $0[0] })])
+        }
+        guard types.count == columns.count else {
+            return try valuesListPredicate(columns: columns, keys: keys, limit: 65_535, valuesKeyword: false)
+        }
+        let names = columns.map(quote).joined(separator: ", ")
+        let arrays = types.map { "CAST(? AS \($0)[])" }.joined(separator: ", ")
+        let arguments = (0..<columns.count).map { position in postgresArrayLiteral(keys.map { $0[position] }) }
+        return SQL(
+            sql: "(\(names)) IN (SELECT * FROM unnest(\(arrays)))",
+            arguments: StatementArguments(values: arguments.map { .text($0) }))
     }
 
     var lockForUpdateClause: String { " FOR UPDATE" }

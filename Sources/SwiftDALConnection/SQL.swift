@@ -224,3 +224,47 @@ extension String {
             decoding: utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
+
+/// `values` as a PostgreSQL array literal in text form (`{1,"a b",NULL}`): every element
+/// quoted (backslashes and quotes escaped), `NULL` bare, a real in its exact text, a blob
+/// as bytea's hex form. The server reads each element as the array's element type.
+package func postgresArrayLiteral(_ values: [SQLiteValue]) -> String {
+    var literal = "{"
+    for (index, value) in values.enumerated() {
+        if index > 0 { literal += "," }
+        switch value {
+        case .null: literal += "NULL"
+        case .integer(let integer): literal += String(integer)
+        case .real(let real): literal += "\"" + postgresText(of: real) + "\""
+        case .text(let text): literal += "\"" + escapedForArray(text) + "\""
+        case .blob(let data):
+            let digits = Array("0123456789abcdef".utf8)
+            var hex = [UInt8]()
+            hex.reserveCapacity(data.count * 2)
+            for byte in data {
+                hex.append(digits[Int(byte >> 4)])
+                hex.append(digits[Int(byte & 0x0F)])
+            }
+            literal += "\"\\\\x" + String(decoding: hex, as: UTF8.self) + "\""
+        }
+    }
+    return literal + "}"
+}
+
+/// A double as PostgreSQL reads it back exactly.
+package func postgresText(of double: Double) -> String {
+    if double == .infinity { return "Infinity" }
+    if double == -.infinity { return "-Infinity" }
+    return "\(double)"
+}
+
+/// `text` for a quoted array element: backslashes and double quotes escaped.
+private func escapedForArray(_ text: String) -> String {
+    var escaped = ""
+    escaped.reserveCapacity(text.utf8.count)
+    for character in text {
+        if character == "\\" || character == "\"" { escaped.append("\\") }
+        escaped.append(character)
+    }
+    return escaped
+}

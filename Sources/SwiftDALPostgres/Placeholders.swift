@@ -1,3 +1,4 @@
+import Foundation
 import SwiftDALConnection
 
 /// SQL written for SwiftDAL (parameters `?`, `?NNN`, `:name`, `@name`, `$name`), turned
@@ -22,17 +23,69 @@ struct PostgresStatementText: Sendable {
     /// The text for PostgreSQL.
     let sql: String
     let parameters: Parameters
+    /// The parameters (1-based) bound to a list of values as one array: their argument,
+    /// the JSON array SwiftDAL's `\(values:)` builds for a long list, is sent as an array
+    /// literal (`{…}`), whose element type the server takes from the other side of
+    /// `= ANY(…)`.
+    let arrayParameters: Set<Int>
+
+    /// PostgreSQL's most parameters in one statement.
+    static let parameterLimit = 65_535
 
     /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
     /// positional parameters or leaves a literal, identifier or comment open.
     init(_ text: String) throws {
         var scanner = Scanner(Array(text.utf8))
-        (sql, parameters) = try scanner.rewrite(original: text)
+        let (rewritten, parameters) = try scanner.rewrite(original: text)
+        (sql, arrayParameters) = Self.anyArrays(in: rewritten)
+        self.parameters = parameters
+    }
+
+    /// `x IN (SELECT value FROM json_array_elements_text(CAST($k AS json)))` (SwiftDAL's
+    /// long `\(values:)` list) as `x = ANY($k)`, and `NOT IN` as `<> ALL($k)`: the server
+    /// then reads the list as an array of `x`'s type (a uuid, a timestamp, a numeric),
+    /// where JSON's elements are text that compares with none of them. Any length, one
+    /// parameter. A list in another place keeps its JSON form.
+    private static func anyArrays(in sql: String) -> (String, Set<Int>) {
+        guard sql.contains("json_array_elements_text(CAST($") else { return (sql, []) }
+        let pattern =
+            #"(?i:\b(NOT\s+)?IN)\s*\(\s*SELECT (?:value|CAST\(value AS BIGINT\)) FROM json_array_elements_text\(CAST\(\$([0-9]+) AS json\)\)\s*\)"#
+        guard let expression = try? NSRegularExpression(pattern: pattern) else { return (sql, []) }
+        var result = sql
+        var numbers = Set<Int>()
+        let matches = expression.matches(in: sql, range: NSRange(sql.startIndex..., in: sql))
+        for match in matches.reversed() {
+            guard let whole = Range(match.range, in: sql), let number = Range(match.range(at: 2), in: sql),
+                let parameter = Int(sql[number])
+            else { continue }
+            let negated = match.range(at: 1).location != NSNotFound
+            result.replaceSubrange(whole, with: negated ? "<> ALL($\(parameter))" : "= ANY($\(parameter))")
+            numbers.insert(parameter)
+        }
+        return (result, numbers)
     }
 
     /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
-    /// when the arguments do not match the parameters.
+    /// when the arguments do not match the parameters, or when there are more than
+    /// PostgreSQL takes (65,535: refused here, before anything is sent).
     func values(for arguments: StatementArguments) throws -> [SQLiteValue] {
+        var values = try matchedValues(for: arguments)
+        guard values.count <= Self.parameterLimit else {
+            throw DALError(
+                .argumentMismatch,
+                "the statement has \(values.count) parameters; PostgreSQL takes at most \(Self.parameterLimit) "
+                    + "(a long list of values travels as one parameter through \\(values:))",
+                sql: sql)
+        }
+        for parameter in arrayParameters where parameter <= values.count {
+            guard case .text(let json) = values[parameter - 1], let literal = postgresArrayLiteral(fromJSON: json)
+            else { continue }
+            values[parameter - 1] = .text(literal)
+        }
+        return values
+    }
+
+    private func matchedValues(for arguments: StatementArguments) throws -> [SQLiteValue] {
         switch parameters {
         case .positional(let count):
             guard let values = arguments.positionalValues else {
@@ -196,4 +249,27 @@ struct PostgresStatementText: Sendable {
             }
         }
     }
+}
+
+/// The JSON array SwiftDAL's `\(values:)` builds (integers, strings, nulls) as a
+/// PostgreSQL array literal, or `nil` when it is not one.
+func postgresArrayLiteral(fromJSON json: String) -> String? {
+    guard let parsed = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]),
+        let elements = parsed as? [Any]
+    else { return nil }
+    var values = [SQLiteValue]()
+    values.reserveCapacity(elements.count)
+    for element in elements {
+        switch element {
+        case is NSNull: values.append(.null)
+        case let text as String: values.append(.text(text))
+        case let number as NSNumber:
+            guard let integer = Int64(exactly: number.int64Value), "\(integer)" == number.stringValue else {
+                return nil
+            }
+            values.append(.integer(integer))
+        default: return nil
+        }
+    }
+    return postgresArrayLiteral(values)
 }

@@ -506,7 +506,7 @@ final class PostgresConnection: EngineConnection {
             case .integer(let integer):
                 arrays.bytes.append(contentsOf: String(integer).utf8)
             case .real(let double):
-                arrays.bytes.append(contentsOf: Self.text(of: double).utf8)
+                arrays.bytes.append(contentsOf: SwiftDALConnection.postgresText(of: double).utf8)
             case .text(let text):
                 guard !text.utf8.contains(0) else {
                     throw DALError(
@@ -562,13 +562,6 @@ final class PostgresConnection: EngineConnection {
             formats.removeAll(keepingCapacity: true)
             pointers.removeAll(keepingCapacity: true)
         }
-    }
-
-    /// A double as PostgreSQL reads it back exactly.
-    private static func text(of double: Double) -> String {
-        if double == .infinity { return "Infinity" }
-        if double == -.infinity { return "-Infinity" }
-        return "\(double)"
     }
 
     /// Reads `result`: rows go to `body`; returns the rows the command affected; errors

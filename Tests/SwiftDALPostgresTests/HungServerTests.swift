@@ -126,8 +126,11 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
                 }
             }
         }
-        try await blocking { aboutToCommit.wait() }
-        server.pause()
+        // Paused from a thread of its own, at once (a task could resume late on a busy machine).
+        try await blocking {
+            aboutToCommit.wait()
+            server.pause()
+        }
         let outcome = await write.result
         server.resume()
         let error = #expect(throws: DALError.self) { try outcome.get() }

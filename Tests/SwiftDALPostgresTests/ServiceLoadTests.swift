@@ -56,6 +56,7 @@ private struct SlowReads: @unchecked Sendable {
             directory = nil
             var configuration = PostgresConfiguration()
             configuration.maximumConnections = connections
+            configuration.acquireTimeout = .seconds(300)  // callers wait in line as long as a test holds them
             database = try makePostgresPool(configuration)
         }
     }
@@ -82,29 +83,33 @@ private struct SlowReads: @unchecked Sendable {
         let outside: OutsideView? = engine == .postgres ? try OutsideView.fresh().0 : nil
         let serverPeak = Locked(0)
         let sampling = Locked(true)
-        let sampler = Task.detached {
-            guard let outside, let database = reads.database as? PostgresPool else { return }
-            let name = database.name.split(separator: "dbname=").last.map(String.init) ?? ""
-            while sampling.withLock({ $0 }) {
-                let count =
-                    (try? outside.server.psql(
-                        "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND query LIKE '%pg_sleep%' "
-                            + "AND state = 'active' AND pid <> pg_backend_pid()"))
-                    .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
-                serverPeak.withLock { $0 = max($0, count) }
-                try? await Task.sleep(for: .milliseconds(50))
+        // Sampled from a thread of its own (the test process's cooperative threads are
+        // shared with the other tests).
+        let sampler = Task {
+            try await blocking {
+                guard let outside, let database = reads.database as? PostgresPool else { return }
+                let name = database.name.split(separator: "dbname=").last.map(String.init) ?? ""
+                while sampling.withLock({ $0 }) {
+                    let count =
+                        (try? outside.server.psql(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND query LIKE "
+                                + "'%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()"))
+                        .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+                    serverPeak.withLock { $0 = max($0, count) }
+                    usleep(50_000)
+                }
             }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<(pool * 2) {
                 group.addTask {
-                    try await reads.database.read { db in try counter.run { try reads.occupy(db, seconds: 0.8) } }
+                    try await reads.database.read { db in try counter.run { try reads.occupy(db, seconds: 2) } }
                 }
             }
             try await group.waitForAll()
         }
         sampling.withLock { $0 = false }
-        await sampler.value
+        try await sampler.value
         #expect(counter.peak == pool)
         if engine == .postgres { #expect(serverPeak.withLock { $0 } == pool) }
     }
