@@ -47,6 +47,23 @@ extension Date: SQLiteValueConvertible {
     }
 }
 
+extension SQLiteValue {
+    /// Whether this is text in the canonical `Date` form, `YYYY-MM-DD HH:MM:SS.SSS`.
+    package var isDateText: Bool {
+        guard case .text(let text) = self, text.utf8.count == 23 else { return false }
+        for (index, byte) in text.utf8.enumerated() {
+            switch index {
+            case 4, 7: guard byte == UInt8(ascii: "-") else { return false }
+            case 10: guard byte == UInt8(ascii: " ") else { return false }
+            case 13, 16: guard byte == UInt8(ascii: ":") else { return false }
+            case 19: guard byte == UInt8(ascii: ".") else { return false }
+            default: guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return false }
+            }
+        }
+        return true
+    }
+}
+
 /// The canonical date text encoding, written by hand: `DateFormatter` is slow, and
 /// locale- and calendar-sensitive.
 enum DateCoding {

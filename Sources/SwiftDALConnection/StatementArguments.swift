@@ -76,6 +76,16 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         conversionError = error
     }
 
+    /// Whether a value is text in SwiftDAL's form of a `Date` (`YYYY-MM-DD HH:MM:SS.SSS`):
+    /// the text a server must read as UTC.
+    package var containsDateText: Bool {
+        switch storage {
+        case .single(let value): return value.isDateText
+        case .positional(let values): return values.contains { $0.isDateText }
+        case .named(let values): return values.values.contains { $0.isDateText }
+        }
+    }
+
     /// The number of values (positional or named).
     ///
     /// For example, `StatementArguments([1, "a"]).count == 2`.

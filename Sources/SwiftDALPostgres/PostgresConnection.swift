@@ -229,8 +229,38 @@ final class PostgresConnection: EngineConnection {
     // MARK: Statements
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
-        try run(query, prepared: true, body)
+        guard configuration.transactionPooling else { return try run(query, prepared: true, body) }
+        return try runPooled(query, body)
     }
+
+    // MARK: Dates behind a pooler
+
+    /// `run` behind a pooler in transaction mode, where no session setting holds: dates
+    /// must still be read and written in UTC, whatever the server's `TimeZone`. Every
+    /// transaction begins with `SET LOCAL TimeZone TO 'UTC'` (in the same round trip as
+    /// its `BEGIN`), and a statement outside a transaction that binds a date (SwiftDAL's
+    /// text form of one) runs in a transaction of its own that does the same. Without it
+    /// a `Date` was stored shifted by the server's offset and read back shifted.
+    private func runPooled(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        let sql = query.sql
+        if StatementRole(of: sql) == .other, sql.hasPrefix("BEGIN"), query.arguments.isEmpty {
+            try executeScript(sql + "; " + Self.utcTimeZone)
+            return 0
+        }
+        guard !isInTransaction, query.arguments.containsDateText else { return try run(query, prepared: true, body) }
+        try executeScript("BEGIN; " + Self.utcTimeZone)
+        let changed: Int
+        do {
+            changed = try run(query, prepared: true, body)
+        } catch {
+            if isInTransaction { _ = try? executeScript("ROLLBACK") }
+            throw error
+        }
+        try executeScript("COMMIT")
+        return changed
+    }
+
+    private static let utcTimeZone = "SET LOCAL TimeZone TO 'UTC'"
 
     /// `run`; a statement sent once (`prepared` false) goes unnamed and is not cached.
     private func run(_ query: SQL, prepared isPrepared: Bool, _ body: (RowView) throws -> Void) throws -> Int {

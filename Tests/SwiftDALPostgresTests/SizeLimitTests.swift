@@ -65,7 +65,9 @@ private struct Pair: Entity, Codable {
         #expect(try pairs.getRecordCount(condition: "at IN (\(values: some.map(\.at)))") == 5_000)
         #expect(try pairs.getRecordCount(condition: "amount IN (\(values: some.map(\.amount)))") == 5_000)
         #expect(try pairs.getRecordCount(condition: "token NOT IN (\(values: some.map(\.token)))") == 5_000)
-        #expect(try pairs.getRecordCount(condition: "b IN (\(values: ["b1 \"quoted\" \\ back"] + (0..<500).map { "x\($0)" }))") > 0)
+        #expect(
+            try pairs.getRecordCount(
+                condition: "b IN (\(values: ["b1 \"quoted\" \\ back"] + (0..<500).map { "x\($0)" }))") > 0)
         #expect(try pairs.getRecordCount(condition: "a IN (\(values: (0..<20_000).map { Int64($0) }))") == 10_000)
     }
 
