@@ -234,9 +234,9 @@ final class HealthCheck<Value: Sendable>: Sendable {
             return (check, true)
         }
         guard isNew else { return check }
-        pool.start(limit: timeout, { try pool.reentrantRead(query) }) { result in
-            check.outcome.withLock { $0 = result }
-        }
+        pool.start(
+            limit: timeout, { try pool.reentrantRead(query) },
+            completion: { result in check.outcome.withLock { $0 = result } })
         return check
     }
 

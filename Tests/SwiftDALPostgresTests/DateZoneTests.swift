@@ -46,7 +46,8 @@ private struct Event: Entity, Codable, Equatable {
             ).split(separator: "\n").map(String.init)
             #expect(stored == ["2001-09-09 01:46:40", "2001-09-09 01:46:40"], "\(name): stored \(stored)")
             #expect(try events.findById(id)?.at == instant, "\(name): read back")
-            #expect(try events.getRecordCount(condition: "at = \(instant) AND label LIKE \(name + "%")") == 2, "\(name)")
+            let sameInstant = try events.getRecordCount(condition: "at = \(instant) AND label LIKE \(name + "%")")
+            #expect(sameInstant == 2, "\(name)")
             #expect(try pool.read { _ in try events.findById(id)?.at } == instant, "\(name): read in a transaction")
         }
     }
