@@ -20,6 +20,7 @@ enum ColumnTypeMapping {
     static func swiftType(
         forDeclaredType declaredType: String, engine: DatabaseEngine = .sqlite
     ) -> (name: String, needsFoundation: Bool) {
+        if engine == .postgres { return postgresSwiftType(forDeclaredType: declaredType) }
         let type = declaredType.uppercased()
         if type == "BYTEA" { return ("Data", true) }
         if type == "UUID" { return ("UUID", true) }
@@ -39,5 +40,30 @@ enum ColumnTypeMapping {
         if exactNumberTypes.contains(firstWord) { return ("Decimal", true) }
         // Any other name (TIME, INTERVAL…): whatever storage class the database gave, exactly.
         return ("SQLiteValue", false)
+    }
+
+    /// PostgreSQL's types, by the name the catalog writes (`format_type`), each to a Swift
+    /// type that reads it and writes it back as it was. Affinity rules do not apply: they
+    /// made `interval` and `point` an `Int64` (the names hold "INT") and `money` a
+    /// `Decimal` (it reads as `$1,234.56`). Every type has a text form the server reads
+    /// back, so a type with no closer Swift type is a `String`: money, intervals and
+    /// times of day, network addresses, bit strings, full-text values, geometric values,
+    /// ranges, arrays, enums, domains, `json`, `jsonb`, `xml`, and any other.
+    static func postgresSwiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool) {
+        let type = declaredType.lowercased()
+        if type.hasSuffix("]") { return ("String", false) }  // an array: its text form
+        var base = Substring(type.prefix { $0 != "(" })
+        while base.last == " " { base = base.dropLast() }
+        switch base {
+        case "smallint", "integer", "bigint", "oid": return ("Int64", false)
+        case "real", "double precision": return ("Double", false)
+        case "numeric", "decimal": return ("Decimal", true)
+        case "boolean": return ("Bool", false)
+        case "bytea": return ("Data", true)
+        case "uuid": return ("UUID", true)
+        case "date", "timestamp with time zone", "timestamp without time zone", "timestamp":
+            return ("Date", true)
+        default: return ("String", false)
+        }
     }
 }

@@ -692,9 +692,11 @@ final class PostgresConnection: EngineConnection {
         var columns = [ColumnInfo]()
         var kind: String?
         // Sent unnamed (read once per mapping: preparing it would cost a round trip more).
+        // A domain's column reports the type under it (a domain over a domain, the last):
+        // its values arrive as that type, and are read and cast as it.
         _ = try run(
             """
-            SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+            SELECT a.attname, format_type(base.typ, base.mod), a.attnotnull,
                    CASE WHEN a.attidentity <> '' THEN 'GENERATED ' || CASE a.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END || ' AS IDENTITY'
                         ELSE pg_get_expr(d.adbin, d.adrelid) END,
                    COALESCE((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n) WHERE k.attnum = a.attnum), 0),
@@ -703,6 +705,14 @@ final class PostgresConnection: EngineConnection {
             JOIN pg_class c ON c.oid = a.attrelid
             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
             LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+            CROSS JOIN LATERAL (
+                WITH RECURSIVE chain(typ, mod, depth) AS (
+                    SELECT a.atttypid, a.atttypmod, 0
+                    UNION ALL
+                    SELECT t.typbasetype, t.typtypmod, chain.depth + 1
+                    FROM chain JOIN pg_type t ON t.oid = chain.typ WHERE t.typtype = 'd'
+                ) SELECT typ, mod FROM chain ORDER BY depth DESC LIMIT 1
+            ) base
             WHERE c.oid = to_regclass(\(quotedName(table))) AND a.attnum > 0 AND NOT a.attisdropped
             ORDER BY a.attnum
             """, prepared: false
