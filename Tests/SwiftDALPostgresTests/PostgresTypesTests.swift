@@ -19,13 +19,17 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
 
         // Generated again, the file is the committed one (its first line names the command,
         // with this run's server).
-        let generator = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        let generator =
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
             + "/swiftdal-gen"
         let temporary = try TemporaryDirectory()
         let output = temporary.file("EveryType.swift")
         let (status, printed) = try runProgram(
             generator,
-            ["--postgres", url, "--tables", "every_type", "--stem", "every_type=EveryType", "--internal", "--output", output])
+            [
+                "--postgres", url, "--tables", "every_type", "--stem", "every_type=EveryType", "--internal", "--output",
+                output
+            ])
         #expect(status == 0, "swiftdal-gen: \(printed)")
         let generated = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         let committed = try String(
@@ -62,7 +66,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
                 JOIN LATERAL jsonb_each_text(to_jsonb(c) - 'id') b ON b.key = a.key
                 WHERE o.id = \(original ?? 0) AND c.id = \(copy) AND a.value IS DISTINCT FROM b.value
                 """)
-            #expect(differing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "columns that differ: \(differing)")
+            #expect(
+                differing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "columns that differ: \(differing)")
         }
     }
 }
