@@ -141,12 +141,12 @@ public final class AutoFailoverFormation: @unchecked Sendable {
     private func waitForLog(_ name: String, containing text: String, timeout: Duration) throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
-            if readWholeFileForAutoctl(directory + "/" + name).contains(text) { return }
+            if readWholeFile(directory + "/" + name).contains(text) { return }
             Thread.sleep(forTimeInterval: 0.2)
         }
         throw PostgresServer.StartFailure(
             description: "pg_auto_failover: \(name) never said \(text): "
-                + String(readWholeFileForAutoctl(directory + "/" + name).suffix(1500)))
+                + String(readWholeFile(directory + "/" + name).suffix(1500)))
     }
 
     /// Waits until the nodes' reported states are `expected` in some order.
@@ -174,7 +174,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         throw PostgresServer.StartFailure(
             description:
                 "pg_auto_failover did not reach \(expected) (last: \(last), \(lastError.map { "\($0)" } ?? "")): "
-                + String(readWholeFileForAutoctl(directory + "/monitor.log").suffix(1500)))
+                + String(readWholeFile(directory + "/monitor.log").suffix(1500)))
     }
 
     /// Stops every node and the monitor, and removes the files.
@@ -237,12 +237,7 @@ private func runningProcesses(containing text: String) -> [pid_t] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { entry in
         guard let pid = pid_t(entry) else { return nil }
-        let commandLine = readWholeFileForAutoctl("/proc/\(entry)/cmdline")
+        let commandLine = readWholeFile("/proc/\(entry)/cmdline")
         return commandLine.contains(text) ? pid : nil
     }
-}
-
-/// The text of a file, "" when it cannot be read.
-private func readWholeFileForAutoctl(_ path: String) -> String {
-    (FileManager.default.contents(atPath: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
 }

@@ -479,7 +479,7 @@ private func childProcesses(of parent: pid_t) -> [pid_t] {
 
 /// The text of the file at `path` ("" when it cannot be read), read with POSIX calls
 /// (`String(contentsOfFile:)` leaked its buffer for some files under LeakSanitizer).
-private func readWholeFile(_ path: String) -> String {
+func readWholeFile(_ path: String) -> String {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return "" }
     defer { close(descriptor) }

@@ -514,7 +514,9 @@ package final class PoolCore: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumed = Atomic<Bool>(false)
             let grace = gracePeriod.map { period in
-                DeadlineScheduler.shared.schedule(after: period) { [weak self] in self?.stopCallsInFlight() }
+                // A strong reference: the entry is cancelled once drained, and a weak one's side
+                // table outlives a pool still referenced at exit (a leak to LeakSanitizer).
+                DeadlineScheduler.shared.schedule(after: period) { [self] in stopCallsInFlight() }
             }
             beginDraining {
                 if let grace { DeadlineScheduler.shared.cancel(grace) }
