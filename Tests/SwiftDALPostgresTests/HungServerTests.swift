@@ -3,6 +3,7 @@ import SwiftDAL
 import SwiftDALConnection
 import SwiftDALPostgres
 import SwiftDALTestSupport
+import Synchronization
 import Testing
 
 /// How long `body` took.
@@ -60,6 +61,14 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
 
         hung.pause()
         let pausedAt = ContinuousClock.now
+        // When the hung standby leaves the rotation, seen from a thread of its own (this
+        // task's wake-ups may wait for a cooperative thread behind other tests' work).
+        let leftAt = Mutex<ContinuousClock.Instant?>(nil)
+        Thread {
+            if eventually({ cluster.replicaStatuses.first?.isInRotation == false }) {
+                leftAt.withLock { $0 = .now }
+            }
+        }.start()
         // A call to the hung server under a time limit: its cancel request cannot get an
         // answer. It ends at its limit and grace period all the same.
         let stuck = Task {
@@ -87,8 +96,8 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
         let stuckFor = try await stuck.value
         #expect(stuckFor < .seconds(3), "the call to the hung server ended after \(stuckFor)")
         // The hung standby left the rotation, found by the health checks' own deadline.
-        try await eventually { cluster.replicaStatuses.first?.isInRotation == false }
-        let leftAfter = ContinuousClock.now - pausedAt
+        try await eventually { leftAt.withLock { $0 } != nil }
+        let leftAfter = (leftAt.withLock { $0 } ?? .now) - pausedAt
         #expect(leftAfter < .seconds(5), "the hung standby left the rotation after \(leftAfter)")
         #expect(cluster.replicaStatuses[1].isInRotation)
         // Reads went on elsewhere: none failed (those waiting on the hung standby with no

@@ -54,7 +54,10 @@ private final class HeldConnection: @unchecked Sendable {
     /// for a reader, the writer, a queue's connection and a PostgreSQL connection.
     @Test(arguments: Engine.allCases)
     func aCallWaitingForAConnectionStopsAtItsTimeLimitOrWhenCancelled(_ engine: Engine) async throws {
-        let (sqlite, postgres) = SampleDatabase.oneConnection
+        var (sqlite, postgres) = SampleDatabase.oneConnection
+        // No bound on the wait for a connection that could end it before the test's
+        // cancellation does, on a test process whose tasks wait for a cooperative thread.
+        postgres.acquireTimeout = .seconds(600)
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
         let users = sample.users
         let queue: DatabaseQueue? = engine == .sqlite ? try DatabaseQueue.inMemory() : nil
