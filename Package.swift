@@ -89,7 +89,7 @@ let package = Package(
         // postgres`); libpq's headers come through the system-library target.
         .target(
             name: "CRawPostgresBench",
-            dependencies: ["CSwiftDALPostgres"],
+            dependencies: ["CRawBench", "CSwiftDALPostgres"],
             path: "Tests/Benchmarks/CRawPostgresBench",
             linkerSettings: [.linkedLibrary("pthread")]
         ),

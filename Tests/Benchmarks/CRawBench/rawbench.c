@@ -19,6 +19,38 @@ static const char *SCHEMA =
     " age INTEGER NOT NULL, score REAL NOT NULL, bio TEXT);"
     "CREATE INDEX users_age ON users(age);";
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/// The region callgrind counts (`--toggle-collect=rawbench_region`): the body alone.
+__attribute__((noinline)) void rawbench_region(void (*body)(void *context), void *context) {
+    body(context);
+    __asm__ volatile("" ::: "memory");
+}
+
+static double process_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/// The process CPU time of the last measured region (the harness measures one at a time).
+static double last_cpu_seconds = 0;
+
+double rawbench_last_cpu_seconds(void) { return last_cpu_seconds; }
+
+double rawbench_measured(void (*body)(void *context), void *context) {
+    double cpu = process_cpu_seconds();
+    double start = now_seconds();
+    rawbench_region(body, context);
+    double seconds = now_seconds() - start;
+    last_cpu_seconds = process_cpu_seconds() - cpu;
+    return seconds;
+}
+
 int64_t rawbench_next_id(uint64_t *state, int64_t n) {
     *state = (*state * 1103515245ULL + 12345ULL) % 2147483648ULL;
     return (int64_t)(*state % (uint64_t)n) + 1;
@@ -97,14 +129,39 @@ int rawbench_populate(const char *path, int64_t n) {
     return close_db(db);
 }
 
-int rawbench_w1_insert(const char *path, int64_t n, int64_t *checksum) {
+/// What a timed workload body works on: the open connection, its inputs, and what it gives back.
+typedef struct {
     sqlite3 *db;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
-    CHECK(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL));
-    CHECK(insert_rows(db, 1, n, checksum));
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    int64_t n;
+    int transaction;
+    int64_t checksum;
+    int rc;
+    struct user_list *users;
+} job_t;
+
+/// Opens `path`, runs `body` as the measured region (only the workload: the database is
+/// opened before it and closed after it, and what the body returns is checked and freed
+/// after it too), then closes it.
+static int run_measured(const char *path, void (*body)(void *), job_t *job, double *seconds) {
+    CHECK(open_db(path, &job->db));
+    *seconds = rawbench_measured(body, job);
+    int rc = job->rc;
+    int closed = close_db(job->db);
+    return rc != SQLITE_OK ? rc : closed;
+}
+
+static void w1_body(void *context) {
+    job_t *job = context;
+    job->rc = sqlite3_exec(job->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (job->rc == SQLITE_OK) job->rc = insert_rows(job->db, 1, job->n, &job->checksum);
+    if (job->rc == SQLITE_OK) job->rc = sqlite3_exec(job->db, "COMMIT", NULL, NULL, NULL);
+}
+
+int rawbench_w1_insert(const char *path, int64_t n, int64_t *checksum, double *seconds) {
+    job_t job = {.n = n};
+    int rc = run_measured(path, w1_body, &job, seconds);
+    *checksum = job.checksum;
+    return rc;
 }
 
 /// A user materialized in C: strings copied.
@@ -147,13 +204,18 @@ static void free_user(user_t *user) {
 
 #define SELECT_USER "SELECT id, name, email, age, score, bio FROM users"
 
-int rawbench_w2_fetch_all(const char *path, int64_t *checksum) {
-    sqlite3 *db;
+struct user_list {
+    user_t *items;
+    size_t count;
+};
+
+static void w2_body(void *context) {
+    job_t *job = context;
     sqlite3_stmt *stmt;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
-    CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
-    CHECK(sqlite3_prepare_v2(db, SELECT_USER " ORDER BY id", -1, &stmt, NULL));
+    job->rc = sqlite3_exec(job->db, "BEGIN", NULL, NULL, NULL);
+    if (job->rc != SQLITE_OK) return;
+    job->rc = sqlite3_prepare_v2(job->db, SELECT_USER " ORDER BY id", -1, &stmt, NULL);
+    if (job->rc != SQLITE_OK) return;
     size_t capacity = 1024, count = 0;
     user_t *users = malloc(capacity * sizeof(user_t));
     int rc;
@@ -164,15 +226,24 @@ int rawbench_w2_fetch_all(const char *path, int64_t *checksum) {
         }
         read_user(stmt, &users[count++]);
     }
-    for (size_t i = 0; i < count; i++) {
-        *checksum += user_checksum(&users[i]);
-        free_user(&users[i]);
-    }
-    free(users);
     sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) return rc;
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    job->users->items = users;
+    job->users->count = count;
+    job->rc = rc == SQLITE_DONE ? sqlite3_exec(job->db, "COMMIT", NULL, NULL, NULL) : rc;
+}
+
+int rawbench_w2_fetch_all(const char *path, int64_t *checksum, double *seconds) {
+    struct user_list users = {NULL, 0};
+    job_t job = {.users = &users};
+    int rc = run_measured(path, w2_body, &job, seconds);
+    // Outside the measured region, as on the Swift side: checking and freeing the rows.
+    *checksum = 0;
+    for (size_t i = 0; i < users.count; i++) {
+        *checksum += user_checksum(&users.items[i]);
+        free_user(&users.items[i]);
+    }
+    free(users.items);
+    return rc;
 }
 
 static int lookups(sqlite3 *db, int64_t n, int64_t count, uint64_t seed, int64_t *checksum) {
@@ -196,21 +267,22 @@ static int lookups(sqlite3 *db, int64_t n, int64_t count, uint64_t seed, int64_t
     return sqlite3_finalize(stmt);
 }
 
-int rawbench_w3_lookup(const char *path, int64_t n, int transaction, int64_t *checksum) {
-    sqlite3 *db;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
-    if (transaction) CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
-    CHECK(lookups(db, n, n, 42, checksum));
-    if (transaction) CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+static void w3_body(void *context) {
+    job_t *job = context;
+    job->rc = job->transaction ? sqlite3_exec(job->db, "BEGIN", NULL, NULL, NULL) : SQLITE_OK;
+    if (job->rc == SQLITE_OK) job->rc = lookups(job->db, job->n, job->n, 42, &job->checksum);
+    if (job->rc == SQLITE_OK && job->transaction) job->rc = sqlite3_exec(job->db, "COMMIT", NULL, NULL, NULL);
 }
 
-int rawbench_w4_filter(const char *path, int64_t *checksum) {
-    sqlite3 *db;
+int rawbench_w3_lookup(const char *path, int64_t n, int transaction, int64_t *checksum, double *seconds) {
+    job_t job = {.n = n, .transaction = transaction};
+    int rc = run_measured(path, w3_body, &job, seconds);
+    *checksum = job.checksum;
+    return rc;
+}
+
+static int w4_work(sqlite3 *db, int64_t *checksum) {
     sqlite3_stmt *stmt;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
     CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
     CHECK(sqlite3_prepare_v2(db, SELECT_USER " WHERE age = ? ORDER BY id LIMIT 100", -1, &stmt, NULL));
     for (int64_t k = 0; k < 1000; k++) {
@@ -226,15 +298,11 @@ int rawbench_w4_filter(const char *path, int64_t *checksum) {
         if (rc != SQLITE_DONE) return rc;
     }
     sqlite3_finalize(stmt);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
 
-int rawbench_w5_update(const char *path, int64_t n, int64_t *checksum) {
-    sqlite3 *db;
+static int w5_work(sqlite3 *db, int64_t n, int64_t *checksum) {
     sqlite3_stmt *stmt;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
     CHECK(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL));
     CHECK(sqlite3_prepare_v2(db, "UPDATE users SET score = ? WHERE id = ?", -1, &stmt, NULL));
     uint64_t state = 42;
@@ -247,15 +315,11 @@ int rawbench_w5_update(const char *path, int64_t n, int64_t *checksum) {
         sqlite3_reset(stmt);
     }
     sqlite3_finalize(stmt);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
 
-int rawbench_w6_exists(const char *path, int64_t n, int64_t *checksum) {
-    sqlite3 *db;
+static int w6_work(sqlite3 *db, int64_t n, int64_t *checksum) {
     sqlite3_stmt *stmt;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
     CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
     CHECK(sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM users WHERE email = ?)", -1, &stmt, NULL));
     uint64_t state = 42;
@@ -270,15 +334,11 @@ int rawbench_w6_exists(const char *path, int64_t n, int64_t *checksum) {
         sqlite3_reset(stmt);
     }
     sqlite3_finalize(stmt);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
 
-int rawbench_w7_count(const char *path, int64_t *checksum) {
-    sqlite3 *db;
+static int w7_work(sqlite3 *db, int64_t *checksum) {
     sqlite3_stmt *stmt;
-    *checksum = 0;
-    CHECK(open_db(path, &db));
     CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL));
     CHECK(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM users WHERE age = ?", -1, &stmt, NULL));
     for (int64_t k = 0; k < 1000; k++) {
@@ -288,9 +348,41 @@ int rawbench_w7_count(const char *path, int64_t *checksum) {
         sqlite3_reset(stmt);
     }
     sqlite3_finalize(stmt);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL));
-    return close_db(db);
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
+
+static void w4_body(void *context) {
+    job_t *job = context;
+    job->rc = w4_work(job->db, &job->checksum);
+}
+
+static void w5_body(void *context) {
+    job_t *job = context;
+    job->rc = w5_work(job->db, job->n, &job->checksum);
+}
+
+static void w6_body(void *context) {
+    job_t *job = context;
+    job->rc = w6_work(job->db, job->n, &job->checksum);
+}
+
+static void w7_body(void *context) {
+    job_t *job = context;
+    job->rc = w7_work(job->db, &job->checksum);
+}
+
+#define MEASURED_WORKLOAD(name, body)                                                             \
+    int name(const char *path, int64_t n, int64_t *checksum, double *seconds) {                   \
+        job_t job = {.n = n};                                                                     \
+        int rc = run_measured(path, body, &job, seconds);                                         \
+        *checksum = job.checksum;                                                                 \
+        return rc;                                                                                \
+    }
+
+MEASURED_WORKLOAD(rawbench_w4_filter, w4_body)
+MEASURED_WORKLOAD(rawbench_w5_update, w5_body)
+MEASURED_WORKLOAD(rawbench_w6_exists, w6_body)
+MEASURED_WORKLOAD(rawbench_w7_count, w7_body)
 
 // MARK: W8
 
@@ -304,12 +396,6 @@ typedef struct {
     int64_t busy;
     int rc;
 } worker_t;
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void *reader_main(void *argument) {
     worker_t *worker = argument;

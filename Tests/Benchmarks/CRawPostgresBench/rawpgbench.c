@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L  // clock_gettime
 #include "rawpgbench.h"
 
+#include "rawbench.h"  // rawbench_measured: the region every implementation is timed and counted in
+
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -74,11 +76,15 @@ static int prepare(PGconn *conn, const char *name, const char *sql, int paramete
     return 0;
 }
 
-/// Executes the prepared statement `name` (text parameters, text results); returns the
+/// Results come back in binary (resultFormat 1): an int8 or a float8 is 8 bytes to swap,
+/// not text to parse, the fastest a libpq client reads them.
+#define BINARY_RESULTS 1
+
+/// Executes the prepared statement `name` (text parameters, binary results); returns the
 /// result when its status is `expected`, else NULL with `error` set.
 static PGresult *execute(PGconn *conn, const char *name, int count, const char *const *values,
                          ExecStatusType expected, rawpg_error *error) {
-    PGresult *result = PQexecPrepared(conn, name, count, values, NULL, NULL, 0);
+    PGresult *result = PQexecPrepared(conn, name, count, values, NULL, NULL, BINARY_RESULTS);
     if (result == NULL || PQresultStatus(result) != expected) {
         fail(conn, result, name, error);
         return NULL;
@@ -86,8 +92,25 @@ static PGresult *execute(PGconn *conn, const char *name, int count, const char *
     return result;
 }
 
+/// A binary int2, int4 or int8 value (network byte order).
 static int64_t integer_value(const PGresult *result, int row, int column) {
-    return strtoll(PQgetvalue(result, row, column), NULL, 10);
+    const unsigned char *bytes = (const unsigned char *)PQgetvalue(result, row, column);
+    int length = PQgetlength(result, row, column);
+    uint64_t value = 0;
+    for (int i = 0; i < length; i++) value = value << 8 | bytes[i];
+    if (length == 8) return (int64_t)value;
+    if (length == 4) return (int32_t)(uint32_t)value;
+    return (int16_t)(uint16_t)value;
+}
+
+/// A binary float8 value (network byte order).
+static double double_value(const PGresult *result, int row, int column) {
+    uint64_t bits;
+    memcpy(&bits, PQgetvalue(result, row, column), sizeof bits);
+    bits = __builtin_bswap64(bits);
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
 }
 
 int rawpg_library_version(void) { return PQlibVersion(); }
@@ -145,7 +168,7 @@ static char *copy_text(const PGresult *result, int row, int column, int *failed)
         *failed = 1;
         return NULL;
     }
-    memcpy(copy, PQgetvalue(result, row, column), length + 1);  // libpq NUL-terminates values
+    memcpy(copy, PQgetvalue(result, row, column), length + 1);  // libpq NUL-terminates values, binary too
     return copy;
 }
 
@@ -162,7 +185,7 @@ static int read_user(const PGresult *result, int row, user_t *user, rawpg_error 
     user->name = copy_text(result, row, 1, &failed);
     user->email = copy_text(result, row, 2, &failed);
     user->age = integer_value(result, row, 3);
-    user->score = strtod(PQgetvalue(result, row, 4), NULL);
+    user->score = double_value(result, row, 4);
     user->bio = copy_text(result, row, 5, &failed);
     if (failed || user->name == NULL || user->email == NULL) {
         free_user(user);
@@ -254,14 +277,6 @@ static int w1_insert(PGconn *conn, int64_t n, int64_t *checksum, rawpg_error *er
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w1_insert(conn, n, checksum, error);
-    PQfinish(conn);
-    return rc;
-}
 
 /// Reads the results of `count` pipelined inserts and the sync that ends them.
 static int read_pipelined_inserts(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
@@ -300,7 +315,7 @@ static int w1_insert_pipelined(PGconn *conn, int64_t n, int64_t batch, int64_t *
         for (int64_t i = first; i < first + count; i++) {
             row_parameters row;
             fill_row(&row, i);
-            if (PQsendQueryPrepared(conn, "w1", 5, row.values, NULL, NULL, 0) != 1) {
+            if (PQsendQueryPrepared(conn, "w1", 5, row.values, NULL, NULL, BINARY_RESULTS) != 1) {
                 return fail(conn, NULL, "PQsendQueryPrepared", error);
             }
         }
@@ -311,48 +326,29 @@ static int w1_insert_pipelined(PGconn *conn, int64_t n, int64_t batch, int64_t *
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum,
-                              rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w1_insert_pipelined(conn, n, batch, checksum, error);
-    PQfinish(conn);
-    return rc;
-}
 
-static int w2_fetch_all(PGconn *conn, int64_t *checksum, rawpg_error *error) {
+/// W2's rows, handed out of the measured region to be checked and freed after it.
+typedef struct {
+    user_t *items;
+    int count;
+} user_list;
+
+static int w2_fetch_all(PGconn *conn, user_list *users, rawpg_error *error) {
     if (command(conn, BEGIN_READ, error) != 0) return -1;
     if (prepare(conn, "w2", SELECT_USER " ORDER BY id ASC", 0, error) != 0) return -1;
     PGresult *result = execute(conn, "w2", 0, NULL, PGRES_TUPLES_OK, error);
     if (result == NULL) return -1;
     int count = PQntuples(result);
-    user_t *users = malloc(((size_t)count + 1) * sizeof(user_t));
-    if (users == NULL) return fail(conn, result, "out of memory", error);
-    int rc = 0, read = 0;
-    for (; read < count; read++) {
-        if (read_user(result, read, &users[read], error) != 0) {
-            rc = -1;
-            break;
+    users->items = malloc(((size_t)count + 1) * sizeof(user_t));
+    if (users->items == NULL) return fail(conn, result, "out of memory", error);
+    for (users->count = 0; users->count < count; users->count++) {
+        if (read_user(result, users->count, &users->items[users->count], error) != 0) {
+            PQclear(result);
+            return -1;
         }
     }
     PQclear(result);
-    for (int i = 0; i < read; i++) {
-        *checksum += user_checksum(&users[i]);
-        free_user(&users[i]);
-    }
-    free(users);
-    if (rc != 0) return rc;
     return command(conn, "COMMIT", error);
-}
-
-int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w2_fetch_all(conn, checksum, error);
-    PQfinish(conn);
-    return rc;
 }
 
 /// `count` lookups by key; with `errors`, a failed lookup is counted and the next one
@@ -387,17 +383,6 @@ static int lookups(PGconn *conn, int64_t n, int64_t count, uint64_t seed, int64_
     return 0;
 }
 
-int rawpg_w3_lookup(const char *conninfo, int64_t n, int64_t count, int transaction, int64_t *checksum,
-                    rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = transaction ? command(conn, BEGIN_READ, error) : 0;
-    if (rc == 0) rc = lookups(conn, n, count, 42, checksum, NULL, error);
-    if (rc == 0 && transaction) rc = command(conn, "COMMIT", error);
-    PQfinish(conn);
-    return rc;
-}
 
 static int w4_filter(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
     if (command(conn, BEGIN_READ, error) != 0) return -1;
@@ -424,14 +409,6 @@ static int w4_filter(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w4_filter(conn, count, checksum, error);
-    PQfinish(conn);
-    return rc;
-}
 
 static int w5_update(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
     if (command(conn, "BEGIN", error) != 0) return -1;
@@ -450,14 +427,6 @@ static int w5_update(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, 
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w5_update(conn, n, count, checksum, error);
-    PQfinish(conn);
-    return rc;
-}
 
 static int w6_exists(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
     if (command(conn, BEGIN_READ, error) != 0) return -1;
@@ -475,20 +444,12 @@ static int w6_exists(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, 
         PGresult *result = execute(conn, "w6", 1, values, PGRES_TUPLES_OK, error);
         if (result == NULL) return -1;
         if (PQntuples(result) != 1) return fail(conn, result, "EXISTS returned no row", error);
-        if (PQgetvalue(result, 0, 0)[0] == 't') *checksum += 1;
+        if (PQgetvalue(result, 0, 0)[0] == 1) *checksum += 1;  // a binary bool: one byte, 0 or 1
         PQclear(result);
     }
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
-    PGconn *conn;
-    *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w6_exists(conn, n, count, checksum, error);
-    PQfinish(conn);
-    return rc;
-}
 
 static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
     if (command(conn, BEGIN_READ, error) != 0) return -1;
@@ -506,13 +467,101 @@ static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error 
     return command(conn, "COMMIT", error);
 }
 
-int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error) {
+
+// MARK: Measured workloads
+
+/// A workload run in the measured region: its connection, inputs and outputs.
+typedef struct {
+    char which;  // '1' W1, 'p' W1 pipelined, '2' … '7'
     PGconn *conn;
+    int64_t n, count, batch;
+    int transaction;
+    int64_t checksum;
+    user_list users;
+    rawpg_error *error;
+    int rc;
+} pg_job;
+
+static void pg_body(void *context) {
+    pg_job *job = context;
+    switch (job->which) {
+    case '1': job->rc = w1_insert(job->conn, job->n, &job->checksum, job->error); break;
+    case 'p': job->rc = w1_insert_pipelined(job->conn, job->n, job->batch, &job->checksum, job->error); break;
+    case '2': job->rc = w2_fetch_all(job->conn, &job->users, job->error); break;
+    case '3':
+        job->rc = job->transaction ? command(job->conn, BEGIN_READ, job->error) : 0;
+        if (job->rc == 0) job->rc = lookups(job->conn, job->n, job->count, 42, &job->checksum, NULL, job->error);
+        if (job->rc == 0 && job->transaction) job->rc = command(job->conn, "COMMIT", job->error);
+        break;
+    case '4': job->rc = w4_filter(job->conn, job->count, &job->checksum, job->error); break;
+    case '5': job->rc = w5_update(job->conn, job->n, job->count, &job->checksum, job->error); break;
+    case '6': job->rc = w6_exists(job->conn, job->n, job->count, &job->checksum, job->error); break;
+    case '7': job->rc = w7_count(job->conn, job->count, &job->checksum, job->error); break;
+    default:
+        job->rc = -1;
+        set_error(job->error, "no workload %c", job->which);
+    }
+}
+
+/// Connects, runs `job` as the measured region (rawbench_measured: the workload alone),
+/// then checks and frees what it returned and closes the connection, outside it.
+static int run_measured(const char *conninfo, pg_job *job, int64_t *checksum, double *seconds) {
     *checksum = 0;
-    if (connect_db(conninfo, &conn, error) != 0) return -1;
-    int rc = w7_count(conn, count, checksum, error);
-    PQfinish(conn);
-    return rc;
+    *seconds = 0;
+    if (connect_db(conninfo, &job->conn, job->error) != 0) return -1;
+    *seconds = rawbench_measured(pg_body, job);
+    *checksum = job->checksum;
+    for (int i = 0; i < job->users.count; i++) {
+        *checksum += user_checksum(&job->users.items[i]);
+        free_user(&job->users.items[i]);
+    }
+    free(job->users.items);
+    PQfinish(job->conn);
+    return job->rc;
+}
+
+int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.which = '1', .n = n, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum, double *seconds,
+                              rawpg_error *error) {
+    pg_job job = {.which = 'p', .n = n, .batch = batch, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.which = '2', .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w3_lookup(const char *conninfo, int64_t n, int64_t count, int transaction, int64_t *checksum,
+                    double *seconds, rawpg_error *error) {
+    pg_job job = {.which = '3', .n = n, .count = count, .transaction = transaction, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.which = '4', .count = count, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
+                    rawpg_error *error) {
+    pg_job job = {.which = '5', .n = n, .count = count, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
+                    rawpg_error *error) {
+    pg_job job = {.which = '6', .n = n, .count = count, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.which = '7', .count = count, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
 }
 
 // MARK: W8

@@ -20,17 +20,23 @@ func runProbe(_ options: BenchOptions) throws {
     guard let probe = options.probe, let path = options.probePath else {
         throw BenchError("--probe needs --probe-path")
     }
-    let implementation = options.probeImplementation.flatMap(Implementation.init(rawValue:)) ?? .raw
+    let implementation: Implementation
+    switch options.probeImplementation {
+    case nil, "raw": implementation = .raw
+    case "explicit": implementation = .explicit
+    case "codable": implementation = .codable
+    case let name?: throw BenchError("unknown --probe-implementation \(name) (raw, explicit, codable)")
+    }
     var checksum: Int64 = 0
     switch (probe, implementation) {
     case ("idle", _):
         break
     case ("W2", .raw):
-        checksum = try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) }
+        checksum = try rawCall("W2") { rawbench_w2_fetch_all(path, &$0, &$1) }.checksum
     case ("W2", .explicit):
-        checksum = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows).w2FetchAll()
+        checksum = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows).w2FetchAll().checksum
     case ("W2", .codable):
-        checksum = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows).w2FetchAll()
+        checksum = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows).w2FetchAll().checksum
     case ("stream", _):
         checksum = try SwiftWorkloads<ExplicitUser>(path: path, rows: options.rows).stream()
     default:
@@ -53,7 +59,7 @@ func measureInChild(probe: String, implementation: Implementation?, path: String
 {
     var arguments = ["--probe", probe, "--probe-path", path, "--rows", String(rows)]
     arguments += pragmas.flatMap { ["--pragma", $0] }
-    if let implementation { arguments += ["--probe-implementation", implementation.rawValue] }
+    if let implementation { arguments += ["--probe-implementation", implementation.optionName] }
     let fields = try runProbeChild(probe: probe, arguments: arguments)
     guard let peak = fields["peak_kib"] else { throw BenchError("probe \(probe) printed no peak") }
     return MemoryMeasurement(

@@ -48,6 +48,8 @@ struct BenchOptions {
     var serviceRounds = 3
     /// Whether `--engine` was given.
     var engineGiven = false
+    /// `--instructions`: count instructions per workload under callgrind instead of timing.
+    var instructions = false
     /// `--failover-loss N`: only measure what a failover loses, N trials per replication mode.
     var failoverLossTrials: Int?
 
@@ -82,6 +84,16 @@ struct BenchOptions {
           --pragma NAME=VALUE  set a pragma on every connection, raw C's and SwiftDAL's alike
                              (repeatable), e.g. --pragma cache_size=-20000; the report
                              names them. The committed figures use none
+          --instructions     count the instructions of W1-W7 instead of timing them: each
+                             workload and implementation in a child process under valgrind's
+                             callgrind, counting the measured region only (the workload, not
+                             opening or closing the database), after one warm-up run; prints
+                             instructions and the ratio to raw C (default rows 20000;
+                             --rows, --workloads, --implementations, --pragma, --report and
+                             --json apply). With --engine postgres: the client's
+                             instructions against raw libpq's, on a throwaway server unless
+                             --postgres-url (default rows 10000). Needs valgrind and objcopy
+                             (Debian: valgrind, binutils)
           --wal-growth N     only measure the write-ahead log's size while one read is held
                              and N writes run, then after the reader ends (SQLite's default
                              against SwiftDAL's journal size limit)
@@ -174,6 +186,7 @@ struct BenchOptions {
             case "--implementations":
                 implementationNames = try value(argument).split(separator: ",")
             case "--no-memory": options.memory = false
+            case "--instructions": options.instructions = true
             case "--wal-growth":
                 options.walGrowthWrites = Int(try number(argument))
                 sqliteOnly.append(argument)
@@ -223,6 +236,7 @@ struct BenchOptions {
         }
         switch options.engine {
         case .sqlite:
+            if options.instructions && !options.rowsGiven { options.rows = 20_000 }
             if options.postgresURL != nil || !options.serverSettings.isEmpty {
                 throw BenchError("--postgres-url and --server-setting need --engine postgres")
             }
@@ -243,6 +257,9 @@ struct BenchOptions {
             }
             if !options.rowsGiven { options.rows = PostgresScale.defaultRows }
             if !runsGiven { options.runs = PostgresScale.defaultRuns }
+            if options.instructions && options.engine == .cluster {
+                throw BenchError("--instructions runs on sqlite or postgres")
+            }
             if let implementationNames {
                 options.postgresImplementations = try implementationNames.map { name in
                     switch name.lowercased() {

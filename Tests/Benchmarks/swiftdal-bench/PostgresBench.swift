@@ -1,3 +1,4 @@
+import CRawBench
 import CRawPostgresBench
 import Foundation
 import SwiftDAL
@@ -16,6 +17,16 @@ enum PostgresImplementation: String, CaseIterable, Codable, Sendable {
     case pipelined = "raw libpq pipelined"
     case explicit = "SwiftDAL explicit"
     case codable = "SwiftDAL Codable"
+
+    /// The name `--implementations` takes.
+    var optionName: String {
+        switch self {
+        case .raw: "raw"
+        case .pipelined: "pipelined"
+        case .explicit: "explicit"
+        case .codable: "codable"
+        }
+    }
 }
 
 /// How much work each workload does on PostgreSQL. Over a socket every statement is a
@@ -74,7 +85,9 @@ struct PostgresWorkload: Sendable {
     let populated: Bool
     /// The implementations that do this workload (the pipelined baseline only inserts).
     let implementations: [PostgresImplementation]
-    let run: @Sendable (PostgresImplementation, String, PostgresScale) throws -> Int64
+    /// Runs the workload; returns the seconds of its measured region (the workload alone,
+    /// see `measured(_:)`) and its checksum.
+    let run: @Sendable (PostgresImplementation, String, PostgresScale) throws -> (seconds: Double, checksum: Int64)
 }
 
 /// The text of a libpq baseline's error.
@@ -83,20 +96,22 @@ func message(of error: rawpg_error) -> String {
 }
 
 /// Calls a raw libpq workload; throws its error.
-func rawPostgresCall(_ name: String, _ body: (inout Int64, UnsafeMutablePointer<rawpg_error>) -> Int32) throws -> Int64
-{
+func rawPostgresCall(
+    _ name: String, _ body: (inout Int64, inout Double, UnsafeMutablePointer<rawpg_error>) -> Int32
+) throws -> (seconds: Double, checksum: Int64) {
     var checksum: Int64 = 0
+    var seconds = 0.0
     var error = rawpg_error()
-    let code = withUnsafeMutablePointer(to: &error) { body(&checksum, $0) }
+    let code = withUnsafeMutablePointer(to: &error) { body(&checksum, &seconds, $0) }
     guard code == 0 else { throw BenchError("raw libpq \(name) failed: \(message(of: error))") }
-    return checksum
+    return (seconds, checksum)
 }
 
 func postgresSwiftCall(
     _ implementation: PostgresImplementation, _ url: String, _ scale: PostgresScale,
-    explicit: (PostgresSwiftWorkloads<ExplicitUser>) throws -> Int64,
-    codable: (PostgresSwiftWorkloads<CodableUser>) throws -> Int64
-) throws -> Int64 {
+    explicit: (PostgresSwiftWorkloads<ExplicitUser>) throws -> (seconds: Double, checksum: Int64),
+    codable: (PostgresSwiftWorkloads<CodableUser>) throws -> (seconds: Double, checksum: Int64)
+) throws -> (seconds: Double, checksum: Int64) {
     switch implementation {
     case .explicit: try explicit(PostgresSwiftWorkloads<ExplicitUser>(url: url, scale: scale))
     case .codable: try codable(PostgresSwiftWorkloads<CodableUser>(url: url, scale: scale))
@@ -112,10 +127,10 @@ let postgresWorkloads: [PostgresWorkload] = [
     ) {
         implementation, url, scale in
         switch implementation {
-        case .raw: try rawPostgresCall("W1") { rawpg_w1_insert(url, scale.rows, &$0, $1) }
+        case .raw: try rawPostgresCall("W1") { rawpg_w1_insert(url, scale.rows, &$0, &$1, $2) }
         case .pipelined:
             try rawPostgresCall("W1 pipelined") {
-                rawpg_w1_insert_pipelined(url, scale.rows, scale.pipelineBatch, &$0, $1)
+                rawpg_w1_insert_pipelined(url, scale.rows, scale.pipelineBatch, &$0, &$1, $2)
             }
         default:
             try postgresSwiftCall(
@@ -125,13 +140,13 @@ let postgresWorkloads: [PostgresWorkload] = [
     PostgresWorkload(id: "W2", title: "fetch-all", populated: true, implementations: plain) {
         implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W2") { rawpg_w2_fetch_all(url, &$0, $1) }
+            ? try rawPostgresCall("W2") { rawpg_w2_fetch_all(url, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() })
     },
     PostgresWorkload(id: "W3", title: "lookup", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W3") { rawpg_w3_lookup(url, scale.rows, scale.lookups, 1, &$0, $1) }
+            ? try rawPostgresCall("W3") { rawpg_w3_lookup(url, scale.rows, scale.lookups, 1, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w3Lookup(inTransaction: true) },
                 codable: { try $0.w3Lookup(inTransaction: true) })
@@ -139,32 +154,32 @@ let postgresWorkloads: [PostgresWorkload] = [
     PostgresWorkload(id: "W3A", title: "lookup, per call", populated: true, implementations: plain) {
         implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W3a") { rawpg_w3_lookup(url, scale.rows, scale.lookups, 0, &$0, $1) }
+            ? try rawPostgresCall("W3a") { rawpg_w3_lookup(url, scale.rows, scale.lookups, 0, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w3Lookup(inTransaction: false) },
                 codable: { try $0.w3Lookup(inTransaction: false) })
     },
     PostgresWorkload(id: "W4", title: "filter", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W4") { rawpg_w4_filter(url, scale.filters, &$0, $1) }
+            ? try rawPostgresCall("W4") { rawpg_w4_filter(url, scale.filters, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() })
     },
     PostgresWorkload(id: "W5", title: "update", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W5") { rawpg_w5_update(url, scale.rows, scale.updates, &$0, $1) }
+            ? try rawPostgresCall("W5") { rawpg_w5_update(url, scale.rows, scale.updates, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() })
     },
     PostgresWorkload(id: "W6", title: "exists", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W6") { rawpg_w6_exists(url, scale.rows, scale.lookups, &$0, $1) }
+            ? try rawPostgresCall("W6") { rawpg_w6_exists(url, scale.rows, scale.lookups, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() })
     },
     PostgresWorkload(id: "W7", title: "count", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw
-            ? try rawPostgresCall("W7") { rawpg_w7_count(url, scale.counts, &$0, $1) }
+            ? try rawPostgresCall("W7") { rawpg_w7_count(url, scale.counts, &$0, &$1, $2) }
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() })
     }
@@ -229,9 +244,8 @@ func runPostgresWorkloads(_ options: BenchOptions, url: String, scale: PostgresS
             if workload.id == "W2" { scale.rows = scale.fetchRows }
             for implementation in rotated(implementations, by: round) {
                 try preparePostgresTable(url, scale: scale, populated: workload.populated)
-                let cpuBefore = processCPUSeconds()
-                let (seconds, checksum) = try time { try workload.run(implementation, url, scale) }
-                let cpu = processCPUSeconds() - cpuBefore
+                let (seconds, checksum) = try workload.run(implementation, url, scale)
+                let cpu = rawbench_last_cpu_seconds()
                 FileHandle.standardError.write(
                     Data(
                         ("postgres \(label) \(workload.id) \(implementation.rawValue): \(String(format: "%.4f", seconds)) s "

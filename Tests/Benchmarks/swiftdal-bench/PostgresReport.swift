@@ -10,7 +10,8 @@ struct PostgresReport: Codable {
     var server: String
     /// The server's settings that are not built-in defaults, and the durability ones.
     var serverSettings: [String]
-    var resultFormat = "text parameters and text results on both sides (SwiftDAL's engine reads text)"
+    var resultFormat =
+        "raw libpq: text parameters, binary results (the fastest a libpq client reads); SwiftDAL: text both ways"
     var scale: PostgresScale
     var runs: Int
     var warmupRuns: Int

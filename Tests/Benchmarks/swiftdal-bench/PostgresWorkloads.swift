@@ -5,110 +5,131 @@ import SwiftDALPostgres
 
 /// The workloads through SwiftDAL's public API on PostgreSQL, as a user writes them: the
 /// same calls as ``SwiftWorkloads`` (a BaseDAL over the entity), on a `PostgresPool` with
-/// its default configuration. Each run opens its pool and closes it, inside the time
-/// measured, as the raw libpq side connects and disconnects inside it.
+/// its default configuration. Each run opens its pool before the measured region and closes
+/// it after (`measured(_:)`: the workload alone), as the raw libpq side connects and
+/// disconnects outside it.
 struct PostgresSwiftWorkloads<User: BenchUser> {
     let url: String
     let scale: PostgresScale
 
+    /// The pool, its connection open (as the C side connects before its region).
     private func open() throws -> (PostgresPool, BaseDAL<User>) {
         let pool = try PostgresPool(url: url)
+        try pool.checkConnection()
         return (pool, BaseDAL<User>(database: pool))
     }
 
-    func w1Insert() throws -> Int64 {
+    func w1Insert() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.write { _ in
-            for i in 1...scale.rows {
-                checksum += try users.insert2(User(row: i))
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.write { _ in
+                for i in 1...scale.rows {
+                    checksum += try users.insert2(User(row: i))
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w2FetchAll() throws -> Int64 {
+    func w2FetchAll() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        let all = try pool.read { _ in try users.getAll() }
+        let (all, seconds) = try measured { try pool.read { _ in try users.getAll() } }
         let checksum = all.reduce(0) { $0 + $1.checksum }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w3Lookup(inTransaction: Bool) throws -> Int64 {
+    func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: scale.rows)
-        var checksum: Int64 = 0
-        func run() throws {
-            for _ in 0..<scale.lookups {
-                if let user = try users.findById(sequence.next()) {
-                    checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: scale.rows)
+            var checksum: Int64 = 0
+            func run() throws {
+                for _ in 0..<scale.lookups {
+                    if let user = try users.findById(sequence.next()) {
+                        checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                    }
                 }
             }
-        }
-        if inTransaction {
-            try pool.read { _ in try run() }
-        } else {
-            try run()
+            if inTransaction {
+                try pool.read { _ in try run() }
+            } else {
+                try run()
+            }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w4Filter() throws -> Int64 {
+    func w4Filter() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<Int(scale.filters) {
-                let age = 18 + k % 60
-                for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
-                    checksum += user.id ?? 0
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<Int(scale.filters) {
+                    let age = 18 + k % 60
+                    for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
+                        checksum += user.id ?? 0
+                    }
                 }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w5Update() throws -> Int64 {
+    func w5Update() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: scale.rows)
-        var checksum: Int64 = 0
-        try pool.write { _ in
-            for k in 0..<scale.updates {
-                if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: scale.rows)
+            var checksum: Int64 = 0
+            try pool.write { _ in
+                for k in 0..<scale.updates {
+                    if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w6Exists() throws -> Int64 {
+    func w6Exists() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: scale.rows)
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<scale.lookups {
-                let id = sequence.next()
-                let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
-                if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: scale.rows)
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<scale.lookups {
+                    let id = sequence.next()
+                    let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
+                    if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w7Count() throws -> Int64 {
+    func w7Count() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<Int(scale.counts) {
-                checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<Int(scale.counts) {
+                    checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
     /// W8: `readers` threads of per-call lookups while one writer inserts in transactions

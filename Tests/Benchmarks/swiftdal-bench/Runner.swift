@@ -6,30 +6,44 @@ enum Implementation: String, CaseIterable, Codable {
     case raw = "raw C"
     case explicit = "SwiftDAL explicit"
     case codable = "SwiftDAL Codable"
+
+    /// The name `--implementations` and `--probe-implementation` take.
+    var optionName: String {
+        switch self {
+        case .raw: "raw"
+        case .explicit: "explicit"
+        case .codable: "codable"
+        }
+    }
 }
 
-/// One workload of the benchmark definition.
+/// One workload of the benchmark definition. Each side returns the seconds of its
+/// measured region (the workload alone, see `measured(_:)`) and its checksum.
 struct Workload: Sendable {
     let id: String
     let title: String
     /// Whether the table starts populated with the rows (all but W1).
     let populated: Bool
-    let raw: @Sendable (String, Int64) throws -> Int64
-    let swift: @Sendable (Implementation, String, Int64) throws -> Int64
+    let raw: @Sendable (String, Int64) throws -> (seconds: Double, checksum: Int64)
+    let swift: @Sendable (Implementation, String, Int64) throws -> (seconds: Double, checksum: Int64)
 }
 
-func rawCall(_ name: String, _ body: (inout Int64) -> Int32) throws -> Int64 {
+/// Runs a raw C workload, which reports its checksum and measured seconds.
+func rawCall(_ name: String, _ body: (inout Int64, inout Double) -> Int32) throws -> (
+    seconds: Double, checksum: Int64
+) {
     var checksum: Int64 = 0
-    let code = body(&checksum)
+    var seconds = 0.0
+    let code = body(&checksum, &seconds)
     guard code == 0 else { throw BenchError("\(name) failed with SQLite code \(code)") }
-    return checksum
+    return (seconds, checksum)
 }
 
 func swiftCall(
     _ implementation: Implementation, _ path: String, _ rows: Int64,
-    explicit: (SwiftWorkloads<ExplicitUser>) throws -> Int64,
-    codable: (SwiftWorkloads<CodableUser>) throws -> Int64
-) throws -> Int64 {
+    explicit: (SwiftWorkloads<ExplicitUser>) throws -> (seconds: Double, checksum: Int64),
+    codable: (SwiftWorkloads<CodableUser>) throws -> (seconds: Double, checksum: Int64)
+) throws -> (seconds: Double, checksum: Int64) {
     switch implementation {
     case .explicit: try explicit(SwiftWorkloads<ExplicitUser>(path: path, rows: rows))
     case .codable: try codable(SwiftWorkloads<CodableUser>(path: path, rows: rows))
@@ -37,18 +51,52 @@ func swiftCall(
     }
 }
 
+/// Runs `body` as the measured region, through the C harness's `rawbench_measured` (so
+/// that a time and a callgrind count cover the same work on every side), and returns what
+/// it returned with its elapsed seconds.
+func measured<T>(_ body: () throws -> T) throws -> (value: T, seconds: Double) {
+    var result: Result<T, any Error>?
+    let run: () -> Void = { result = Result { try body() } }
+    let seconds = withoutActuallyEscaping(run) { run in
+        let context = MeasuredContext(run)
+        return withExtendedLifetime(context) {
+            rawbench_measured(
+                { pointer in
+                    guard let pointer else { return }
+                    Unmanaged<MeasuredContext>.fromOpaque(pointer).takeUnretainedValue().run()
+                }, Unmanaged.passUnretained(context).toOpaque())
+        }
+    }
+    guard let result else { throw BenchError("the measured region did not run") }
+    return (try result.get(), seconds)
+}
+
+/// What `measured(_:)` hands the C region: the body to run.
+final class MeasuredContext {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// The wall time of `body` (the PostgreSQL workloads, which time their whole call).
+func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let checksum = try body()
+    return ((clock.now - start).seconds, checksum)
+}
+
 let workloads: [Workload] = [
     Workload(
         id: "W1", title: "insert", populated: false,
-        raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0) } },
+        raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() }) }),
     Workload(
         id: "W2", title: "fetch-all", populated: true,
-        raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0) } },
+        raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() }) }),
     Workload(
         id: "W3", title: "lookup", populated: true,
-        raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0) } },
+        raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0, &$1) } },
         swift: {
             try swiftCall(
                 $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: true) },
@@ -56,7 +104,7 @@ let workloads: [Workload] = [
         }),
     Workload(
         id: "W3A", title: "lookup, per call", populated: true,
-        raw: { path, n in try rawCall("W3a") { rawbench_w3_lookup(path, n, 0, &$0) } },
+        raw: { path, n in try rawCall("W3a") { rawbench_w3_lookup(path, n, 0, &$0, &$1) } },
         swift: {
             try swiftCall(
                 $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: false) },
@@ -64,19 +112,19 @@ let workloads: [Workload] = [
         }),
     Workload(
         id: "W4", title: "filter", populated: true,
-        raw: { path, _ in try rawCall("W4") { rawbench_w4_filter(path, &$0) } },
+        raw: { path, n in try rawCall("W4") { rawbench_w4_filter(path, n, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() }) }),
     Workload(
         id: "W5", title: "update", populated: true,
-        raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0) } },
+        raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() }) }),
     Workload(
         id: "W6", title: "exists", populated: true,
-        raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0) } },
+        raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() }) }),
     Workload(
         id: "W7", title: "count", populated: true,
-        raw: { path, _ in try rawCall("W7") { rawbench_w7_count(path, &$0) } },
+        raw: { path, n in try rawCall("W7") { rawbench_w7_count(path, n, &$0, &$1) } },
         swift: { try swiftCall($0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() }) })
 ]
 
@@ -114,13 +162,6 @@ func prepareDatabase(_ path: String, rows: Int64, populated: Bool) throws {
     guard code == 0 else { throw BenchError("setting up \(path) failed with SQLite code \(code)") }
 }
 
-func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let checksum = try body()
-    return ((clock.now - start).seconds, checksum)
-}
-
 /// Runs every selected workload `runs` times for every implementation, interleaved so
 /// that machine noise spreads over all of them, after `warmup` unrecorded rounds. The
 /// order of the implementations turns by one place every round, so that none always runs
@@ -136,11 +177,10 @@ func runWorkloads(_ options: BenchOptions) throws -> [Measurement] {
             for implementation in rotated(options.implementations, by: round) {
                 let path = options.workDirectory + "/\(workload.id)-\(implementation).sqlite"
                 try prepareDatabase(path, rows: options.rows, populated: workload.populated)
-                let (seconds, checksum) = try time {
+                let (seconds, checksum) =
                     implementation == .raw
-                        ? try workload.raw(path, options.rows)
-                        : try workload.swift(implementation, path, options.rows)
-                }
+                    ? try workload.raw(path, options.rows)
+                    : try workload.swift(implementation, path, options.rows)
                 removeDatabase(path)
                 FileHandle.standardError.write(
                     Data(

@@ -1,3 +1,4 @@
+import CRawBench
 import Dispatch
 import Foundation
 import SwiftDAL
@@ -25,99 +26,123 @@ struct SwiftWorkloads<User: BenchUser> {
         return (pool, BaseDAL<User>(database: pool))
     }
 
-    func w1Insert() throws -> Int64 {
+    // W1-W7: the pool is opened before the measured region and closed after it, and the
+    // checksum of what a workload returned is taken after it, as in the C harness.
+
+    func w1Insert() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.write { _ in
-            for i in 1...rows {
-                checksum += try users.insert2(User(row: i))
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.write { _ in
+                for i in 1...rows {
+                    checksum += try users.insert2(User(row: i))
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w2FetchAll() throws -> Int64 {
+    func w2FetchAll() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        let all = try pool.read { _ in try users.getAll() }
+        let (all, seconds) = try measured { try pool.read { _ in try users.getAll() } }
         let checksum = all.reduce(0) { $0 + $1.checksum }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w3Lookup(inTransaction: Bool) throws -> Int64 {
+    func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: rows)
-        var checksum: Int64 = 0
-        func run() throws {
-            for _ in 0..<rows {
-                if let user = try users.findById(sequence.next()) {
-                    checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+        let rows = rows
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: rows)
+            var checksum: Int64 = 0
+            func run() throws {
+                for _ in 0..<rows {
+                    if let user = try users.findById(sequence.next()) {
+                        checksum += (user.id ?? 0) + Int64(user.name.utf8.count)
+                    }
                 }
             }
-        }
-        if inTransaction {
-            try pool.read { _ in try run() }
-        } else {
-            try run()
+            if inTransaction {
+                try pool.read { _ in try run() }
+            } else {
+                try run()
+            }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w4Filter() throws -> Int64 {
+    func w4Filter() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<1000 {
-                let age = 18 + k % 60
-                for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
-                    checksum += user.id ?? 0
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<1000 {
+                    let age = 18 + k % 60
+                    for user in try users.findTop(100, condition: "age = \(age)", orderBy: "id") {
+                        checksum += user.id ?? 0
+                    }
                 }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w5Update() throws -> Int64 {
+    func w5Update() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: rows)
-        var checksum: Int64 = 0
-        try pool.write { _ in
-            for k in 0..<10_000 {
-                if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+        let rows = rows
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: rows)
+            var checksum: Int64 = 0
+            try pool.write { _ in
+                for k in 0..<10_000 {
+                    if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w6Exists() throws -> Int64 {
+    func w6Exists() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var sequence = IDSequence(count: rows)
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<rows {
-                let id = sequence.next()
-                let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
-                if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+        let rows = rows
+        let (checksum, seconds) = try measured {
+            var sequence = IDSequence(count: rows)
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<rows {
+                    let id = sequence.next()
+                    let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
+                    if try users.isExist(fieldName: "email", value: email) { checksum += 1 }
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
-    func w7Count() throws -> Int64 {
+    func w7Count() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
-        var checksum: Int64 = 0
-        try pool.read { _ in
-            for k in 0..<1000 {
-                checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+        let (checksum, seconds) = try measured {
+            var checksum: Int64 = 0
+            try pool.read { _ in
+                for k in 0..<1000 {
+                    checksum += Int64(try users.getRecordCount(condition: "age = \(18 + k % 60)"))
+                }
             }
+            return checksum
         }
         try pool.close()
-        return checksum
+        return (seconds, checksum)
     }
 
     /// W8: `readers` threads of per-call lookups while one writer inserts in batches.

@@ -23,6 +23,18 @@ do {
         try runStreamBench(options)
         exit(0)
     }
+    if options.instructions {
+        let counts = try runInstructionCounts(options)
+        let table = instructionTable(counts, options: options)
+        print(table)
+        try writeReport(table, to: options.reportPath)
+        if let path = options.jsonPath {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(counts).write(to: URL(fileURLWithPath: path))
+        }
+        exit(0)
+    }
     if options.engine == .postgres {
         try runPostgresBench(options)
         exit(0)

@@ -2,12 +2,14 @@
 #define RAWPGBENCH_H
 // The raw libpq baseline for SwiftDAL's PostgreSQL benchmarks (workloads of BENCHMARKS.md,
 // "PostgreSQL"): the same work as the Swift harness, one prepared statement per workload
-// (PQprepare, then PQexecPrepared for every execution), parameters and results in text
-// format (the format SwiftDAL's engine uses), every string of a materialized row copied.
-// Each function connects with `conninfo` (a libpq keyword string or URI) and closes the
-// connection before it returns (both inside the time measured, as SwiftDAL's side opens
-// and closes its pool), returns 0 on success and writes a checksum of what it read, or
-// returns -1 and writes libpq's message into `error`.
+// (PQprepare, then PQexecPrepared for every execution), parameters in text and results in
+// binary format (an int8 or float8 read by swapping its bytes, the fastest a libpq client
+// reads them), every string of a materialized row copied.
+// Each workload function connects with `conninfo` (a libpq keyword string or URI), runs
+// the workload alone in the measured region (`rawbench_measured`, `*seconds`; connecting,
+// checking and freeing the rows, and closing the connection are outside it, as on the
+// Swift side), and returns 0 on success with a checksum of what it read, or -1 with
+// libpq's message in `error`.
 #include <stdint.h>
 
 /// Where a function writes why it failed (libpq's message, NUL-terminated).
@@ -29,25 +31,27 @@ int rawpg_setup(const char *conninfo, int64_t n, int populated, rawpg_error *err
 
 /// W1: rows 1...n inserted in one transaction, one `INSERT … RETURNING id` round trip
 /// each; the checksum is the sum of the returned ids.
-int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, rawpg_error *error);
+int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, double *seconds, rawpg_error *error);
 /// W1 in libpq's pipeline mode: the same statements and transaction, sent `batch` at a
 /// time before their results are read (PQenterPipelineMode, PQpipelineSync per batch).
-int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum,
+int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum, double *seconds,
                               rawpg_error *error);
 /// W2: every row into user structs (strings copied), in one read-only transaction.
-int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, rawpg_error *error);
+int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, double *seconds, rawpg_error *error);
 /// W3 (`transaction` 1: one read-only repeatable-read transaction) and W3a (0: each
 /// lookup in autocommit): `count` lookups by key from the id sequence over 1...n.
 int rawpg_w3_lookup(const char *conninfo, int64_t n, int64_t count, int transaction, int64_t *checksum,
-                    rawpg_error *error);
+                    double *seconds, rawpg_error *error);
 /// W4: `count` × the first 100 rows with `age = 18 + k % 60` in id order, materialized.
-int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error);
+int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error);
 /// W5: `count` updates of `score` by key in one transaction; the checksum counts rows updated.
-int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error);
+int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
+                    rawpg_error *error);
 /// W6: `count` existence checks on `email`; the checksum counts the ones found.
-int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error);
+int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
+                    rawpg_error *error);
 /// W7: `count` × `COUNT(*) WHERE age = 18 + k % 60`; the checksum is their sum.
-int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, rawpg_error *error);
+int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error);
 
 /// W8: `readers` threads, each on its own connection, doing `lookups` per-call lookups
 /// (autocommit) while one writer thread on its own connection inserts `writes` rows
