@@ -97,27 +97,46 @@ extension BaseDAL {
         guard !fields.isEmpty else {
             throw DALError(.invalidValue, "updateFields needs at least one column", table: tableName)
         }
+        // One column (the usual call): no sort, and a cache key without an array.
+        if fields.count == 1, let field = fields.first {
+            return try withMapping(writing: true) { db, mapping in
+                let sql = try mapping.sql(.updateField(field.key)) { try updateFieldsSQL([field.key], mapping) }
+                var values = [SQLiteValue]()
+                values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
+                values.append(try field.value?.sqliteValue() ?? .null)
+                // Appended one by one: `+=` of two- and zero-element arrays cost more.
+                for value in try mapping.keyValues(key) { values.append(value) }
+                for value in scopeValues { values.append(value) }
+                return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
+            }
+        }
         return try withMapping(writing: true) { db, mapping in
             let sorted = fields.sorted { $0.key < $1.key }
             let sql = try mapping.sql(.updateFields(sorted.map(\.key))) {
-                let names = try sorted.map { try mapping.column($0.key) }
-                guard Set(names.map { $0.identifierKey }).count == names.count else {
-                    throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
-                }
-                if let tenant = mapping.scope.tenantColumn, names.contains(tenant) {
-                    throw DALError(
-                        .scopeViolation,
-                        "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
-                        table: mapping.table, column: tenant)
-                }
-                return TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
+                try updateFieldsSQL(sorted.map(\.key), mapping)
             }
             var values = [SQLiteValue]()
-            values.reserveCapacity(sorted.count + mapping.primaryKey.count + scopeValues.count)
+            values.reserveCapacity(sorted.count + mapping.primaryKeyWidth + scopeValues.count)
             for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
             values += try mapping.keyValues(key)
             values += scopeValues
             return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
         }
+    }
+
+    /// The UPDATE of `updateFields` for the columns `fieldNames` (checked against the
+    /// table, each named once, not the tenant column).
+    private func updateFieldsSQL(_ fieldNames: [String], _ mapping: TableMapping) throws -> String {
+        let names = try fieldNames.map { try mapping.column($0) }
+        guard Set(names.map { $0.identifierKey }).count == names.count else {
+            throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
+        }
+        if let tenant = mapping.scope.tenantColumn, names.contains(tenant) {
+            throw DALError(
+                .scopeViolation,
+                "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
+                table: mapping.table, column: tenant)
+        }
+        return TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
     }
 }

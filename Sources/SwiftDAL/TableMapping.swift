@@ -10,6 +10,8 @@ enum GeneratedSQLKey: Hashable {
     case fieldList(field: String, condition: String?)
     case fieldValue(field: String)
     case updateFields([String])
+    /// `updateFields` with one column.
+    case updateField(String)
     case select(condition: String?, order: OrderBy?, limit: LimitKind, named: Bool)
     case count(condition: String?)
     case delete(condition: String?)
