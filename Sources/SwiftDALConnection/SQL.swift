@@ -169,7 +169,48 @@ extension SQL: ExpressibleByStringInterpolation {
 ///
 /// For example, `quoteIdentifier(#"my "table""#) == #""my ""table""""#`.
 public func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    enclosing(name, in: UInt8(ascii: "\""))
+}
+
+/// Whether `text` holds `needle`, byte for byte in UTF-8 (no Unicode equivalence): the
+/// library's checks of its own SQL for its own spellings. Foundation's `contains` bridges
+/// through `NSString`, ~24,000 instructions on a catalog query's text.
+package func containsBytes(_ text: String, _ needle: String) -> Bool {
+    var text = text
+    var needle = needle
+    return text.withUTF8 { haystack in
+        needle.withUTF8 { needle in
+            guard let first = needle.first else { return true }
+            guard haystack.count >= needle.count, let base = haystack.baseAddress, let pattern = needle.baseAddress
+            else { return false }
+            var index = 0
+            let last = haystack.count - needle.count
+            while index <= last {
+                if haystack[index] == first && memcmp(base + index, pattern, needle.count) == 0 { return true }
+                index += 1
+            }
+            return false
+        }
+    }
+}
+
+/// `text` between two `quote` characters, each `quote` inside it doubled: an SQL
+/// identifier (`"`) or string literal (`'`). In Swift: Foundation's
+/// `replacingOccurrences` bridges through `NSString`, ~2,000 instructions a call, which
+/// opening a table mapping paid for every column it quotes.
+package func enclosing(_ text: String, in quote: UInt8) -> String {
+    let mark = String(UnicodeScalar(quote))
+    guard text.utf8.contains(quote) else { return mark + text + mark }
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(text.utf8.count + 8)
+    bytes.append(quote)
+    for byte in text.utf8 {
+        bytes.append(byte)
+        if byte == quote { bytes.append(quote) }
+    }
+    bytes.append(quote)
+    // An ASCII quote added next to whole UTF-8 sequences keeps the bytes valid UTF-8.
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// `values` as a JSON array, or `nil` when one of them cannot travel through JSON

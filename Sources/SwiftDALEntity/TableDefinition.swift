@@ -387,7 +387,7 @@ public func sqlLiteral(_ value: SQLiteValue) -> String {
     case .text(let text):
         // A NUL would end the SQL text early: such text is written as bytes.
         if text.utf8.contains(0) { return "(CAST(\(sqlLiteral(.blob(Data(text.utf8)))) AS TEXT))" }
-        return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        return enclosing(text, in: UInt8(ascii: "'"))
     case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
     }
 }

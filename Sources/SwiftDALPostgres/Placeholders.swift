@@ -47,7 +47,7 @@ struct PostgresStatementText: Sendable {
     /// where JSON's elements are text that compares with none of them. Any length, one
     /// parameter. A list in another place keeps its JSON form.
     private static func anyArrays(in sql: String) -> (String, Set<Int>) {
-        guard sql.contains("json_array_elements_text(CAST($") else { return (sql, []) }
+        guard containsBytes(sql, "json_array_elements_text(CAST($") else { return (sql, []) }
         let pattern =
             #"(?i:\b(NOT\s+)?IN)\s*\(\s*SELECT (?:value|CAST\(value AS BIGINT\)) FROM json_array_elements_text\(CAST\(\$([0-9]+) AS json\)\)\s*\)"#
         guard let expression = try? NSRegularExpression(pattern: pattern) else { return (sql, []) }

@@ -454,7 +454,7 @@ final class PostgresConnection: EngineConnection {
     /// SwiftDAL's own SQLite forms that have a PostgreSQL spelling: the JSON arrays that
     /// bind long `\(values:)` lists.
     private func postgresText(_ sql: String) -> String {
-        guard sql.contains("json_each(?)") else { return sql }
+        guard containsBytes(sql, "json_each(?)") else { return sql }
         return sql.replacingOccurrences(
             of: "SELECT CAST(value AS INTEGER) FROM json_each(?)",
             with: "SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(? AS json))"
