@@ -473,6 +473,7 @@ static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error 
 /// A workload run in the measured region: its connection, inputs and outputs.
 typedef struct {
     char which;  // '1' W1, 'p' W1 pipelined, '2' … '7'
+    const char *conninfo;
     PGconn *conn;
     int64_t n, count, batch;
     int transaction;
@@ -562,6 +563,32 @@ int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *che
 int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error) {
     pg_job job = {.which = '7', .count = count, .error = error};
     return run_measured(conninfo, &job, checksum, seconds);
+}
+
+/// W0's body: connect, count the rows (one prepared statement, a binary result), close,
+/// all inside the measured region: what opening a connection costs a client.
+static void open_count_body(void *context) {
+    pg_job *job = context;
+    job->rc = connect_db(job->conninfo, &job->conn, job->error);
+    if (job->rc != 0) return;
+    job->rc = prepare(job->conn, "w0", "SELECT COUNT(*) FROM users", 0, job->error);
+    if (job->rc == 0) {
+        PGresult *result = execute(job->conn, "w0", 0, NULL, PGRES_TUPLES_OK, job->error);
+        if (result == NULL) {
+            job->rc = -1;
+        } else {
+            job->checksum = integer_value(result, 0, 0);
+            PQclear(result);
+        }
+    }
+    PQfinish(job->conn);
+}
+
+int rawpg_open_count(const char *conninfo, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.conninfo = conninfo, .error = error};
+    *seconds = rawbench_measured(open_count_body, &job);
+    *checksum = job.checksum;
+    return job.rc;
 }
 
 // MARK: W8

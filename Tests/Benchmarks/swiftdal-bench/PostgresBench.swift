@@ -122,6 +122,13 @@ func postgresSwiftCall(
 private let plain: [PostgresImplementation] = [.raw, .explicit, .codable]
 
 let postgresWorkloads: [PostgresWorkload] = [
+    PostgresWorkload(id: "W0", title: "open + count", populated: true, implementations: plain) {
+        implementation, url, scale in
+        implementation == .raw
+            ? try rawPostgresCall("W0") { rawpg_open_count(url, &$0, &$1, $2) }
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w0OpenCount() }, codable: { try $0.w0OpenCount() })
+    },
     PostgresWorkload(
         id: "W1", title: "insert", populated: false, implementations: [.raw, .pipelined, .explicit, .codable]
     ) {

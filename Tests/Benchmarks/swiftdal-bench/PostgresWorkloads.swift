@@ -19,6 +19,18 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         return (pool, BaseDAL<User>(database: pool))
     }
 
+    /// W0: a pool opened, one count through the table DAL, the pool closed, all inside
+    /// the measured region (what opening a pool costs, against libpq's connection).
+    func w0OpenCount() throws -> (seconds: Double, checksum: Int64) {
+        let (checksum, seconds) = try measured {
+            let pool = try PostgresPool(url: url)
+            let count = try BaseDAL<User>(database: pool).getRecordCount()
+            try pool.close()
+            return Int64(count)
+        }
+        return (seconds, checksum)
+    }
+
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
         let (checksum, seconds) = try measured {

@@ -53,6 +53,10 @@ int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *che
 /// W7: `count` × `COUNT(*) WHERE age = 18 + k % 60`; the checksum is their sum.
 int rawpg_w7_count(const char *conninfo, int64_t count, int64_t *checksum, double *seconds, rawpg_error *error);
 
+/// W0: connect, `SELECT COUNT(*) FROM users`, close, all inside the measured region
+/// (what a client pays to open a connection and run its first statement).
+int rawpg_open_count(const char *conninfo, int64_t *checksum, double *seconds, rawpg_error *error);
+
 /// W8: `readers` threads, each on its own connection, doing `lookups` per-call lookups
 /// (autocommit) while one writer thread on its own connection inserts `writes` rows
 /// (n+1, n+2, …) in transactions of `batch`. Counts failed statements or transactions
