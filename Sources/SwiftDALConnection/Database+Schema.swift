@@ -125,14 +125,18 @@ public enum ColumnAffinity: String, Sendable, Hashable {
 
     /// The affinity of a column declared as `declaredType`.
     public init(declaredType: String) {
-        let type = declaredType.uppercased()
-        if type.contains("INT") {
+        // As SQLite reads it: its bytes, ASCII letters compared without case (Unicode's
+        // uppercasing would turn a dotless "ı" into "I"; SQLite does not).
+        let type = String(
+            decoding: declaredType.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+        func has(_ word: String) -> Bool { containsBytes(type, word) }
+        if has("INT") {
             self = .integer
-        } else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") {
+        } else if has("CHAR") || has("CLOB") || has("TEXT") {
             self = .text
-        } else if type.contains("BLOB") || type.isEmpty {
+        } else if has("BLOB") || type.isEmpty {
             self = .blob
-        } else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") {
+        } else if has("REAL") || has("FLOA") || has("DOUB") {
             self = .real
         } else {
             self = .numeric
