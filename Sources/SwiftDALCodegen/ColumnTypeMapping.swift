@@ -25,12 +25,16 @@ enum ColumnTypeMapping {
         if type == "BYTEA" { return ("Data", true) }
         if type == "UUID" { return ("UUID", true) }
         if engine == .postgres, type == "JSON" || type == "JSONB" { return ("String", false) }
-        // The affinity rules, in SQLite's order.
-        if type.contains("INT") { return ("Int64", false) }
-        if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return ("String", false) }
-        if type.contains("BLOB") { return ("Data", true) }
-        if type.isEmpty { return ("SQLiteValue", false) }  // no affinity: any storage class
-        if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { return ("Double", false) }
+        // The affinity rules, as SQLite applies them (ColumnAffinity: bytes, ASCII case).
+        switch ColumnAffinity(declaredType: declaredType) {
+        case .integer: return ("Int64", false)
+        case .text: return ("String", false)
+        case .blob:
+            // No declared type: no affinity, any storage class.
+            return declaredType.isEmpty ? ("SQLiteValue", false) : ("Data", true)
+        case .real: return ("Double", false)
+        case .numeric: break
+        }
         // NUMERIC affinity.
         if type.hasPrefix("BOOL") { return ("Bool", false) }
         if type.contains("DATE") || type.contains("TIMESTAMP") { return ("Date", true) }
