@@ -29,6 +29,22 @@ struct PrimaryReading: Sendable {
     let position: UInt64
     let timeline: UInt32
     let system: UInt64
+
+    /// The primary's current WAL position, timeline and system identifier, read on `db`
+    /// (a connection to the primary); `nil` when the server did not give all three.
+    static func read(on db: Database) throws -> PrimaryReading? {
+        guard
+            let row = try db.fetchOne(
+                """
+                SELECT pg_current_wal_lsn()::text, pg_walfile_name(pg_current_wal_lsn()),
+                       (SELECT system_identifier::text FROM pg_control_system())
+                """),
+            let position = try row.decode(String?.self, at: 0).flatMap(walPosition(ofLSN:)),
+            let timeline = try row.decode(String?.self, at: 1).flatMap(PostgresCluster.timeline(ofWALFile:)),
+            let system = try row.decode(String?.self, at: 2).flatMap({ UInt64($0) })
+        else { return nil }
+        return PrimaryReading(position: position, timeline: timeline, system: system)
+    }
 }
 
 /// One health check's reading of a replica.
@@ -66,17 +82,10 @@ extension PostgresCluster {
         let timeout = configuration.healthCheckTimeout
         let checkedSince = DeadlineScheduler.now()
         let primaryCheck = HealthCheck.reuseOrStart(in: self.primaryCheck, primaryProbe, within: timeout) { db in
-            guard
-                let row = try db.fetchOne(
-                    """
-                    SELECT pg_current_wal_lsn()::text, pg_walfile_name(pg_current_wal_lsn()),
-                           (SELECT system_identifier::text FROM pg_control_system())
-                    """),
-                let position = try row.decode(String?.self, at: 0).flatMap(walPosition(ofLSN:)),
-                let timeline = try row.decode(String?.self, at: 1).flatMap(Self.timeline(ofWALFile:)),
-                let system = try row.decode(String?.self, at: 2).flatMap({ UInt64($0) })
-            else { throw DALError(.schemaMismatch, "the primary's WAL position could not be read") }
-            return PrimaryReading(position: position, timeline: timeline, system: system)
+            guard let reading = try PrimaryReading.read(on: db) else {
+                throw DALError(.schemaMismatch, "the primary's WAL position could not be read")
+            }
+            return reading
         }
         let writerChecks = writerHosts.map { host in
             HealthCheck.reuseOrStart(in: host.check, host.probe, within: timeout) { db in

@@ -275,17 +275,9 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         let token = try? outsideCallControl {
             try withDatabaseTimeout(configuration.healthCheckTimeout) {
                 try primary.reentrantRead { db -> ConsistencyToken? in
-                    guard
-                        let row = try db.fetchOne(
-                            """
-                            SELECT pg_current_wal_lsn()::text, pg_walfile_name(pg_current_wal_lsn()),
-                                   (SELECT system_identifier::text FROM pg_control_system())
-                            """),
-                        let position = try row.decode(String?.self, at: 0).flatMap(walPosition(ofLSN:)),
-                        let timeline = try row.decode(String?.self, at: 1).flatMap(Self.timeline(ofWALFile:)),
-                        let system = try row.decode(String?.self, at: 2).flatMap({ UInt64($0) })
-                    else { return nil }
-                    return ConsistencyToken(system: system, timeline: timeline, position: position, key: key)
+                    try PrimaryReading.read(on: db).map {
+                        ConsistencyToken(system: $0.system, timeline: $0.timeline, position: $0.position, key: key)
+                    }
                 }
             }
         }

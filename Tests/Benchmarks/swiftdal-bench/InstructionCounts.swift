@@ -60,16 +60,7 @@ func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] 
             }
         }
         let url: String
-        if let given = options.postgresURL {
-            url = given
-        } else {
-            FileHandle.standardError.write(Data("starting a throwaway PostgreSQL server…\n".utf8))
-            var settings = ["fsync": "on"]
-            settings.merge(options.serverSettings) { $1 }
-            let started = try PostgresServer.start(settings: settings)
-            server = started
-            url = try started.makeDatabase()
-        }
+        (server, url) = try benchServer(options)
         engineArguments = ["--engine", "postgres", "--postgres-url", url]
     case .cluster:
         throw BenchError("--instructions runs on sqlite or postgres")

@@ -368,25 +368,30 @@ func serverDescription(_ url: String) throws -> (version: String, settings: [Str
 
 /// `--engine postgres`: starts a throwaway server unless given one, runs the workloads and
 /// prints (and writes) the report.
-func runPostgresBench(_ options: BenchOptions) throws {
-    var server: PostgresServer?
-    defer { server?.stop() }
-    let baseURL: String
-    let serverLabel: String
-    if let url = options.postgresURL {
-        baseURL = url
-        serverLabel = "given with --postgres-url (\(try PostgresPool(url: url).name))"
-    } else {
-        FileHandle.standardError.write(Data("starting a throwaway PostgreSQL server…\n".utf8))
-        // initdb's defaults: fsync back on (PostgresServer turns it off for tests).
-        var settings = ["fsync": "on"]
-        settings.merge(options.serverSettings) { $1 }
-        let started = try PostgresServer.start(settings: settings)
-        server = started
-        baseURL = try started.makeDatabase()
-        serverLabel =
-            "throwaway, started for the run (PostgresServer: initdb -E UTF8 --locale=C, a private Unix socket)"
+/// The server a PostgreSQL run measures on: `--postgres-url`'s (no server to stop), or a
+/// throwaway one started with initdb's defaults (fsync back on: PostgresServer turns it
+/// off for tests) and `--server-setting`s, which the caller stops.
+func benchServer(_ options: BenchOptions) throws -> (server: PostgresServer?, url: String) {
+    if let url = options.postgresURL { return (nil, url) }
+    FileHandle.standardError.write(Data("starting a throwaway PostgreSQL server…\n".utf8))
+    var settings = ["fsync": "on"]
+    settings.merge(options.serverSettings) { $1 }
+    let server = try PostgresServer.start(settings: settings)
+    do {
+        return (server, try server.makeDatabase())
+    } catch {
+        server.stop()
+        throw error
     }
+}
+
+func runPostgresBench(_ options: BenchOptions) throws {
+    let (server, baseURL) = try benchServer(options)
+    defer { server?.stop() }
+    let serverLabel =
+        server == nil
+        ? "given with --postgres-url (\(try PostgresPool(url: baseURL).name))"
+        : "throwaway, started for the run (PostgresServer: initdb -E UTF8 --locale=C, a private Unix socket)"
     let setup = try PostgresPool(url: baseURL)
     try setup.write { db in _ = try db.execute(sql: "CREATE SCHEMA IF NOT EXISTS \(benchSchema)") }
     try setup.close()
