@@ -81,7 +81,18 @@ package final class CallControl: @unchecked Sendable {
             if stopReason == nil { waitingIn = (core, waiter) }
             return stopReason
         }
-        if let stopped { core.withdrawJob(waiter, stopped.error) }
+        if let stopped {
+            core.withdrawJob(waiter, stopped.error)
+            return
+        }
+        // Handed a slot before this was recorded (its job may even have run and ended the
+        // call already): nothing is left to take out of line, and the record must not
+        // outlive the call (it would hold the waiter, its job and the pool in a cycle).
+        if !core.isQueued(waiter) {
+            lock.withLock {
+                if waitingIn?.waiter === waiter { waitingIn = nil }
+            }
+        }
     }
 
     /// Interrupts `database`'s statement and, for an engine whose interruption is a request

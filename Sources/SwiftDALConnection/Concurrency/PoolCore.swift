@@ -389,6 +389,11 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
+    /// Whether `waiter` still waits in line (not handed a slot, not withdrawn).
+    func isQueued(_ waiter: Waiter) -> Bool {
+        mutex.withLock { waiter.isQueued }
+    }
+
     /// Takes a job out of line (its call stopped) and fails it.
     func withdrawJob(_ waiter: Waiter, _ error: any Error) {
         mutex.lock()
