@@ -13,6 +13,17 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     let scale: PostgresScale
 
     /// The pool, its connection open (as the C side connects before its region).
+    /// Opens the pool, runs `body` as the measured region (`measured(_:)`), closes the
+    /// pool; returns the region's seconds and the checksum `body` returned.
+    private func measuredOnPool(_ body: (PostgresPool, BaseDAL<User>) throws -> Int64) throws -> (
+        seconds: Double, checksum: Int64
+    ) {
+        let (pool, users) = try open()
+        let (checksum, seconds) = try measured { try body(pool, users) }
+        try pool.close()
+        return (seconds, checksum)
+    }
+
     private func open() throws -> (PostgresPool, BaseDAL<User>) {
         let pool = try PostgresPool(url: url)
         try pool.checkConnection()
@@ -32,8 +43,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.write { _ in
                 for i in 1...scale.rows {
@@ -42,8 +52,6 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w2FetchAll() throws -> (seconds: Double, checksum: Int64) {
@@ -55,8 +63,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             func run() throws {
@@ -73,13 +80,10 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w4Filter() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<Int(scale.filters) {
@@ -91,13 +95,10 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             try pool.write { _ in
@@ -107,13 +108,10 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w6Exists() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             try pool.read { _ in
@@ -125,13 +123,10 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w7Count() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<Int(scale.counts) {
@@ -140,8 +135,6 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     /// W8: `readers` threads of per-call lookups while one writer inserts in transactions

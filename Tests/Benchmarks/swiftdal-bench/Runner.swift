@@ -77,14 +77,6 @@ final class MeasuredContext {
     init(_ run: @escaping () -> Void) { self.run = run }
 }
 
-/// The wall time of `body` (the PostgreSQL workloads, which time their whole call).
-func time(_ body: () throws -> Int64) rethrows -> (Double, Int64) {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let checksum = try body()
-    return ((clock.now - start).seconds, checksum)
-}
-
 let workloads: [Workload] = [
     Workload(
         id: "W1", title: "insert", populated: false,

@@ -21,6 +21,17 @@ struct SwiftWorkloads<User: BenchUser> {
         return configuration
     }
 
+    /// Opens the pool, runs `body` as the measured region (`measured(_:)`), closes the
+    /// pool; returns the region's seconds and the checksum `body` returned.
+    private func measuredOnPool(_ body: (DatabasePool, BaseDAL<User>) throws -> Int64) throws -> (
+        seconds: Double, checksum: Int64
+    ) {
+        let (pool, users) = try open()
+        let (checksum, seconds) = try measured { try body(pool, users) }
+        try pool.close()
+        return (seconds, checksum)
+    }
+
     private func open() throws -> (DatabasePool, BaseDAL<User>) {
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
         return (pool, BaseDAL<User>(database: pool))
@@ -30,8 +41,7 @@ struct SwiftWorkloads<User: BenchUser> {
     // checksum of what a workload returned is taken after it, as in the C harness.
 
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.write { _ in
                 for i in 1...rows {
@@ -40,8 +50,6 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w2FetchAll() throws -> (seconds: Double, checksum: Int64) {
@@ -53,9 +61,8 @@ struct SwiftWorkloads<User: BenchUser> {
     }
 
     func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
         let rows = rows
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             func run() throws {
@@ -72,13 +79,10 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w4Filter() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<1000 {
@@ -90,14 +94,11 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
         let rows = rows
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             try pool.write { _ in
@@ -107,14 +108,11 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w6Exists() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
         let rows = rows
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             try pool.read { _ in
@@ -126,13 +124,10 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     func w7Count() throws -> (seconds: Double, checksum: Int64) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured {
+        return try measuredOnPool { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<1000 {
@@ -141,8 +136,6 @@ struct SwiftWorkloads<User: BenchUser> {
             }
             return checksum
         }
-        try pool.close()
-        return (seconds, checksum)
     }
 
     /// W8: `readers` threads of per-call lookups while one writer inserts in batches.
