@@ -1,4 +1,5 @@
 import Foundation
+import SwiftDALConnection
 
 /// A sort direction.
 ///
@@ -242,6 +243,6 @@ struct OrderByParser {
         if !name.hasPrefix("\""), let terms = try? parser.terms(), terms == [OrderBy.Term(column: name)] {
             return name
         }
-        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return quoteIdentifier(name)
     }
 }
