@@ -86,7 +86,7 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
     }
 
     @Test func aLaggingStandbyLeavesTheRotationAndComesBackByItself() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         var configuration = PostgresClusterConfiguration()
         configuration.maximumReplicaLag = .bytes(64 * 1024)
@@ -195,7 +195,7 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
     /// A stream of a cluster reads from a replica, through one cursor on one standby
     /// connection; in a consistency session it sees the session's writes.
     @Test func aStreamReadsFromAReplicaAndSeesTheSessionsWrites() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         var configuration = PostgresClusterConfiguration()
         configuration.maximumReplicaLag = .bytes(1 << 40)  // a paused standby stays in rotation

@@ -31,7 +31,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// timeline (its data diverges from the new primary's): it leaves the rotation, and no
     /// session misses its own write.
     @Test func noSessionMissesItsWriteAcrossAPromotionWithADivergedStandby() async throws {
-        let servers = try ReplicatedServers(standbys: 2)
+        let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         let (a, b, c) = (servers.primary, servers.standbys[0], servers.standbys[1])
         b.stopServer(mode: "fast")
@@ -72,7 +72,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// A standby whose primary died has no upstream: its data grows stale however small
     /// its lag in bytes looks, and it leaves the rotation within the staleness bound.
     @Test func aStandbyFollowingADeadPrimaryLeavesTheRotation() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         var configuration = PostgresClusterConfiguration()
         configuration.maximumStaleness = .seconds(2)
@@ -82,10 +82,13 @@ private func writerList(_ servers: ReplicatedServers) -> String {
             primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
         defer { try? cluster.close() }
         try await blocking { try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) } }
-        servers.primary.stopServer(mode: "immediate")
-        let killed = ContinuousClock.now
-        try await eventually { !(cluster.replicaStatuses.first?.isInRotation ?? true) }
-        let after = ContinuousClock.now - killed
+        // Timed from a thread of its own: a test task can be held for seconds by other tests.
+        let after = try await blocking {
+            servers.primary.stopServer(mode: "immediate")
+            let killed = ContinuousClock.now
+            try waitUntil { !(cluster.replicaStatuses.first?.isInRotation ?? true) }
+            return ContinuousClock.now - killed
+        }
         #expect(after < .seconds(6), "the standby left the rotation \(after) after its primary died")
         let problem = cluster.replicaStatuses.first?.problem ?? ""
         #expect(problem.contains("upstream") || problem.contains("old, past the bound"), "\(problem)")
@@ -96,7 +99,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// none (the session reads what a read without a token may read: here a paused standby
     /// that has not the write). A session never moves back. A deadlock is retryable.
     @Test func tokensCannotBeForgedOrEditedAndSessionsNeverMoveBack() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         var configuration = PostgresClusterConfiguration()
         configuration.maximumReplicaLag = .bytes(1 << 40)  // a paused standby stays in rotation
@@ -202,7 +205,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// Split brain: the old primary accepting writes beside the promoted one. Writes are
     /// refused, naming both, until one remains; then they resume on it.
     @Test func writesAreRefusedWhileTwoHostsAcceptThem() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         var configuration = PostgresClusterConfiguration()
         configuration.healthCheckInterval = .milliseconds(100)
@@ -229,7 +232,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// (checked inside the transaction, a commit replayed between the snapshot and the
     /// check would pass it yet stay invisible).
     @Test func theCaughtUpCheckRunsBeforeTheReadsSnapshot() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         let log = StatementLog()
         var configuration = PostgresClusterConfiguration()
@@ -267,7 +270,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// a standby was promoted) or of another system (another cluster's, whatever its
     /// positions) leaves the rotation, and a session's read never goes there.
     @Test func aStandbyOfAnotherTimelineOrSystemLeavesTheRotation() async throws {
-        let servers = try ReplicatedServers(standbys: 2)
+        let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         let other = try ReplicatedServers(standbys: 1)  // another initdb: another system
         defer { other.stop() }
@@ -296,7 +299,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     /// no write acknowledged before the primary is killed (SIGKILL, under load) is missing
     /// on the promoted standby.
     @Test func synchronousReplicationLosesNoAcknowledgedWriteAtAKill() async throws {
-        let servers = try ReplicatedServers(standbys: 1)
+        let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
         try servers.primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
         try servers.primary.psql("SELECT pg_reload_conf()")

@@ -19,7 +19,7 @@ private func elapsed(_ body: () throws -> Void) rethrows -> Duration {
 /// health checks of the other replicas, not the reads the cluster can serve elsewhere.
 @Suite(.serialized) struct HungServerTests {
     @Test func aHungStandbyHoldsNoTimeLimitNoHealthCheckAndNoReadElsewhere() async throws {
-        let servers = try ReplicatedServers(standbys: 2)
+        let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         try servers.primary.psql(
             "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)

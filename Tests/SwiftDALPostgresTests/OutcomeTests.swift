@@ -100,7 +100,7 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     /// COMMIT in flight. PostgreSQL then keeps the commit (it only stops waiting for the
     /// standby): the call reports it committed, with its token, never "rolled back".
     @Test func aStopDuringACommitWaitingForASynchronousStandbyReportsTheCommit() async throws {
-        let servers = try ReplicatedServers(standbys: 2)
+        let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         try servers.primary.psql(
             "CREATE TABLE ledger(id INT PRIMARY KEY, note TEXT)", database: servers.database)

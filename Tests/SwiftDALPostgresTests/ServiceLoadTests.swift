@@ -119,10 +119,10 @@ private struct SlowReads: @unchecked Sendable {
     /// process, then all complete. Measured in a process of its own (`swiftdal-probe`):
     /// this one runs other tests beside it.
     @Test(arguments: Engine.allCases)
-    func thousandsOfWaitingCallsCostNoThreads(_ engine: Engine) throws {
+    func thousandsOfWaitingCallsCostNoThreads(_ engine: Engine) async throws {
         var arguments = ["waiters", "--engine", engine.rawValue]
         if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
-        let result = try runProbe(arguments)
+        let result = try await runProbe(arguments)
         #expect(result["callers_waiting"] == 2_000)
         #expect(result["completed"] == 2_000)
         let before = result["threads_before"] ?? 0
@@ -135,10 +135,10 @@ private struct SlowReads: @unchecked Sendable {
     /// SQLite), more of them waiting. Measured in a process of its own (`swiftdal-probe`),
     /// with a wide margin (the machine is shared).
     @Test(arguments: Engine.allCases)
-    func aTickerKeepsItsPaceWhileThePoolIsSaturated(_ engine: Engine) throws {
+    func aTickerKeepsItsPaceWhileThePoolIsSaturated(_ engine: Engine) async throws {
         var arguments = ["ticker", "--engine", engine.rawValue]
         if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
-        let result = try runProbe(arguments)
+        let result = try await runProbe(arguments)
         #expect(result["reads_completed"] == 8)
         let gap = result["longest_gap_ms"] ?? .max
         #expect(gap < 500, "the ticker waited \(gap) ms between two wake-ups")

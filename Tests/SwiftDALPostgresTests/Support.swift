@@ -58,6 +58,12 @@ final class ReplicatedServers: @unchecked Sendable {
         self.database = database
     }
 
+    /// Starts them from a thread of its own, for an async test: starting servers takes
+    /// seconds, which would hold one of the test process's cooperative threads.
+    static func started(standbys count: Int = 2) async throws -> ReplicatedServers {
+        try await blocking { try ReplicatedServers(standbys: count) }
+    }
+
     var primaryURL: String { primary.connectionString(database: database) }
     var standbyURLs: [String] { standbys.map { $0.connectionString(database: database) } }
 
@@ -113,30 +119,41 @@ struct OutsideView {
     }
 }
 
-/// Polls `condition` every 10 ms without blocking a thread, until it holds (30 s at most,
-/// a bound for hangs, not a timing assertion; the issue names the caller's line).
+/// Polls `condition` every 10 ms without blocking a thread, until it holds: 30 s of this
+/// task's own polling at most, a bound for hangs, not a timing assertion (the issue names the
+/// caller's line).
+///
+/// A test process's cooperative threads (two on a two-core machine) can all be held for tens
+/// of seconds by other tests' blocking work, such as starting a server; the tasks this
+/// condition waits for are then held too. So a gap between two polls longer than 100 ms
+/// counts as 100 ms, and only a hard bound of five minutes of wall time ends the wait
+/// regardless.
 func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-    // Checked once more after the deadline: a test process whose cooperative threads were
-    // all held by other tests for a while may only come back here after it.
+    let hardDeadline = ContinuousClock.now.advanced(by: .seconds(300))
+    var polled = Duration.zero
+    var last = ContinuousClock.now
     while true {
         if try condition() { return }
-        guard ContinuousClock.now < deadline else { break }
+        let now = ContinuousClock.now
+        polled += min(now - last, .milliseconds(100))
+        last = now
+        guard polled < .seconds(30), now < hardDeadline else { break }
         try await Task.sleep(for: .milliseconds(10))
     }
     Issue.record("a condition did not come true within 30 s", sourceLocation: sourceLocation)
 }
 
 /// Runs `swiftdal-probe` (built beside the test bundle) with `arguments`; returns the
-/// `key=value` lines it printed.
-func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Int] {
+/// `key=value` lines it printed. The wait runs on a thread of its own, not on one of the
+/// test process's cooperative threads.
+func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Int] {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
     let probe = ProcessInfo.processInfo.environment["SWIFTDAL_PROBE"] ?? directory + "/swiftdal-probe"
     guard FileManager.default.isExecutableFile(atPath: probe) else {
         Issue.record("swiftdal-probe is not built at \(probe) (swift build builds it)", sourceLocation: sourceLocation)
         return [:]
     }
-    let (status, output) = try runProgram(probe, arguments)
+    let (status, output) = try await blocking { try runProgram(probe, arguments) }
     #expect(
         status == 0, "swiftdal-probe \(arguments.joined(separator: " ")): \(output)", sourceLocation: sourceLocation)
     var values = [String: Int]()
