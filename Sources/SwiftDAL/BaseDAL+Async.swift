@@ -25,6 +25,11 @@ extension BaseDAL {
         try await onWriter { try self.insertRange(entities) }
     }
 
+    /// For example, `let ids = try await users.insertRange2(newUsers)`.
+    public func insertRange2(_ entities: [T]) async throws -> [Int64] {
+        try await onWriter { try self.insertRange2(entities) }
+    }
+
     /// For example, `try await users.update(user, key: 42)`.
     @discardableResult
     public func update(_ entity: T, key: some EntityKey) async throws -> Bool {

@@ -30,14 +30,78 @@ extension BaseDAL {
             if mapping.dialect.returnsInsertedKeys {
                 return try insertReturningKey(entity, db, mapping)
             }
-            guard mapping.kind == .rowIDTable else {
-                throw DALError(
-                    .noRowID,
-                    "\(mapping.table) is \(mapping.kind == .view ? "a view" : "a WITHOUT ROWID table"): it has no rowid "
-                        + "for insert2 to return; use insert(_:), the entity's own key identifies the row",
-                    table: mapping.table)
-            }
+            try checkHasRowID(mapping, "insert2")
             return try db.insert(try insertQuery(entity, mapping, upsert: false))
+        }
+    }
+
+    /// Inserts every entity exactly like `insertRange(_:)` (one transaction, all or
+    /// none; pipelined on PostgreSQL), and also returns each new row's rowid, in the order
+    /// of `entities`: what `insert2(_:)` returns for one entity (on PostgreSQL the
+    /// key `RETURNING` reads back, for a table whose key is one integer column).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let ids = try users.insertRange2(newUsers)
+    /// for (user, id) in zip(newUsers, ids) { print(user.name, id) }
+    /// ```
+    public func insertRange2(_ entities: [T]) throws -> [Int64] {
+        guard !entities.isEmpty else { return [] }
+        return try withMapping(writing: true) { db, mapping in
+            var ids = [Int64]()
+            ids.reserveCapacity(entities.count)
+            if mapping.dialect.returnsInsertedKeys {
+                try checkReturnsKey(mapping, "insertRange2")
+                try db.inTransaction(.immediate) {
+                    _ = try db.executeBatch(count: entities.count) { index in
+                        try insertQuery(entities[index], mapping, upsert: false, returningKey: true)
+                    } row: { _, row in
+                        ids.append(try row.decode(Int64.self, at: 0))
+                    }
+                }
+                guard ids.count == entities.count else {
+                    throw DALError(
+                        .noRowID, "the INSERTs returned \(ids.count) keys for \(entities.count) rows",
+                        table: mapping.table)
+                }
+                return ids
+            }
+            try checkHasRowID(mapping, "insertRange2")
+            try db.inTransaction(.immediate) {
+                for (index, entity) in entities.enumerated() {
+                    do {
+                        ids.append(try db.insert(try insertQuery(entity, mapping, upsert: false)))
+                    } catch var error as SQLiteError {
+                        error.batchIndex = index
+                        throw error
+                    }
+                }
+            }
+            return ids
+        }
+    }
+
+    /// Throws ``DALError/Code/noRowID`` for a table without rowids (SQLite).
+    private func checkHasRowID(_ mapping: TableMapping, _ method: String) throws {
+        guard mapping.kind == .rowIDTable else {
+            throw DALError(
+                .noRowID,
+                "\(mapping.table) is \(mapping.kind == .view ? "a view" : "a WITHOUT ROWID table"): it has no rowid "
+                    + "for \(method) to return; use insert(_:), the entity's own key identifies the row",
+                table: mapping.table)
+        }
+    }
+
+    /// Throws ``DALError/Code/noRowID`` for a table whose key `RETURNING` cannot read back as
+    /// one integer (engines without rowids).
+    private func checkReturnsKey(_ mapping: TableMapping, _ method: String) throws {
+        guard mapping.kind != .view, mapping.integerKeyColumn != nil, mapping.primaryKey.count == 1 else {
+            throw DALError(
+                .noRowID,
+                "\(mapping.table)'s primary key is not one integer column: \(method) has no new key to return; "
+                    + "use insert(_:), the entity's own key identifies the row",
+                table: mapping.table)
         }
     }
 
@@ -45,14 +109,28 @@ extension BaseDAL {
     /// statement; returns how many were inserted. Inside a `write` it joins that
     /// transaction as a savepoint.
     ///
-    /// For example, `try users.insertRange(importedUsers)`.
+    /// On PostgreSQL the inserts are pipelined: sent a thousand at a time without waiting
+    /// for each one's answer, so a batch costs a round trip per thousand rows, not per row.
+    /// When a row fails, nothing is inserted, and the engine error (a constraint violation,
+    /// say) tells which entity failed: ``DatabaseError/batchIndex`` is its index in
+    /// `entities`.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// do {
+    ///     try users.insertRange(importedUsers)
+    /// } catch let error as any DatabaseError where error.constraintKind == .unique {
+    ///     print("user \(error.batchIndex ?? -1) is already there; nothing was imported")
+    /// }
+    /// ```
     @discardableResult
     public func insertRange(_ entities: [T]) throws -> Int {
         guard !entities.isEmpty else { return 0 }
         return try withMapping(writing: true) { db, mapping in
             try db.inTransaction(.immediate) {
-                for entity in entities {
-                    try db.execute(try insertQuery(entity, mapping, upsert: false))
+                _ = try db.executeBatch(count: entities.count) { index in
+                    try insertQuery(entities[index], mapping, upsert: false)
                 }
                 return entities.count
             }
@@ -91,13 +169,7 @@ extension BaseDAL {
     /// `RETURNING`, for a table whose primary key is one integer column (an identity or
     /// serial column, or a key the entity gives).
     private func insertReturningKey(_ entity: T, _ db: Database, _ mapping: TableMapping) throws -> Int64 {
-        guard mapping.kind != .view, mapping.integerKeyColumn != nil, mapping.primaryKey.count == 1 else {
-            throw DALError(
-                .noRowID,
-                "\(mapping.table)'s primary key is not one integer column: insert2 has no new key to return; "
-                    + "use insert(_:), the entity's own key identifies the row",
-                table: mapping.table)
-        }
+        try checkReturnsKey(mapping, "insert2")
         let query = try insertQuery(entity, mapping, upsert: false, returningKey: true)
         guard let id = try db.fetchScalar(Int64.self, query) else {
             throw DALError(.noRowID, "the INSERT returned no key", table: mapping.table, sql: query.sql)

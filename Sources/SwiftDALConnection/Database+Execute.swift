@@ -27,6 +27,46 @@ extension Database {
         }
     }
 
+    /// Executes `count` statements, the one at each position made by `query` as it is
+    /// reached, one after the other, calling `row` with each row they return (an `INSERT …
+    /// RETURNING`'s) and the statement's position; returns the rows they changed in all.
+    ///
+    /// Inside a PostgreSQL transaction they are pipelined: sent without waiting for each
+    /// one's result, and their results read a thousand at a time (a round trip per thousand
+    /// statements, not per statement). The first failing statement's engine error is thrown
+    /// with its position (``DatabaseError/batchIndex``); on PostgreSQL the transaction is then
+    /// aborted, and the caller rolls it back (as `inTransaction` does).
+    package func executeBatch(
+        count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void = { _, _ in }
+    ) throws -> Int {
+        if let engine = try checkedEngine() {
+            guard let observation = access.observation else {
+                engineChanges = try engine.runBatch(count: count, query, row: row, ended: nil)
+                return engineChanges
+            }
+            engineChanges = try engine.runBatch(count: count, query, row: row) { sql, sent, rowCount, error in
+                observation.report(sql: sql, since: sent, rowCount: rowCount, error: error)
+            }
+            return engineChanges
+        }
+        var changed = 0
+        for index in 0..<count {
+            let statement = try query(index)
+            do {
+                try withStatement(statement) { prepared in
+                    while try prepared.step(arguments: statement.arguments) {
+                        try row(index, RowView(statement: prepared))
+                    }
+                }
+                changed += Int(sqlite3_changes64(try openHandle()))
+            } catch var error as SQLiteError {
+                error.batchIndex = index
+                throw error
+            }
+        }
+        return changed
+    }
+
     /// Executes one statement of SQL text with explicit arguments; returns the number
     /// of rows it changed.
     ///

@@ -30,6 +30,9 @@ public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
     /// Whether running the same work again may succeed: the database was busy or locked,
     /// a serialization failure or a deadlock.
     var isRetryable: Bool { get }
+    /// For a statement of a batch (`insertRange`), the failing one's position in it: the
+    /// index of the entity whose row failed; `nil` for an error outside a batch.
+    var batchIndex: Int? { get }
 }
 
 extension SQLiteError: DatabaseError {

@@ -35,6 +35,16 @@ package protocol EngineConnection: AnyObject {
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
+    /// Runs `count` statements, the one at each position made by `query` as it is reached,
+    /// one after the other, calling `row` with each row they return and the statement's
+    /// position; returns the rows they changed (or returned) in all. Inside a transaction
+    /// an engine may pipeline them (send them without waiting for each one's result). The
+    /// first engine error thrown carries the failing statement's position
+    /// (``DatabaseError/batchIndex``); after it nothing of the batch has run. `ended`, when
+    /// given, is told of each statement that was sent, as it ends.
+    func runBatch(
+        count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
+    ) throws -> Int
     /// Runs a query inside the open transaction, reading its rows `fetchSize` at a time
     /// (never the whole result at once) and calling `body` with each; returns the number
     /// of rows read. A throw from `body` stops the query.
@@ -88,6 +98,13 @@ package protocol EngineConnection: AnyObject {
     /// Closes the connection.
     func close()
 }
+
+/// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it
+/// ends: its SQL, when it was sent, the rows it changed, and its error.
+@usableFromInline
+package typealias BatchStatementEnded = (
+    _ sql: String, _ sent: MonotonicTime, _ rowCount: Int, _ error: (any Error)?
+) -> Void
 
 /// The rows of one result of an engine connection, read by ``RowView``.
 @usableFromInline

@@ -23,6 +23,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     public let sql: String?
     /// The arguments bound to ``sql``, when there were any. Not part of ``description``.
     public let arguments: StatementArguments?
+    /// For a statement of a batch (`insertRange`), its position in the batch: the index of
+    /// the entity whose row failed; `nil` for an error outside a batch.
+    public package(set) var batchIndex: Int?
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
     ///
@@ -54,6 +57,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     public var description: String {
         var text = "SQLite error \(code.rawValue): \(message)"
         if let sql { text += " — while executing `\(sql)`" }
+        if let batchIndex { text += " (item \(batchIndex) of a batch)" }
         return text
     }
 
@@ -71,7 +75,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
 
     /// What `dump` and debuggers show: everything but the bound values.
     public var customMirror: Mirror {
-        Mirror(self, children: ["code": code, "message": message, "sql": sql as Any], displayStyle: .struct)
+        Mirror(
+            self, children: ["code": code, "message": message, "sql": sql as Any, "batchIndex": batchIndex as Any],
+            displayStyle: .struct)
     }
 
     // Catch patterns, so that `catch SQLiteError.constraintUnique` reads naturally.

@@ -329,6 +329,195 @@ final class PostgresConnection: EngineConnection {
             sql: sql, underlying: error)
     }
 
+    // MARK: Batches
+
+    /// How many statements of a batch are sent before their results are read. What the
+    /// server sends back for them (some 20 bytes for a write) stays far within the sockets'
+    /// buffers, so that the server never blocks writing results while this side still
+    /// writes statements.
+    static let pipelineDepth = 1_000
+
+    /// Inside a transaction the statements are pipelined (libpq's pipeline mode): a thousand
+    /// sent, then a sync, then their results read; the first error aborts the rest of the
+    /// transaction on the server, and every statement after it comes back "aborted".
+    /// Outside a transaction, or behind PgBouncer's transaction pooling (statements sent
+    /// unnamed, dates needing a transaction of their own), they run one by one.
+    func runBatch(
+        count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
+    ) throws -> Int {
+        guard isInTransaction, !configuration.transactionPooling else {
+            var changed = 0
+            for index in 0..<count {
+                let statement = try query(index)
+                let sent = MonotonicTime.now
+                do {
+                    let rows = try run(statement) { try row(index, $0) }
+                    ended?(statement.sql, sent, rows, nil)
+                    changed += rows
+                } catch {
+                    ended?(statement.sql, sent, 0, error)
+                    throw Self.error(error, at: index)
+                }
+            }
+            return changed
+        }
+        var changed = 0
+        var first = 0
+        while first < count {
+            let end = min(count, first + Self.pipelineDepth)
+            changed += try runPipeline(first..<end, query, row, ended)
+            first = end
+        }
+        return changed
+    }
+
+    /// A statement sent in a pipeline, whose results are still to be read.
+    private struct Sent {
+        /// Its position in the batch.
+        let index: Int
+        let sql: String
+        let time: MonotonicTime
+        /// For the preparation of the statement at `index` (not the statement), the text
+        /// the statement is cached by.
+        let preparing: String?
+        var isPreparation: Bool { preparing != nil }
+    }
+
+    /// Sends the statements at `indices` in one pipeline, then reads their results.
+    private func runPipeline(
+        _ indices: Range<Int>, _ query: (Int) throws -> SQL, _ row: (Int, RowView) throws -> Void,
+        _ ended: BatchStatementEnded?
+    ) throws -> Int {
+        let connection = try openConnection()
+        var sent = [Sent]()
+        sent.reserveCapacity(indices.count)
+        guard PQenterPipelineMode(connection) == 1 else { throw broken(sql: nil) }
+        // An error making or sending a statement stops sending; what was sent is still read
+        // (so that the connection leaves pipeline mode in order), then the error is thrown.
+        var stopped: (any Error)?
+        var schemaChanged = false
+        for index in indices {
+            do {
+                let statement = try query(index)
+                if let error = statement.arguments.conversionError { throw error }
+                try checkMaySend(statement.sql, role: .write)
+                let (prepared, preparation) = try pipelinedStatement(statement.sql)
+                if let preparation, let name = prepared.name {
+                    guard PQsendPrepare(connection, name, preparation, 0, nil) == 1 else {
+                        throw broken(sql: preparation)
+                    }
+                    sent.append(Sent(index: index, sql: preparation, time: .now, preparing: statement.sql))
+                }
+                let values = try prepared.text.values(for: statement.arguments)
+                let accepted = try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
+                    if let name = prepared.cName {
+                        return name.withUnsafeBufferPointer { name in
+                            PQsendQueryPrepared(connection, name.baseAddress, count, pointers, lengths, formats, 0)
+                        }
+                    }
+                    return PQsendQueryParams(
+                        connection, prepared.text.sql, count, nil, pointers, lengths, formats, 0)
+                }
+                guard accepted == 1 else { throw broken(sql: prepared.text.sql) }
+                sent.append(Sent(index: index, sql: prepared.text.sql, time: .now, preparing: nil))
+                schemaChanged = schemaChanged || prepared.changesSchema
+            } catch {
+                if failed { throw error }
+                stopped = Self.error(error, at: index)
+                break
+            }
+        }
+        guard PQpipelineSync(connection) == 1 else { throw broken(sql: sent.last?.sql) }
+        var changed = 0
+        var firstError: (any Error)? = nil
+        for statement in sent {
+            var rowCount = 0
+            var error: (any Error)?
+            while let result = PQgetResult(connection) {
+                switch PQresultStatus(result) {
+                case PGRES_COMMAND_OK:
+                    rowCount = Self.affectedRows(result)
+                    if !statement.isPreparation { completedStatements += 1 }
+                case PGRES_TUPLES_OK:
+                    completedStatements += 1
+                    let rows = PostgresRows(result: result, shape: nil)  // frees the result when released
+                    rowCount = rows.rowCount
+                    let view = EngineResult(rows)
+                    do {
+                        for number in 0..<rows.rowCount { try row(statement.index, RowView(result: view, row: number)) }
+                    } catch  where firstError == nil {
+                        firstError = error  // the rest is still read, then this is thrown
+                    } catch {}
+                    continue
+                case PGRES_PIPELINE_ABORTED:
+                    break  // not run: an earlier statement failed
+                default:
+                    let failure = Self.error(of: result, sql: statement.sql)
+                    if failure.isConnectionFailure { failed = true }
+                    error = failure
+                }
+                PQclear(result)
+            }
+            guard PQstatus(connection) == CONNECTION_OK else {
+                // The connection went away (or was abandoned) before every result came.
+                let lost = broken(sql: statement.sql)
+                ended?(statement.sql, statement.time, 0, lost)
+                throw firstError ?? Self.error(lost, at: statement.index)
+            }
+            if let key = statement.preparing, error != nil {
+                // Never prepared: the next use prepares it again.
+                lastStatement = nil
+                statements.removeValue(forKey: key)
+            }
+            if !statement.isPreparation { ended?(statement.sql, statement.time, rowCount, error) }
+            if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }
+            changed += rowCount
+        }
+        let sync = PQgetResult(connection)
+        let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(connection) == 1 else { throw firstError ?? broken(sql: sent.last?.sql) }
+        if let error = firstError ?? stopped { throw error }
+        if schemaChanged { try clearStatementCache() }
+        return changed
+    }
+
+    /// The prepared statement for `sql` in a pipeline, and the text to prepare it with when
+    /// it is new (pipeline mode allows no synchronous `PQprepare`: it is prepared in the
+    /// pipeline, just before its first execution). With the cache full, a new statement
+    /// is sent unnamed.
+    private func pipelinedStatement(_ sql: String) throws -> (PreparedStatement, preparation: String?) {
+        if let lastStatement, lastStatement.text == sql { return (lastStatement.statement, nil) }
+        if let statement = statements[sql] {
+            lastStatement = (sql, statement)
+            return (statement, nil)
+        }
+        let text = try PostgresStatementText(postgresText(sql))
+        guard statements.count < Self.statementCacheCapacity, !Self.isTransactionControl(sql) else {
+            return (PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql)), nil)
+        }
+        statementNumber += 1
+        let statement = PreparedStatement(
+            text: text, name: "swiftdal_\(statementNumber)", changesSchema: Self.isSchemaChange(sql))
+        statements[sql] = statement
+        lastStatement = (sql, statement)
+        return (statement, text.sql)
+    }
+
+    /// Marks the connection broken; the error for a connection that failed.
+    private func broken(sql: String?) -> PostgresError {
+        failed = true
+        return connectionError(sql: sql)
+    }
+
+    /// `error`, carrying `index` when it is the engine's error.
+    private static func error(_ error: any Error, at index: Int) -> any Error {
+        guard var error = error as? PostgresError else { return error }
+        error.batchIndex = index
+        return error
+    }
+
+    // MARK: Streams
     // MARK: Streams
 
     /// Reads the rows of `query` through a server-side cursor in the open transaction:
@@ -514,6 +703,22 @@ final class PostgresConnection: EngineConnection {
     private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
         let connection = try openConnection()
         try checkMaySend(statement.text.sql, role: statement.role)
+        return try withParameters(values, sql: statement.text.sql) { count, pointers, lengths, formats in
+            if let name = statement.cName {
+                return name.withUnsafeBufferPointer { name in
+                    PQexecPrepared(connection, name.baseAddress, count, pointers, lengths, formats, 0)
+                }
+            }
+            return PQexecParams(connection, statement.text.sql, count, nil, pointers, lengths, formats, 0)
+        }
+    }
+
+    /// Calls `body` with `values` as libpq takes parameters: their count, and the arrays of
+    /// pointers, lengths and formats (text for everything but blobs, sent as binary).
+    private func withParameters<R>(
+        _ values: [SQLiteValue], sql: String,
+        _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> R
+    ) throws -> R {
         // The parameter arrays are the connection's, reused (emptied, capacity kept): no
         // allocation per statement once they have grown (callgrind, W7: five arrays made
         // and freed per execution cost ~1,500 instructions of a ~15,000-instruction call).
@@ -541,7 +746,7 @@ final class PostgresConnection: EngineConnection {
                 guard !text.utf8.contains(0) else {
                     throw DALError(
                         .invalidValue, "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)",
-                        sql: statement.text.sql)
+                        sql: sql)
                 }
                 arrays.bytes.append(contentsOf: text.utf8)
             case .blob(let data):
@@ -558,20 +763,13 @@ final class PostgresConnection: EngineConnection {
         }
         if arrays.bytes.isEmpty { arrays.bytes.append(0) }  // a base address for empty blobs
         let count = Int32(values.count)
-        return arrays.bytes.withUnsafeBufferPointer { bytes -> OpaquePointer? in
+        return try arrays.bytes.withUnsafeBufferPointer { bytes -> R in
             let base = UnsafeRawPointer(bytes.baseAddress)
             for offset in arrays.offsets {
                 arrays.pointers.append(
                     offset < 0 ? nil : base?.advanced(by: offset).assumingMemoryBound(to: CChar.self))
             }
-            if let name = statement.cName {
-                return name.withUnsafeBufferPointer { name in
-                    PQexecPrepared(
-                        connection, name.baseAddress, count, arrays.pointers, arrays.lengths, arrays.formats, 0)
-                }
-            }
-            return PQexecParams(
-                connection, statement.text.sql, count, nil, arrays.pointers, arrays.lengths, arrays.formats, 0)
+            return try body(count, arrays.pointers, arrays.lengths, arrays.formats)
         }
     }
 

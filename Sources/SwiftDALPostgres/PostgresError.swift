@@ -46,6 +46,9 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     public let constraint: String?
     /// The SQL that failed, as sent (numbered parameters, never values).
     public let sql: String?
+    /// For a statement of a batch (`insertRange`), its position in the batch: the index of
+    /// the entity whose row failed; `nil` for an error outside a batch.
+    public package(set) var batchIndex: Int?
     /// Whether the server sent the error (an answer: the statement it answered failed), or
     /// libpq made it up for a connection that went away without an answer.
     var isFromServer = true
@@ -133,6 +136,7 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         if let constraint { names.append("constraint \(constraint)") }
         if !names.isEmpty { text += " [" + names.joined(separator: ", ") + "]" }
         if let sql { text += " — while executing `\(sql)`" }
+        if let batchIndex { text += " (item \(batchIndex) of a batch)" }
         return text
     }
 
@@ -146,7 +150,8 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
             self,
             children: [
                 "sqlState": sqlState, "message": message, "hint": hint as Any, "schema": schema as Any,
-                "table": table as Any, "column": column as Any, "constraint": constraint as Any, "sql": sql as Any
+                "table": table as Any, "column": column as Any, "constraint": constraint as Any, "sql": sql as Any,
+                "batchIndex": batchIndex as Any
             ], displayStyle: .struct)
     }
 

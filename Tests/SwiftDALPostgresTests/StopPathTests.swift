@@ -92,6 +92,34 @@ private struct LoopStopped: Error {}
         #expect(try calls.balance() == 0)  // both rolled back, as reported
     }
 
+    /// A time limit that passes while a pipelined batch runs (`insertRange` on PostgreSQL: a
+    /// thousand inserts sent before their results are read) ends the transaction on the
+    /// server: nothing of the batch is written, no session is left in it, its locks are free,
+    /// and the pool's connection goes on.
+    @Test func aTimeLimitDuringAPipelinedBatchEndsItOnTheServer() async throws {
+        let calls = try StoppedCalls()
+        defer { try? calls.pool.close() }
+        try calls.outside.psql(
+            """
+            CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql
+                AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END $$;
+            CREATE TRIGGER slow BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION slow_insert();
+            """)
+        let items = BaseDAL<Item>(database: calls.pool)
+        let stopped = await #expect(throws: DALError.self) {
+            try await blocking {
+                try withDatabaseTimeout(.milliseconds(300)) {
+                    try items.insertRange((0..<2_000).map { Item(name: "batch \($0)") })
+                }
+            }
+        }
+        #expect(stopped?.code == .timeout)
+        try calls.expectClean("pipelined batch stopped by its limit")
+        let written = try calls.outside.psql("SELECT count(*) FROM items WHERE name LIKE 'batch %'")
+        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await items.insertRange([Item(name: "after")]) == 1)
+    }
+
     /// Cancelling the awaiting task at any moment of a write ends its transaction on the
     /// server: a pool of one connection, cancels at random moments (some land on the
     /// statement, some on BEGIN or the rollback itself), each checked from outside, and

@@ -181,7 +181,8 @@ struct PostgresReport: Codable {
                 }
             }
             lines.append("  " + pad("W1 with pipelining:", 44) + text)
-            lines.append("  " + pad("", 44) + "(SwiftDAL's insert2 and insertRange send one statement per round trip)")
+            lines.append(
+                "  " + pad("", 44) + "(SwiftDAL's W1 is insertRange2: its inserts pipelined, a sync per 1,000)")
         }
         return lines
     }

@@ -1,0 +1,128 @@
+import Foundation
+import SampleDAL
+import SwiftDAL
+import SwiftDALConnection
+import SwiftDALPostgres
+import SwiftDALTestSupport
+import Testing
+
+/// `insertRange` on both engines: on PostgreSQL its inserts are pipelined, a thousand
+/// statements sent before their results are read. What it writes, how a failing row is
+/// reported, and what is left on the server, looked at from a second connection.
+@Suite struct BatchTests {
+    /// The users whose email starts with `prefix`, counted from outside the pool on
+    /// PostgreSQL (psql), through the pool on SQLite.
+    private func count(_ sample: SampleDatabase, prefix: String) throws -> Int {
+        guard sample.engine == .postgres, let pool = sample.database as? PostgresPool else {
+            return try sample.users.getRecordCount(condition: "email LIKE \(prefix + "%")")
+        }
+        let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
+        let outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
+        let printed = try outside.psql("SELECT count(*) FROM users WHERE email LIKE '\(prefix)%'")
+        return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    private func batch(_ prefix: String, _ count: Int) -> [UserInfo] {
+        (0..<count).map { UserInfo(name: "\(prefix) \($0)", email: "\(prefix)\($0)@example.com", age: $0 % 90) }
+    }
+
+    /// Every row is written with its values, in the order given, across several pipelines
+    /// (2,500 rows: three of them on PostgreSQL).
+    @Test(arguments: Engine.allCases)
+    func insertRangeWritesEveryRowInOrderAcrossPipelines(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let rows = batch("piped", 2_500)
+        #expect(try sample.users.insertRange(rows) == 2_500)
+        #expect(try count(sample, prefix: "piped") == 2_500)
+        let stored = try sample.users.find(condition: "email LIKE \("piped%")", orderBy: "id")
+        #expect(stored.map(\.email) == rows.map(\.email))
+        #expect(stored.map(\.age) == rows.map(\.age))
+        #expect(stored.map(\.name) == rows.map(\.name))
+    }
+
+    /// `insertRange2` returns each new row's key, in the order of the entities, and each
+    /// is the key of the row with that entity's values; a failing row writes nothing and
+    /// names its index, as with `insertRange`.
+    @Test(arguments: Engine.allCases)
+    func insertRange2ReturnsEachNewRowsKeyInOrder(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let rows = batch("keyed", 1_300)
+        let ids = try sample.users.insertRange2(rows)
+        #expect(ids.count == 1_300)
+        #expect(Set(ids).count == 1_300)
+        for (row, id) in zip(rows, ids) where id % 97 == 0 || id == ids.last {
+            #expect(try sample.users.findById(id)?.email == row.email)
+        }
+        let stored = try sample.users.find(condition: "email LIKE \("keyed%")", orderBy: "id")
+        #expect(stored.compactMap(\.id) == ids)
+        var failing = batch("keyfail", 1_100)
+        failing[1_050].email = rows[3].email
+        let error = #expect(throws: (any Error).self) { try sample.users.insertRange2(failing) }
+        #expect((error as? any DatabaseError)?.batchIndex == 1_050)
+        #expect(try count(sample, prefix: "keyfail") == 0)
+        #expect(try sample.users.insertRange2([]) == [])
+    }
+
+    /// A row that fails (here a duplicate email) fails the whole batch: nothing of it is
+    /// written, and the engine's typed error names the failing entity's index, wherever it
+    /// is (the first row, inside a later pipeline, the last row). The pool's connection
+    /// goes on working, and on PostgreSQL no session is left in a transaction.
+    @Test(arguments: Engine.allCases)
+    func aFailingRowNamesItsIndexAndNothingIsWritten(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let taken = try #require(try sample.users.getAll(orderBy: "id").first).email
+        for failing in [0, 1_234, 2_199] {
+            var rows = batch("failing\(failing)-", 2_200)
+            rows[failing].email = taken
+            let error = #expect(throws: (any Error).self) { try sample.users.insertRange(rows) }
+            let failure = error as? any DatabaseError
+            #expect(failure?.constraintKind == .unique, "\(String(describing: error))")
+            #expect(failure?.batchIndex == failing)
+            #expect(try count(sample, prefix: "failing\(failing)-") == 0)
+        }
+        if let pool = sample.database as? PostgresPool {
+            let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
+            let outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
+            #expect(try outside.sessionsIdleInTransaction() == 0)
+        }
+        #expect(try sample.users.insertRange(batch("after", 10)) == 10)
+        #expect(try count(sample, prefix: "after") == 10)
+    }
+
+    /// Inside a caller's transaction a batch is a savepoint: its failure undoes the batch
+    /// only, and what the transaction wrote before and after it commits.
+    @Test(arguments: Engine.allCases)
+    func aFailedBatchInsideATransactionUndoesOnlyItself(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let taken = try #require(try sample.users.getAll(orderBy: "id").first).email
+        var rows = batch("inner", 1_500)
+        rows[1_100].email = taken
+        try sample.database.write { _ in
+            try sample.users.insert(UserInfo(name: "before", email: "outer-before@example.com", age: 1))
+            #expect(throws: (any Error).self) { try sample.users.insertRange(rows) }
+            try sample.users.insert(UserInfo(name: "after", email: "outer-after@example.com", age: 2))
+        }
+        #expect(try count(sample, prefix: "outer-") == 2)
+        #expect(try count(sample, prefix: "inner") == 0)
+    }
+
+    /// An observer hears of every statement of a batch, one event per row, with no value.
+    @Test(arguments: Engine.allCases)
+    func anObserverHearsOfEveryStatementOfABatch(_ engine: Engine) throws {
+        let log = EventLog()
+        var sqlite = Configuration()
+        sqlite.observer = log
+        var postgres = PostgresConfiguration()
+        postgres.observer = log
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        defer { try? sample.close() }
+        let (_, events) = try log.during { try sample.users.insertRange(batch("heard", 1_200)) }
+        let inserts = events.filter { $0.sql.uppercased().hasPrefix("INSERT") }
+        #expect(inserts.count == 1_200)
+        #expect(inserts.allSatisfy { $0.rowCount == 1 && $0.error == nil && !$0.sql.contains("heard") })
+    }
+}
