@@ -340,12 +340,13 @@ final class PostgresConnection: EngineConnection {
     /// Inside a transaction the statements are pipelined (libpq's pipeline mode): a thousand
     /// sent, then a sync, then their results read; the first error aborts the rest of the
     /// transaction on the server, and every statement after it comes back "aborted".
-    /// Outside a transaction, or behind PgBouncer's transaction pooling (statements sent
-    /// unnamed, dates needing a transaction of their own), they run one by one.
+    /// Behind PgBouncer's transaction pooling the statements go unnamed, in the pipeline of
+    /// the server connection that holds the transaction. Outside a transaction they run one
+    /// by one (each commits on its own, as the caller asked).
     func runBatch(
         count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
     ) throws -> Int {
-        guard isInTransaction, !configuration.transactionPooling else {
+        guard isInTransaction else {
             var changed = 0
             for index in 0..<count {
                 let statement = try query(index)
@@ -493,7 +494,14 @@ final class PostgresConnection: EngineConnection {
             return (statement, nil)
         }
         let text = try PostgresStatementText(postgresText(sql))
-        guard statements.count < Self.statementCacheCapacity, !Self.isTransactionControl(sql) else {
+        if configuration.transactionPooling || Self.isTransactionControl(sql) {
+            // Sent unnamed every time, its PostgreSQL text cached (as `prepared` does).
+            let statement = PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql))
+            statements[sql] = statement
+            lastStatement = (sql, statement)
+            return (statement, nil)
+        }
+        guard statements.count < Self.statementCacheCapacity else {
             return (PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql)), nil)
         }
         statementNumber += 1

@@ -287,6 +287,28 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
         #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 }.prefix(3))")
         #expect(try users.getRecordCount() == 120)
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 2, pageSize: 50)).items.count == 50)
+        // Pipelined batches through PgBouncer: two at once, across pipelines; a failing one
+        // names its row and writes nothing.
+        let batches = (0..<2).map { worker in
+            (0..<1_200).map { UserInfo(name: "b\(worker)-\($0)", email: "b\(worker)-\($0)@x", age: $0 % 90) }
+        }
+        let keys = Locked([[Int64]]())
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            do {
+                let ids = try users.insertRange2(batches[worker])
+                keys.withLock { $0.append(ids) }
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 }.prefix(3))")
+        #expect(keys.withLock { $0.map(\.count) } == [1_200, 1_200])
+        #expect(try users.getRecordCount() == 2_520)
+        var failing = batches[0].map { UserInfo(name: $0.name, email: "again-" + $0.email, age: $0.age) }
+        failing[1_111].email = "u0-0@x"
+        let error = #expect(throws: (any Error).self) { try users.insertRange(failing) }
+        #expect((error as? any DatabaseError)?.batchIndex == 1_111)
+        #expect(try users.getRecordCount() == 2_520)
         try pool.close()
     }
 }
