@@ -120,6 +120,38 @@ private struct LoopStopped: Error {}
         #expect(try await items.insertRange([Item(name: "after")]) == 1)
     }
 
+    /// A session ended by the server while its pipelined batch runs (an administrator's
+    /// `pg_terminate_backend`): the batch fails with a connection failure, nothing of it is
+    /// written, and the pool replaces the connection for its next call.
+    @Test func aSessionEndedDuringAPipelinedBatchWritesNothing() async throws {
+        let calls = try StoppedCalls()
+        defer { try? calls.pool.close() }
+        try calls.outside.psql(
+            """
+            CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql
+                AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END $$;
+            CREATE TRIGGER slow BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION slow_insert();
+            """)
+        let items = BaseDAL<Item>(database: calls.pool)
+        let batch = Task {
+            try await items.insertRange((0..<2_000).map { Item(name: "ended \($0)") })
+        }
+        // Once the batch's inserts are running, its session is ended from outside.
+        try await eventually {
+            (try? calls.outside.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' "
+                    + "AND query LIKE 'INSERT%'"))?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        }
+        try calls.outside.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                + "AND query LIKE 'INSERT%'")
+        let failure = await #expect(throws: (any Error).self) { try await batch.value }
+        #expect((failure as? PostgresError)?.isConnectionFailure == true, "\(String(describing: failure))")
+        let written = try calls.outside.psql("SELECT count(*) FROM items WHERE name LIKE 'ended %'")
+        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await items.insertRange([Item(name: "after")]) == 1)
+    }
+
     /// Cancelling the awaiting task at any moment of a write ends its transaction on the
     /// server: a pool of one connection, cancels at random moments (some land on the
     /// statement, some on BEGIN or the rollback itself), each checked from outside, and
