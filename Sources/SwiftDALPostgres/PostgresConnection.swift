@@ -446,8 +446,8 @@ final class PostgresConnection: EngineConnection {
                     let view = EngineResult(rows)
                     do {
                         for number in 0..<rows.rowCount { try row(statement.index, RowView(result: view, row: number)) }
-                    } catch  where firstError == nil {
-                        firstError = error  // the rest is still read, then this is thrown
+                    } catch let thrown where firstError == nil {
+                        firstError = thrown  // the rest is still read, then this is thrown
                     } catch {}
                     continue
                 case PGRES_PIPELINE_ABORTED:
