@@ -56,14 +56,21 @@ extension BaseDAL {
                 try db.inTransaction(.immediate) {
                     _ = try db.executeBatch(count: entities.count) { index in
                         try insertQuery(entities[index], mapping, upsert: false, returningKey: true)
-                    } row: { _, row in
+                    } row: { index, row in
+                        // One key per entity, in order: a row a trigger skipped (or doubled)
+                        // fails the batch inside its transaction, and nothing is written.
+                        guard index == ids.count else {
+                            throw DALError(
+                                .noRowID, "the INSERT of entity \(index) returned no key, or more than one",
+                                table: mapping.table)
+                        }
                         ids.append(try row.decode(Int64.self, at: 0))
                     }
-                }
-                guard ids.count == entities.count else {
-                    throw DALError(
-                        .noRowID, "the INSERTs returned \(ids.count) keys for \(entities.count) rows",
-                        table: mapping.table)
+                    guard ids.count == entities.count else {
+                        throw DALError(
+                            .noRowID, "the INSERTs returned \(ids.count) keys for \(entities.count) rows",
+                            table: mapping.table)
+                    }
                 }
                 return ids
             }
@@ -113,7 +120,8 @@ extension BaseDAL {
     /// for each one's answer, so a batch costs a round trip per thousand rows, not per row.
     /// When a row fails, nothing is inserted, and the engine error (a constraint violation,
     /// say) tells which entity failed: ``DatabaseError/batchIndex`` is its index in
-    /// `entities`.
+    /// `entities` (`nil` for a constraint deferred to the commit, which fails the batch as
+    /// a whole).
     ///
     /// For example:
     ///

@@ -35,6 +35,12 @@ public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
     var batchIndex: Int? { get }
 }
 
+extension DatabaseError {
+    /// `nil`: an error outside a batch (the engines' errors carry a position when they
+    /// come from one).
+    public var batchIndex: Int? { nil }
+}
+
 extension SQLiteError: DatabaseError {
     /// Always ``DatabaseEngine/sqlite``.
     public var engine: DatabaseEngine { .sqlite }

@@ -93,9 +93,6 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// Inserts every entity in one transaction (all or none), reusing one prepared
     /// statement; returns how many were inserted.
     func insertRange(_ entities: [EntityType]) throws -> Int
-    /// Inserts every entity like ``insertRange(_:)-2zown``, and returns each new row's
-    /// rowid, in order (what ``insert2(_:)-2nzi5`` returns for one).
-    func insertRange2(_ entities: [EntityType]) throws -> [Int64]
     /// Writes every non-key column of `entity` to the row with key `key`; `false` when
     /// no row has that key.
     func update(_ entity: EntityType, key: some EntityKey) throws -> Bool
@@ -172,9 +169,6 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// The `async` form of ``insertRange(_:)-2zown``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insertRange(_ entities: [EntityType]) async throws -> Int
-    /// The `async` form of `insertRange2(_:)`: runs it on SwiftDAL's own threads, so
-    /// the caller's task waits without blocking a thread of Swift's cooperative pool.
-    func insertRange2(_ entities: [EntityType]) async throws -> [Int64]
     /// The `async` form of ``update(_:key:)-9nvk1``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func update(_ entity: EntityType, key: some EntityKey) async throws -> Bool

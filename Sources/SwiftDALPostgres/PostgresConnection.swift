@@ -434,12 +434,15 @@ final class PostgresConnection: EngineConnection {
         for statement in sent {
             var rowCount = 0
             var error: (any Error)?
+            var ran = false  // false for a statement skipped after an earlier one failed
             while let result = PQgetResult(connection) {
                 switch PQresultStatus(result) {
                 case PGRES_COMMAND_OK:
+                    ran = true
                     rowCount = Self.affectedRows(result)
                     if !statement.isPreparation { completedStatements += 1 }
                 case PGRES_TUPLES_OK:
+                    ran = true
                     completedStatements += 1
                     let rows = PostgresRows(result: result, shape: nil)  // frees the result when released
                     rowCount = rows.rowCount
@@ -453,11 +456,18 @@ final class PostgresConnection: EngineConnection {
                 case PGRES_PIPELINE_ABORTED:
                     break  // not run: an earlier statement failed
                 default:
+                    ran = true
                     let failure = Self.error(of: result, sql: statement.sql)
                     if failure.isConnectionFailure { failed = true }
                     error = failure
                 }
                 PQclear(result)
+            }
+            if let key = statement.preparing, !ran || error != nil {
+                // Not prepared on the server (failed, or skipped after an earlier statement
+                // failed): the next use prepares it again.
+                lastStatement = nil
+                statements.removeValue(forKey: key)
             }
             guard PQstatus(connection) == CONNECTION_OK else {
                 // The connection went away (or was abandoned) before every result came.
@@ -465,19 +475,18 @@ final class PostgresConnection: EngineConnection {
                 ended?(statement.sql, statement.time, 0, lost)
                 throw firstError ?? Self.error(lost, at: statement.index)
             }
-            if let key = statement.preparing, error != nil {
-                // Never prepared: the next use prepares it again.
-                lastStatement = nil
-                statements.removeValue(forKey: key)
-            }
-            if !statement.isPreparation { ended?(statement.sql, statement.time, rowCount, error) }
+            // The observer hears of the statements that ran, not of those skipped.
+            if ran, !statement.isPreparation { ended?(statement.sql, statement.time, rowCount, error) }
             if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }
             changed += rowCount
         }
         let sync = PQgetResult(connection)
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)
-        guard synced, PQexitPipelineMode(connection) == 1 else { throw firstError ?? broken(sql: sent.last?.sql) }
+        guard synced, PQexitPipelineMode(connection) == 1 else {
+            let lost = broken(sql: sent.last?.sql)
+            throw firstError ?? lost
+        }
         if let error = firstError ?? stopped { throw error }
         if schemaChanged { try clearStatementCache() }
         return changed
@@ -525,7 +534,6 @@ final class PostgresConnection: EngineConnection {
         return error
     }
 
-    // MARK: Streams
     // MARK: Streams
 
     /// Reads the rows of `query` through a server-side cursor in the open transaction:
