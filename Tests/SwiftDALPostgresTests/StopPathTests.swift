@@ -36,6 +36,23 @@ private struct StoppedCalls: @unchecked Sendable {
             ?? -1
     }
 
+    /// Makes every insert into `items` take 5 ms (a trigger), so that a batch of them runs
+    /// long enough to be stopped mid-way.
+    func slowDownInserts() throws {
+        try outside.psql(
+            """
+            CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql
+                AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END $$;
+            CREATE TRIGGER slow BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION slow_insert();
+            """)
+    }
+
+    /// How many `items` have a name `LIKE pattern`, read from outside.
+    func items(named pattern: String) throws -> Int {
+        let printed = try outside.psql("SELECT count(*) FROM items WHERE name LIKE '\(pattern)'")
+        return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
     /// What a second connection must see once a stopped call has returned: no session
     /// idle in a transaction, the row's lock and the table's lock free at once.
     func expectClean(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -99,12 +116,7 @@ private struct LoopStopped: Error {}
     @Test func aTimeLimitDuringAPipelinedBatchEndsItOnTheServer() async throws {
         let calls = try StoppedCalls()
         defer { try? calls.pool.close() }
-        try calls.outside.psql(
-            """
-            CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql
-                AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END $$;
-            CREATE TRIGGER slow BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION slow_insert();
-            """)
+        try calls.slowDownInserts()
         let items = BaseDAL<Item>(database: calls.pool)
         let stopped = await #expect(throws: DALError.self) {
             try await blocking {
@@ -115,8 +127,7 @@ private struct LoopStopped: Error {}
         }
         #expect(stopped?.code == .timeout)
         try calls.expectClean("pipelined batch stopped by its limit")
-        let written = try calls.outside.psql("SELECT count(*) FROM items WHERE name LIKE 'batch %'")
-        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try calls.items(named: "batch %") == 0)
         #expect(try await items.insertRange([Item(name: "after")]) == 1)
     }
 
@@ -126,12 +137,7 @@ private struct LoopStopped: Error {}
     @Test func aSessionEndedDuringAPipelinedBatchWritesNothing() async throws {
         let calls = try StoppedCalls()
         defer { try? calls.pool.close() }
-        try calls.outside.psql(
-            """
-            CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql
-                AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END $$;
-            CREATE TRIGGER slow BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION slow_insert();
-            """)
+        try calls.slowDownInserts()
         let items = BaseDAL<Item>(database: calls.pool)
         let batch = Task {
             try await items.insertRange((0..<2_000).map { Item(name: "ended \($0)") })
@@ -147,8 +153,7 @@ private struct LoopStopped: Error {}
                 + "AND query LIKE 'INSERT%'")
         let failure = await #expect(throws: (any Error).self) { try await batch.value }
         #expect((failure as? PostgresError)?.isConnectionFailure == true, "\(String(describing: failure))")
-        let written = try calls.outside.psql("SELECT count(*) FROM items WHERE name LIKE 'ended %'")
-        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try calls.items(named: "ended %") == 0)
         #expect(try await items.insertRange([Item(name: "after")]) == 1)
     }
 
