@@ -13,6 +13,26 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
 /// entity it generates (committed as Generated/EveryType.swift, compiled into this target)
 /// reads every column and writes it back as it was.
 @Suite struct PostgresTypesTests {
+    /// Every integer is bound as the server reads it back, its edges included (the engine
+    /// writes an integer's digits itself, not through `String`).
+    @Test func integersOfEveryMagnitudeAreBoundExactly() throws {
+        let pool = try makePostgresPool()
+        defer { try? pool.close() }
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, -100, 1_234_567_890_123, .max, .min, .min + 1, .max - 1]
+        values += (0..<18).map { power in (0..<power).reduce(Int64(1)) { product, _ in product * 10 } }
+        values += values.filter { $0 != .min }.map { -$0 }
+        let read = try pool.read { db in
+            try values.map { value in
+                (
+                    try db.fetchScalar(String.self, "SELECT CAST(\(value) AS bigint)::text"),
+                    try db.fetchScalar(Int64.self, "SELECT \(value)::bigint")
+                )
+            }
+        }
+        #expect(read.map(\.0) == values.map { String($0) })
+        #expect(read.map(\.1) == values)
+    }
+
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(try String(contentsOfFile: repositoryRoot + "/Fixtures/postgres-types.sql", encoding: .utf8))
