@@ -53,11 +53,7 @@ extension Database {
         for index in 0..<count {
             let statement = try query(index)
             do {
-                try withStatement(statement) { prepared in
-                    while try prepared.step(arguments: statement.arguments) {
-                        try row(index, RowView(statement: prepared))
-                    }
-                }
+                try forEachRow(statement) { try row(index, $0) }
                 changed += Int(sqlite3_changes64(try openHandle()))
             } catch var error as SQLiteError {
                 error.batchIndex = index

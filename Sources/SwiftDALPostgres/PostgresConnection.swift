@@ -350,13 +350,13 @@ final class PostgresConnection: EngineConnection {
             var changed = 0
             for index in 0..<count {
                 let statement = try query(index)
-                let sent = MonotonicTime.now
+                let sent = ended == nil ? nil : MonotonicTime.now
                 do {
                     let rows = try run(statement) { try row(index, $0) }
-                    ended?(statement.sql, sent, rows, nil)
+                    if let ended, let sent { ended(statement.sql, sent, rows, nil) }
                     changed += rows
                 } catch {
-                    ended?(statement.sql, sent, 0, error)
+                    if let ended, let sent { ended(statement.sql, sent, 0, error) }
                     throw Self.error(error, at: index)
                 }
             }
@@ -512,28 +512,17 @@ final class PostgresConnection: EngineConnection {
     /// pipeline, just before its first execution). With the cache full, a new statement
     /// is sent unnamed.
     private func pipelinedStatement(_ sql: String) throws -> (PreparedStatement, preparation: String?) {
-        if let lastStatement, lastStatement.text == sql { return (lastStatement.statement, nil) }
-        if let statement = statements[sql] {
-            lastStatement = (sql, statement)
-            return (statement, nil)
-        }
+        if let statement = cachedStatement(sql) { return (statement, nil) }
         let text = try PostgresStatementText(postgresText(sql))
-        if configuration.transactionPooling || Self.isTransactionControl(sql) {
-            // Sent unnamed every time, its PostgreSQL text cached (as `prepared` does).
-            let statement = PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql))
-            statements[sql] = statement
-            lastStatement = (sql, statement)
-            return (statement, nil)
+        guard isPreparedOnServer(sql) else {
+            return (cache(PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql)), sql), nil)
         }
         guard statements.count < Self.statementCacheCapacity else {
             return (PreparedStatement(text: text, name: nil, changesSchema: Self.isSchemaChange(sql)), nil)
         }
-        statementNumber += 1
         let statement = PreparedStatement(
-            text: text, name: "swiftdal_\(statementNumber)", changesSchema: Self.isSchemaChange(sql))
-        statements[sql] = statement
-        lastStatement = (sql, statement)
-        return (statement, text.sql)
+            text: text, name: nextStatementName(), changesSchema: Self.isSchemaChange(sql))
+        return (cache(statement, sql), text.sql)
     }
 
     /// Marks the connection broken; the error for a connection that failed.
@@ -685,27 +674,47 @@ final class PostgresConnection: EngineConnection {
     /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared (or
     /// rewritten) on first use.
     private func prepared(_ sql: String) throws -> PreparedStatement {
-        if let lastStatement, lastStatement.text == sql { return lastStatement.statement }
-        if let statement = statements[sql] {
-            lastStatement = (sql, statement)
-            return statement
-        }
+        if let statement = cachedStatement(sql) { return statement }
         let text = try PostgresStatementText(postgresText(sql))
         var name: String?
-        // Transaction control is sent unnamed: preparing it would cost a round trip and
-        // save nothing (it has neither parameters nor a plan).
-        if !configuration.transactionPooling && !Self.isTransactionControl(sql) {
+        if isPreparedOnServer(sql) {
             if statements.count >= Self.statementCacheCapacity { try clearStatementCache() }
-            statementNumber += 1
-            let statementName = "swiftdal_\(statementNumber)"
+            let statementName = nextStatementName()
             let result = PQprepare(try openConnection(), statementName, text.sql, 0, nil)
             _ = try consume(result, sql: text.sql) { _ in }
             name = statementName
         }
-        let statement = PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql))
+        return cache(PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql)), sql)
+    }
+
+    /// The cached statement for `sql` (SwiftDAL's text), if any; the last one used is
+    /// looked at first.
+    private func cachedStatement(_ sql: String) -> PreparedStatement? {
+        if let lastStatement, lastStatement.text == sql { return lastStatement.statement }
+        guard let statement = statements[sql] else { return nil }
+        lastStatement = (sql, statement)
+        return statement
+    }
+
+    /// Caches `statement` as the one for `sql`; returns it.
+    private func cache(_ statement: PreparedStatement, _ sql: String) -> PreparedStatement {
         statements[sql] = statement
         lastStatement = (sql, statement)
         return statement
+    }
+
+    /// Whether `sql` gets a server-side prepared statement: not behind PgBouncer's
+    /// transaction pooling (statements go unnamed there), and not transaction control,
+    /// which preparing would cost a round trip for and save nothing (it has neither
+    /// parameters nor a plan).
+    private func isPreparedOnServer(_ sql: String) -> Bool {
+        !configuration.transactionPooling && !Self.isTransactionControl(sql)
+    }
+
+    /// A new name for a server-side prepared statement.
+    private func nextStatementName() -> String {
+        statementNumber += 1
+        return "swiftdal_\(statementNumber)"
     }
 
     /// Deallocates the prepared statement of `sql`.
