@@ -22,9 +22,7 @@ private struct Label: Entity, Codable {
         guard sample.engine == .postgres, let pool = sample.database as? PostgresPool else {
             return try sample.users.getRecordCount(condition: "email LIKE \(prefix + "%")")
         }
-        let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
-        let outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
-        let printed = try outside.psql("SELECT count(*) FROM users WHERE email LIKE '\(prefix)%'")
+        let printed = try OutsideView.of(pool).psql("SELECT count(*) FROM users WHERE email LIKE '\(prefix)%'")
         return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
@@ -90,9 +88,7 @@ private struct Label: Entity, Codable {
             #expect(try count(sample, prefix: "failing\(failing)-") == 0)
         }
         if let pool = sample.database as? PostgresPool {
-            let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
-            let outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
-            #expect(try outside.sessionsIdleInTransaction() == 0)
+            #expect(try OutsideView.of(pool).sessionsIdleInTransaction() == 0)
         }
         #expect(try sample.users.insertRange(batch("after", 10)) == 10)
         #expect(try count(sample, prefix: "after") == 10)

@@ -153,8 +153,7 @@ private struct SlowReads: @unchecked Sendable {
         let database = reads.database
         let outside: OutsideView?
         if engine == .postgres, let pool = database as? PostgresPool {
-            let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
-            outside = try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
+            outside = try OutsideView.of(pool)
         } else {
             outside = nil
         }

@@ -94,6 +94,12 @@ struct OutsideView {
         }
     }
 
+    /// A view of `pool`'s database on the shared server, from outside the pool.
+    static func of(_ pool: PostgresPool) throws -> OutsideView {
+        let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
+        return try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
+    }
+
     /// Runs `sql` with psql; returns what it prints (rows, one per line, `|` between values).
     @discardableResult
     func psql(_ sql: String) throws -> String {

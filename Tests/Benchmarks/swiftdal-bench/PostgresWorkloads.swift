@@ -13,17 +13,6 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     let scale: PostgresScale
 
     /// The pool, its connection open (as the C side connects before its region).
-    /// Opens the pool, runs `body` as the measured region (`measured(_:)`), closes the
-    /// pool; returns the region's seconds and the checksum `body` returned.
-    private func measuredOnPool(_ body: (PostgresPool, BaseDAL<User>) throws -> Int64) throws -> (
-        seconds: Double, checksum: Int64
-    ) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured { try body(pool, users) }
-        try pool.close()
-        return (seconds, checksum)
-    }
-
     private func open() throws -> (PostgresPool, BaseDAL<User>) {
         let pool = try PostgresPool(url: url)
         try pool.checkConnection()
@@ -45,7 +34,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     /// W1: the rows inserted in one transaction, each new key read back: `insertRange2`,
     /// which pipelines the inserts (a sync per 1,000), as the pipelined baseline does.
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { _, users in
+        return try measuredOnPool(open) { _, users in
             try users.insertRange2((1...scale.rows).map { User(row: $0) }).reduce(0, +)
         }
     }
@@ -59,7 +48,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             func run() throws {
@@ -79,7 +68,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w4Filter() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<Int(scale.filters) {
@@ -94,7 +83,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             try pool.write { _ in
@@ -107,7 +96,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w6Exists() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: scale.rows)
             var checksum: Int64 = 0
             try pool.read { _ in
@@ -122,7 +111,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
     }
 
     func w7Count() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<Int(scale.counts) {

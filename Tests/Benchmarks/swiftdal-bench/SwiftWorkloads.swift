@@ -8,6 +8,19 @@ import Synchronization
 /// same through `rawbench_set_pragmas`). Set once at start-up.
 let extraPragmas = Mutex<[Pragma]>([])
 
+/// Opens a pool with `open` before the measured region, runs `body` as the region
+/// (`measured(_:)`), closes the pool after it; returns the region's seconds and the
+/// checksum `body` returned. Every engine's W1–W7 but W2 (whose checksum is taken
+/// outside the region) run through it.
+func measuredOnPool<Pool: DatabaseReader, User: Entity>(
+    _ open: () throws -> (Pool, BaseDAL<User>), _ body: (Pool, BaseDAL<User>) throws -> Int64
+) throws -> (seconds: Double, checksum: Int64) {
+    let (pool, users) = try open()
+    let (checksum, seconds) = try measured { try body(pool, users) }
+    try pool.close()
+    return (seconds, checksum)
+}
+
 /// The workloads through SwiftDAL's public API, as a user writes them: a BaseDAL over
 /// the entity, on a DatabasePool.
 struct SwiftWorkloads<User: BenchUser> {
@@ -21,17 +34,6 @@ struct SwiftWorkloads<User: BenchUser> {
         return configuration
     }
 
-    /// Opens the pool, runs `body` as the measured region (`measured(_:)`), closes the
-    /// pool; returns the region's seconds and the checksum `body` returned.
-    private func measuredOnPool(_ body: (DatabasePool, BaseDAL<User>) throws -> Int64) throws -> (
-        seconds: Double, checksum: Int64
-    ) {
-        let (pool, users) = try open()
-        let (checksum, seconds) = try measured { try body(pool, users) }
-        try pool.close()
-        return (seconds, checksum)
-    }
-
     private func open() throws -> (DatabasePool, BaseDAL<User>) {
         let pool = try DatabasePool(path: path, configuration: Self.configuration)
         return (pool, BaseDAL<User>(database: pool))
@@ -41,7 +43,7 @@ struct SwiftWorkloads<User: BenchUser> {
     // checksum of what a workload returned is taken after it, as in the C harness.
 
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var checksum: Int64 = 0
             try pool.write { _ in
                 for i in 1...rows {
@@ -62,7 +64,7 @@ struct SwiftWorkloads<User: BenchUser> {
 
     func w3Lookup(inTransaction: Bool) throws -> (seconds: Double, checksum: Int64) {
         let rows = rows
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             func run() throws {
@@ -82,7 +84,7 @@ struct SwiftWorkloads<User: BenchUser> {
     }
 
     func w4Filter() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<1000 {
@@ -98,7 +100,7 @@ struct SwiftWorkloads<User: BenchUser> {
 
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
         let rows = rows
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             try pool.write { _ in
@@ -112,7 +114,7 @@ struct SwiftWorkloads<User: BenchUser> {
 
     func w6Exists() throws -> (seconds: Double, checksum: Int64) {
         let rows = rows
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: rows)
             var checksum: Int64 = 0
             try pool.read { _ in
@@ -127,7 +129,7 @@ struct SwiftWorkloads<User: BenchUser> {
     }
 
     func w7Count() throws -> (seconds: Double, checksum: Int64) {
-        return try measuredOnPool { pool, users in
+        return try measuredOnPool(open) { pool, users in
             var checksum: Int64 = 0
             try pool.read { _ in
                 for k in 0..<1000 {
