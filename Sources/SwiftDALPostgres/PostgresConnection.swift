@@ -34,9 +34,10 @@ final class PostgresConnection: EngineConnection {
     /// a PREPARE) stopped nothing. A `ROLLBACK` still runs, once the cancel request has
     /// been answered (so that it cannot be the statement the request stops).
     private let cancelRequested = Atomic<Bool>(false)
-    /// Statements completed for the calls (the catalog queries a mapping makes for itself
-    /// are not counted: a cluster retries a read whose caller has seen no row, and a
-    /// mapping's check of its columns hands the caller none).
+    /// Statements completed for the calls. A cluster retries a read whose caller has seen
+    /// no row, so what hands the caller none is not counted: the catalog queries a
+    /// mapping makes for itself, and the preparation of a statement (its execution may
+    /// still meet a lost server; see `uncounted`).
     private(set) var completedStatements = 0
     /// Reused by every execution (see `execute`); only the thread using the connection
     /// touches it.
@@ -680,8 +681,10 @@ final class PostgresConnection: EngineConnection {
         if isPreparedOnServer(sql) {
             if statements.count >= Self.statementCacheCapacity { try clearStatementCache() }
             let statementName = nextStatementName()
-            let result = PQprepare(try openConnection(), statementName, text.sql, 0, nil)
-            _ = try consume(result, sql: text.sql) { _ in }
+            try uncounted {
+                let result = PQprepare(try openConnection(), statementName, text.sql, 0, nil)
+                _ = try consume(result, sql: text.sql) { _ in }
+            }
             name = statementName
         }
         return cache(PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql)), sql)
@@ -722,7 +725,15 @@ final class PostgresConnection: EngineConnection {
         lastStatement = nil
         guard let statement = statements.removeValue(forKey: sql), let name = statement.name
         else { return }
-        try executeScript("DEALLOCATE \(name)")
+        try uncounted { try executeScript("DEALLOCATE \(name)") }
+    }
+
+    /// Runs `body`, which sends statements the connection needs for itself (they hand the
+    /// caller no row), without counting them in `completedStatements`.
+    private func uncounted<T>(_ body: () throws -> T) rethrows -> T {
+        let counted = completedStatements
+        defer { completedStatements = counted }
+        return try body()
     }
 
     var cachedStatementCount: Int { statements.count }
@@ -731,7 +742,7 @@ final class PostgresConnection: EngineConnection {
         lastStatement = nil
         let hadPrepared = statements.values.contains { $0.name != nil }
         statements.removeAll()
-        if hadPrepared, !isBroken { try executeScript("DEALLOCATE ALL") }
+        if hadPrepared, !isBroken { try uncounted { try executeScript("DEALLOCATE ALL") } }
     }
 
     func clearCancelRequest() {
@@ -1010,13 +1021,13 @@ final class PostgresConnection: EngineConnection {
     }
 
     func tableExists(_ name: String) throws -> Bool {
-        let counted = completedStatements
-        defer { completedStatements = counted }
-        var exists = false
-        _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in
-            exists = try row.decode(Bool.self, at: 0)
+        try uncounted {
+            var exists = false
+            _ = try run("SELECT to_regclass(\(quotedName(name))) IS NOT NULL") { row in
+                exists = try row.decode(Bool.self, at: 0)
+            }
+            return exists
         }
-        return exists
     }
 
     /// A table name as `to_regclass` reads it: quoted, so that it is taken exactly as

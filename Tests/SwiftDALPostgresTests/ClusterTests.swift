@@ -160,6 +160,45 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
         #expect(try notes.getRecordCount() == 100)
     }
 
+    @Test func aReadWhoseReplicaIsLostBeforeItAnswersIsServedByAnother() throws {
+        let servers = try ReplicatedServers()
+        defer { servers.stop() }
+        let cluster = try PostgresCluster(primary: servers.primaryURL, replicas: servers.standbyURLs)
+        defer { try? cluster.close() }
+        try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+        let (healthy, doomed) = (servers.standbys[0], servers.standbys[1])
+        // From outside: the doomed standby's backend is terminated while it runs the read.
+        let terminated = Locked(false)
+        let terminator = Thread {
+            for _ in 0..<2_400 where !terminated.withLock({ $0 }) {
+                let ended = try? doomed.psql(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        + "WHERE query LIKE '%a doomed read%' AND pid <> pg_backend_pid()")
+                if let ended, ended != "0" { terminated.withLock { $0 = true } }
+                Thread.sleep(forTimeInterval: 0.025)
+            }
+        }
+        terminator.start()
+        defer { terminated.withLock { $0 = true } }
+        // New to each connection, so prepared first (a round trip that answers nothing), then
+        // run: it sleeps on the doomed standby only. Reads take the replicas in turn.
+        var ports = [Int]()
+        for _ in 0..<4 where !terminated.withLock({ $0 }) {
+            ports.append(
+                try cluster.reentrantRead { db in
+                    try db.fetchScalar(
+                        Int.self,
+                        """
+                        SELECT current_setting('port')::int /* a doomed read */
+                        FROM pg_sleep(CASE WHEN current_setting('port') = \(String(doomed.port)) THEN 60 ELSE 0 END)
+                        """)
+                } ?? -1)
+        }
+        try waitUntil { terminated.withLock { $0 } }  // the terminator may report after the retried read
+        // Every read answered, from the healthy standby: the one that met the doomed standby too.
+        #expect(!ports.isEmpty && ports.allSatisfy { $0 == healthy.port }, "\(ports)")
+    }
+
     @Test func writesResumeOnAPromotedStandbyWithoutARestart() throws {
         let servers = try ReplicatedServers(standbys: 1)
         defer { servers.stop() }
