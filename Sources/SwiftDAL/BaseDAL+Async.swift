@@ -30,6 +30,25 @@ extension BaseDAL {
         try await onWriter { try self.insertRange2(entities) }
     }
 
+    /// For example, `let found = try await users.updateRange(changedUsers)`.
+    @discardableResult
+    public func updateRange(_ entities: [T]) async throws -> Int {
+        try await onWriter { try self.updateRange(entities) }
+    }
+
+    /// For example, `try await users.updateFieldsRange([(key: 42, fields: ["age": 33])])`.
+    @discardableResult
+    public func updateFieldsRange<Key: EntityKey>(
+        _ changes: [(key: Key, fields: [String: (any SQLiteValueConvertible)?])]
+    ) async throws -> Int {
+        try await onWriter { try self.updateFieldsRange(changes) }
+    }
+
+    /// For example, `try await products.upsertRange(catalogFeed)`.
+    public func upsertRange(_ entities: [T]) async throws {
+        try await onWriter { try self.upsertRange(entities) }
+    }
+
     /// For example, `try await users.update(user, key: 42)`.
     @discardableResult
     public func update(_ entity: T, key: some EntityKey) async throws -> Bool {

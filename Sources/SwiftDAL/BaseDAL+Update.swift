@@ -49,19 +49,34 @@ extension BaseDAL {
         throws -> Bool
     {
         let keyAndScope = key + scopeValues
-        let query = SQL(
+        guard let stored = try db.fetchFirst(lockedRowQuery(keyAndScope, mapping), { try storedRow($0, mapping) })
+        else { return false }
+        guard let query = try changedColumnsQuery(columns, stored: stored, keyAndScope: keyAndScope, mapping)
+        else { return true }
+        return try db.execute(query) > 0
+    }
+
+    /// The row with the key and scope values `keyAndScope`, locked until the transaction
+    /// ends (on engines that lock rows), as `storedRow` reads it.
+    func lockedRowQuery(_ keyAndScope: [SQLiteValue], _ mapping: TableMapping) -> SQL {
+        SQL(
             sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause,
             arguments: StatementArguments(values: keyAndScope))
-        // The stored row as stored, and as this entity type reads it (then written again):
-        // a value is unchanged when it equals either.
-        guard
-            let stored = try db.fetchFirst(
-                query,
-                { row -> (raw: Row, canonical: ColumnValues?) in
-                    let canonical = (try? decode(row, mapping)).flatMap { try? encodeUnvalidated($0, mapping) }
-                    return (try row.copy(), canonical)
-                })
-        else { return false }
+    }
+
+    /// A stored row as stored, and as this entity type reads it (then written again): a
+    /// value is unchanged when it equals either.
+    func storedRow(_ row: RowView, _ mapping: TableMapping) throws -> StoredRow {
+        let canonical = (try? decode(row, mapping)).flatMap { try? encodeUnvalidated($0, mapping) }
+        return StoredRow(raw: try row.copy(), canonical: canonical)
+    }
+
+    /// The `UPDATE` of the columns of `columns` that differ from `stored` (`nil` when none
+    /// does), for the row with the key and scope values `keyAndScope`. Never the key or
+    /// the tenant column.
+    func changedColumnsQuery(
+        _ columns: ColumnValues, stored: StoredRow, keyAndScope: [SQLiteValue], _ mapping: TableMapping
+    ) throws -> SQL? {
         let keySet = Set(mapping.primaryKey)
         var names = [String]()
         var values = [SQLiteValue]()
@@ -79,11 +94,11 @@ extension BaseDAL {
             names.append(column)
             values.append(value)
         }
-        guard !names.isEmpty else { return true }
+        guard !names.isEmpty else { return nil }
         let sql = try mapping.sql(.update(columns: names)) {
             TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
         }
-        return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values + keyAndScope))) > 0
+        return SQL(sql: sql, arguments: StatementArguments(values: values + keyAndScope))
     }
 
     /// Writes the given columns (names checked against the table) of the row with
@@ -97,31 +112,34 @@ extension BaseDAL {
         guard !fields.isEmpty else {
             throw DALError(.invalidValue, "updateFields needs at least one column", table: tableName)
         }
+        return try withMapping(writing: true) { db, mapping in
+            try db.execute(try updateFieldsQuery(fields, key: key, mapping)) > 0
+        }
+    }
+
+    /// The `UPDATE` of `updateFields(fields, key: key)` (`fields` not empty).
+    func updateFieldsQuery(
+        _ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey, _ mapping: TableMapping
+    ) throws -> SQL {
         // One column (the usual call): no sort, and a cache key without an array.
         if fields.count == 1, let field = fields.first {
-            return try withMapping(writing: true) { db, mapping in
-                let sql = try mapping.sql(.updateField(field.key)) { try updateFieldsSQL([field.key], mapping) }
-                var values = [SQLiteValue]()
-                values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
-                values.append(try field.value?.sqliteValue() ?? .null)
-                // Appended one by one: `+=` of two- and zero-element arrays cost more.
-                for value in try mapping.keyValues(key) { values.append(value) }
-                for value in scopeValues { values.append(value) }
-                return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
-            }
-        }
-        return try withMapping(writing: true) { db, mapping in
-            let sorted = fields.sorted { $0.key < $1.key }
-            let sql = try mapping.sql(.updateFields(sorted.map(\.key))) {
-                try updateFieldsSQL(sorted.map(\.key), mapping)
-            }
+            let sql = try mapping.sql(.updateField(field.key)) { try updateFieldsSQL([field.key], mapping) }
             var values = [SQLiteValue]()
-            values.reserveCapacity(sorted.count + mapping.primaryKeyWidth + scopeValues.count)
-            for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
-            values += try mapping.keyValues(key)
-            values += scopeValues
-            return try db.execute(SQL(sql: sql, arguments: StatementArguments(values: values))) > 0
+            values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
+            values.append(try field.value?.sqliteValue() ?? .null)
+            // Appended one by one: `+=` of two- and zero-element arrays cost more.
+            for value in try mapping.keyValues(key) { values.append(value) }
+            for value in scopeValues { values.append(value) }
+            return SQL(sql: sql, arguments: StatementArguments(values: values))
         }
+        let sorted = fields.sorted { $0.key < $1.key }
+        let sql = try mapping.sql(.updateFields(sorted.map(\.key))) { try updateFieldsSQL(sorted.map(\.key), mapping) }
+        var values = [SQLiteValue]()
+        values.reserveCapacity(sorted.count + mapping.primaryKeyWidth + scopeValues.count)
+        for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
+        values += try mapping.keyValues(key)
+        values += scopeValues
+        return SQL(sql: sql, arguments: StatementArguments(values: values))
     }
 
     /// The UPDATE of `updateFields` for the columns `fieldNames` (checked against the
@@ -139,4 +157,10 @@ extension BaseDAL {
         }
         return TableMapping.updateSQL(mapping.quotedTable, names, mapping.scopedKeyPredicate, mapping.dialect)
     }
+}
+
+/// A row `update` compares an entity with: as stored, and as the entity type reads it.
+struct StoredRow {
+    let raw: Row
+    let canonical: ColumnValues?
 }

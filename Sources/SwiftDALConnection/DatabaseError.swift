@@ -51,3 +51,23 @@ extension SQLiteError: DatabaseError {
     /// `SQLITE_BUSY` and `SQLITE_LOCKED` (and their extended codes).
     public var isRetryable: Bool { primaryCode == .busy || primaryCode == .locked }
 }
+
+/// An engine error that can carry a batch position (``DatabaseError/batchIndex``), set by
+/// the package's batch paths.
+package protocol BatchPositionedError: Error {
+    var batchIndex: Int? { get set }
+}
+
+extension SQLiteError: BatchPositionedError {}
+
+/// Runs `body`, a batch whose statements are not one per entity (some entities send none):
+/// an engine error's ``DatabaseError/batchIndex``, a statement's position, becomes
+/// `position(statement)`, the entity's.
+package func renumberingBatchErrors<R>(_ position: (Int) -> Int, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch var error as any BatchPositionedError {
+        if let index = error.batchIndex { error.batchIndex = position(index) }
+        throw error
+    }
+}

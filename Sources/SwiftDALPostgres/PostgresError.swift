@@ -248,3 +248,4 @@ extension PostgresError: DetailedConstraintError {
         String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }
+extension PostgresError: BatchPositionedError {}

@@ -26,6 +26,34 @@ private struct Label: Entity, Codable {
         return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
+    /// A number a query returns, read from outside the pool on PostgreSQL (psql), through
+    /// the pool on SQLite.
+    private func scalar(_ sample: SampleDatabase, _ sql: String) throws -> Int {
+        guard sample.engine == .postgres, let pool = sample.database as? PostgresPool else {
+            return try sample.database.read { try $0.fetchScalar(Int.self, SQL(sql: sql)) } ?? -1
+        }
+        return Int(try OutsideView.of(pool).psql(sql).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Counts in `updates_seen` every row an `UPDATE` of `users` writes (a trigger): what
+    /// a batch wrote, seen from the table.
+    private func countUpdates(_ sample: SampleDatabase) throws {
+        try sample.database.write { db in
+            try db.executeScript(
+                sample.engine == .postgres
+                    ? """
+                    CREATE TABLE updates_seen(n BIGINT NOT NULL); INSERT INTO updates_seen VALUES (0);
+                    CREATE FUNCTION seen() RETURNS trigger LANGUAGE plpgsql
+                        AS $$ BEGIN UPDATE updates_seen SET n = n + 1; RETURN NEW; END $$;
+                    CREATE TRIGGER seen AFTER UPDATE ON users FOR EACH ROW EXECUTE FUNCTION seen()
+                    """
+                    : """
+                    CREATE TABLE updates_seen(n INTEGER NOT NULL); INSERT INTO updates_seen VALUES (0);
+                    CREATE TRIGGER seen AFTER UPDATE ON users BEGIN UPDATE updates_seen SET n = n + 1; END
+                    """)
+        }
+    }
+
     private func batch(_ prefix: String, _ count: Int) -> [UserInfo] {
         (0..<count).map { UserInfo(name: "\(prefix) \($0)", email: "\(prefix)\($0)@example.com", age: $0 % 90) }
     }
@@ -177,5 +205,101 @@ private struct Label: Entity, Codable {
         let error = #expect(throws: DALError.self) { try sample.users.insertRange2(rows) }
         #expect(error?.code == .noRowID)
         #expect(try count(sample, prefix: "kept") == 0)
+    }
+
+    /// `updateRange` writes every changed column of every entity that finds its row, and
+    /// nothing for an unchanged one (rows written, counted by a trigger); an entity whose
+    /// key finds no row, or is `nil`, is not counted. A change Swift's `==` cannot see
+    /// (`"Caf\u{E9}"` to `"Cafe\u{301}"`) is written too.
+    @Test(arguments: Engine.allCases)
+    func updateRangeWritesEveryChangeAndNothingElse(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.users.insertRange(batch("ranged", 2_300))
+        try countUpdates(sample)
+        var users = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+        for index in users.indices where index % 3 == 0 { users[index].age += 1 }
+        users[1].name = "Caf\u{E9}"
+        var missing = users[4]
+        missing.id = 99_999_999
+        var unsaved = users[5]
+        unsaved.id = nil
+        #expect(try sample.users.updateRange(users + [missing, unsaved]) == 2_300)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == 767 + 1)
+        let stored = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+        #expect(stored == users)
+        users[1].name = "Cafe\u{301}"
+        #expect(try sample.users.updateRange([users[1]]) == 1)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == 769)
+        let name = try sample.users.findById(users[1].id ?? -1)?.name
+        #expect(name.map { Array($0.utf8) } == Array("Cafe\u{301}".utf8))
+        #expect(try sample.users.updateRange([]) == 0)
+    }
+
+    /// `upsertRange` inserts the new entities and writes the changed columns of the stored
+    /// ones (nothing for the unchanged); `updateFieldsRange` writes the given columns of
+    /// every row it finds.
+    @Test(arguments: Engine.allCases)
+    func upsertRangeAndUpdateFieldsRangeWriteWhatTheyAreGiven(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.users.insertRange(batch("kept", 1_200))
+        try countUpdates(sample)
+        var kept = try sample.users.find(condition: "email LIKE \("kept%")", orderBy: "id")
+        for index in kept.indices where index % 4 == 0 { kept[index].age += 2 }
+        try sample.users.upsertRange(kept + batch("fresh", 900))
+        #expect(try count(sample, prefix: "fresh") == 900)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == 300)
+        #expect(try sample.users.find(condition: "email LIKE \("kept%")", orderBy: "id") == kept)
+        var changes: [(key: Int64, fields: [String: (any SQLiteValueConvertible)?])] = kept.map {
+            (key: $0.id ?? -1, fields: ["score": Double($0.age) * 0.5])
+        }
+        changes.append((key: 99_999_999, fields: ["score": 1.0]))
+        #expect(try sample.users.updateFieldsRange(changes) == 1_200)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == 1_500)
+        let scores = try sample.users.find(condition: "email LIKE \("kept%")", orderBy: "id").map(\.score)
+        #expect(scores == kept.map { Double($0.age) * 0.5 })
+    }
+
+    /// A failing row fails the whole batch of `updateRange`, `updateFieldsRange` and
+    /// `upsertRange`: nothing is written, and the error names the entity's index in what
+    /// was given (not its statement's position: unchanged entities send none).
+    @Test(arguments: Engine.allCases)
+    func aFailingRowOfAnUpdateOrUpsertBatchNamesItsEntityAndNothingIsWritten(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.users.insertRange(batch("held", 1_500))
+        let ages = "SELECT sum(age) FROM users WHERE email LIKE 'held%'"
+        let agesBefore = try scalar(sample, ages)
+        var users = try sample.users.find(condition: "email LIKE \("held%")", orderBy: "id")
+        for index in users.indices where index % 2 == 0 { users[index].age += 1 }
+        users[1_201].email = users[0].email
+        let updateError = #expect(throws: (any Error).self) { try sample.users.updateRange(users) }
+        #expect((updateError as? any DatabaseError)?.constraintKind == .unique, "\(String(describing: updateError))")
+        #expect((updateError as? any DatabaseError)?.batchIndex == 1_201)
+        #expect(try scalar(sample, ages) == agesBefore)
+
+        var changes: [(key: Int64, fields: [String: (any SQLiteValueConvertible)?])] = users.map {
+            (key: $0.id ?? -1, fields: ["age": 77])
+        }
+        changes[333].fields = ["email": users[0].email]
+        let fieldsError = #expect(throws: (any Error).self) { try sample.users.updateFieldsRange(changes) }
+        #expect((fieldsError as? any DatabaseError)?.batchIndex == 333)
+        #expect(try scalar(sample, ages) == agesBefore)
+        changes[333].fields = [:]
+        #expect(#expect(throws: DALError.self) { try sample.users.updateFieldsRange(changes) }?.code == .invalidValue)
+
+        users[1_201].email = "held1201@example.com"
+        var fresh = batch("newcomer", 40)
+        fresh[30].email = users[7].email
+        let upsertError = #expect(throws: (any Error).self) { try sample.users.upsertRange(users + fresh) }
+        #expect((upsertError as? any DatabaseError)?.batchIndex == 1_500 + 30)
+        #expect(try scalar(sample, ages) == agesBefore)
+        #expect(try count(sample, prefix: "newcomer") == 0)
+        if let pool = sample.database as? PostgresPool {
+            #expect(try OutsideView.of(pool).sessionsIdleInTransaction() == 0)
+        }
+        #expect(try sample.users.updateRange(users) == 1_500)
+        #expect(try scalar(sample, ages) == agesBefore + 750)
     }
 }

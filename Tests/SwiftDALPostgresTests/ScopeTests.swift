@@ -206,11 +206,14 @@ private struct TwoTenants {
         stolen.tenantID = 1  // "it is ours now": not found either
         #expect(try !one.update(stolen))
         #expect(try !one.updateFields(["title": "stolen"], key: theirID))
+        #expect(try one.updateRange([stolen]) == 0)
+        #expect(try one.updateFieldsRange([(key: theirID, fields: ["title": "stolen"])]) == 0)
         #expect(try !one.deleteById(theirID))
         #expect(try !one.purgeById(theirID))
         #expect(try !one.restoreById(theirDeletedID))
         // Their key, our tenant:
         #expect(#expect(throws: DALError.self) { try one.upsert(stolen) }?.code == .scopeViolation)
+        #expect(#expect(throws: DALError.self) { try one.upsertRange([stolen]) }?.code == .scopeViolation)
         stolen.tenantID = 2
         #expect(#expect(throws: DALError.self) { try one.upsert(stolen) }?.code == .scopeViolation)
         // Writing rows that carry their tenant, or moving ours there: refused.

@@ -1,0 +1,158 @@
+import SwiftDALConnection
+import SwiftDALEntity
+
+extension BaseDAL {
+    /// Writes the changed columns of every entity, each by its own primary key, exactly as
+    /// ``update(_:)-1hpg9`` does for one, in one transaction (all or none); returns how
+    /// many entities found their row (one whose values are all stored already counts, and
+    /// nothing is written for it; one whose key is `NULL` finds none).
+    ///
+    /// On PostgreSQL the statements are pipelined: the stored rows are read, then the
+    /// changed ones written, a round trip per thousand rows rather than one per row. When
+    /// an update fails, nothing of the batch is written, and the engine error's
+    /// ``DatabaseError/batchIndex`` is the failing entity's index in `entities`. Inside a
+    /// `write` the batch joins that transaction as a savepoint. With a
+    /// ``ReadOnlyDAL/scope`` only rows inside it are found, as with `update`.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var team = try users.find(condition: "age < \(30)")
+    /// for index in team.indices { team[index].age += 1 }
+    /// let found = try users.updateRange(team)
+    /// ```
+    @discardableResult
+    public func updateRange(_ entities: [T]) throws -> Int {
+        guard !entities.isEmpty else { return 0 }
+        return try withMapping(writing: true) { db, mapping in
+            var rows = [(entity: Int, columns: ColumnValues, keyAndScope: [SQLiteValue])]()
+            rows.reserveCapacity(entities.count)
+            for (index, entity) in entities.enumerated() {
+                let columns = try encode(entity, mapping)
+                try checkTenant(columns, mapping)
+                let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
+                if !key.contains(where: \.isNull) { rows.append((index, columns, key + scopeValues)) }
+            }
+            return try db.inTransaction(.immediate) {
+                var stored = [StoredRow?](repeating: nil, count: rows.count)
+                try renumberingBatchErrors({ rows[$0].entity }) {
+                    _ = try db.executeBatch(count: rows.count) { index in
+                        lockedRowQuery(rows[index].keyAndScope, mapping)
+                    } row: { index, row in
+                        stored[index] = try storedRow(row, mapping)
+                    }
+                }
+                var updates = [(entity: Int, query: SQL)]()
+                for (index, row) in rows.enumerated() {
+                    guard let found = stored[index],
+                        let query = try changedColumnsQuery(
+                            row.columns, stored: found, keyAndScope: row.keyAndScope, mapping)
+                    else { continue }
+                    updates.append((row.entity, query))
+                }
+                if !updates.isEmpty {
+                    try renumberingBatchErrors({ updates[$0].entity }) {
+                        _ = try db.executeBatch(count: updates.count) { updates[$0].query }
+                    }
+                }
+                return stored.count(where: { $0 != nil })
+            }
+        }
+    }
+
+    /// Writes the given columns of many rows, each by its key, exactly as
+    /// ``updateFields(_:key:)-2vi39`` does for one row, in one transaction (all or none);
+    /// returns how many rows were found (and written).
+    ///
+    /// On PostgreSQL the updates are pipelined (a round trip per thousand rows). When one
+    /// fails, nothing is written, and the engine error's ``DatabaseError/batchIndex`` is
+    /// its index in `changes`. Inside a `write` the batch joins that transaction as a
+    /// savepoint.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let written = try users.updateFieldsRange(results.map { (key: $0.userID, fields: ["score": $0.score]) })
+    /// ```
+    @discardableResult
+    public func updateFieldsRange<Key: EntityKey>(
+        _ changes: [(key: Key, fields: [String: (any SQLiteValueConvertible)?])]
+    ) throws -> Int {
+        guard !changes.isEmpty else { return 0 }
+        if let empty = changes.firstIndex(where: { $0.fields.isEmpty }) {
+            throw DALError(
+                .invalidValue, "updateFieldsRange: change \(empty) names no column (each needs at least one)",
+                table: tableName)
+        }
+        return try withMapping(writing: true) { db, mapping in
+            try db.inTransaction(.immediate) {
+                try db.executeBatch(count: changes.count) { index in
+                    try updateFieldsQuery(changes[index].fields, key: changes[index].key, mapping)
+                }
+            }
+        }
+    }
+
+    /// Upserts every entity exactly as ``upsert(_:)`` does for one, in one transaction (all
+    /// or none): a row that has the entity's key gets the columns whose value changed, and
+    /// the other entities are inserted (with `ON CONFLICT(key) DO UPDATE`).
+    ///
+    /// On PostgreSQL the statements are pipelined: the stored rows are read, then the
+    /// inserts and updates sent, a round trip per thousand rows rather than one per row.
+    /// When a row fails, nothing of the batch is written, and the engine error's
+    /// ``DatabaseError/batchIndex`` is its index in `entities`. With a ``ReadOnlyDAL/scope``,
+    /// a key that belongs to a row outside it throws ``DALError/Code/scopeViolation`` and
+    /// nothing is written.
+    ///
+    /// For example, `try products.upsertRange(catalogFeed)`.
+    public func upsertRange(_ entities: [T]) throws {
+        guard !entities.isEmpty else { return }
+        try withMapping(writing: true) { db, mapping in
+            var rows = [(columns: ColumnValues, keyAndScope: [SQLiteValue]?)]()
+            rows.reserveCapacity(entities.count)
+            for entity in entities {
+                let columns = try applyingTenant(try encode(entity, mapping), mapping)
+                let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
+                rows.append((columns, key.contains(where: \.isNull) ? nil : key + scopeValues))
+            }
+            try db.inTransaction(.immediate) {
+                let keyed = rows.indices.filter { rows[$0].keyAndScope != nil }
+                var stored = [StoredRow?](repeating: nil, count: rows.count)
+                try renumberingBatchErrors({ keyed[$0] }) {
+                    _ = try db.executeBatch(count: keyed.count) { index in
+                        lockedRowQuery(rows[keyed[index]].keyAndScope ?? [], mapping)
+                    } row: { index, row in
+                        stored[keyed[index]] = try storedRow(row, mapping)
+                    }
+                }
+                var writes = [(entity: Int, query: SQL)]()
+                for (index, row) in rows.enumerated() {
+                    if let found = stored[index], let keyAndScope = row.keyAndScope {
+                        if let query = try changedColumnsQuery(
+                            row.columns, stored: found, keyAndScope: keyAndScope, mapping)
+                        {
+                            writes.append((index, query))
+                        }
+                    } else {
+                        var columns = row.columns
+                        let plan = try mapping.insertPlan(for: columns.names)
+                        writes.append((index, plan.query(columns.takeValues(), upsert: true)))
+                    }
+                }
+                guard !writes.isEmpty else { return }
+                let changed = try renumberingBatchErrors({ writes[$0].entity }) {
+                    try db.executeBatch(count: writes.count) { writes[$0].query }
+                }
+                // Each write changes its row, but an upsert whose key belongs to a row outside
+                // the scope, which its conflict clause leaves alone.
+                if changed < writes.count && mapping.isScoped {
+                    throw DALError(
+                        .scopeViolation,
+                        "upsertRange: a row with the key of one of the entities exists outside this DAL's scope "
+                            + "(another tenant's, or deleted); nothing was written",
+                        table: mapping.table)
+                }
+            }
+        }
+    }
+}
