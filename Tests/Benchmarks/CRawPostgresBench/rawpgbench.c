@@ -428,6 +428,57 @@ static int w5_update(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, 
 }
 
 
+/// Reads the results of `count` pipelined updates (adding the rows each changed to
+/// `checksum`) and the sync that ends them.
+static int read_pipelined_updates(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error *error) {
+    for (int64_t k = 0; k < count; k++) {
+        PGresult *result = PQgetResult(conn);
+        if (result == NULL || PQresultStatus(result) != PGRES_COMMAND_OK) {
+            return fail(conn, result, "pipelined UPDATE", error);
+        }
+        *checksum += strtoll(PQcmdTuples(result), NULL, 10);
+        PQclear(result);
+        result = PQgetResult(conn);  // NULL: the end of this statement's results
+        if (result != NULL) return fail(conn, result, "pipelined UPDATE (an extra result)", error);
+    }
+    PGresult *result = PQgetResult(conn);
+    if (result == NULL || PQresultStatus(result) != PGRES_PIPELINE_SYNC) {
+        return fail(conn, result, "PQpipelineSync", error);
+    }
+    PQclear(result);
+    return 0;
+}
+
+/// W5 in pipeline mode: the same updates and transaction, `batch` sent before their
+/// results are read.
+static int w5_update_pipelined(PGconn *conn, int64_t n, int64_t count, int64_t batch, int64_t *checksum,
+                               rawpg_error *error) {
+    if (batch < 1) {
+        set_error(error, "the pipeline batch must be at least 1");
+        return -1;
+    }
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    if (prepare(conn, "w5", "UPDATE users SET score = $1 WHERE id = $2", 2, error) != 0) return -1;
+    if (PQenterPipelineMode(conn) != 1) return fail(conn, NULL, "PQenterPipelineMode", error);
+    uint64_t state = 42;
+    char score[40], id[24];
+    const char *values[2] = {score, id};
+    for (int64_t first = 0; first < count; first += batch) {
+        int64_t sent = count - first < batch ? count - first : batch;
+        for (int64_t k = first; k < first + sent; k++) {
+            snprintf(score, sizeof score, "%.17g", (double)k * 0.25);
+            snprintf(id, sizeof id, "%lld", (long long)rawpg_next_id(&state, n));
+            if (PQsendQueryPrepared(conn, "w5", 2, values, NULL, NULL, BINARY_RESULTS) != 1) {
+                return fail(conn, NULL, "PQsendQueryPrepared", error);
+            }
+        }
+        if (PQpipelineSync(conn) != 1) return fail(conn, NULL, "PQpipelineSync", error);
+        if (read_pipelined_updates(conn, sent, checksum, error) != 0) return -1;
+    }
+    if (PQexitPipelineMode(conn) != 1) return fail(conn, NULL, "PQexitPipelineMode", error);
+    return command(conn, "COMMIT", error);
+}
+
 static int w6_exists(PGconn *conn, int64_t n, int64_t count, int64_t *checksum, rawpg_error *error) {
     if (command(conn, BEGIN_READ, error) != 0) return -1;
     if (prepare(conn, "w6", "SELECT EXISTS(SELECT 1 FROM users WHERE email = $1)", 1, error) != 0) return -1;
@@ -472,7 +523,7 @@ static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error 
 
 /// A workload run in the measured region: its connection, inputs and outputs.
 typedef struct {
-    char which;  // '1' W1, 'p' W1 pipelined, '2' … '7'
+    char which;  // '1' W1, 'p' W1 pipelined, '2' … '7', 'u' W5 pipelined
     const char *conninfo;
     PGconn *conn;
     int64_t n, count, batch;
@@ -496,6 +547,9 @@ static void pg_body(void *context) {
         break;
     case '4': job->rc = w4_filter(job->conn, job->count, &job->checksum, job->error); break;
     case '5': job->rc = w5_update(job->conn, job->n, job->count, &job->checksum, job->error); break;
+    case 'u':
+        job->rc = w5_update_pipelined(job->conn, job->n, job->count, job->batch, &job->checksum, job->error);
+        break;
     case '6': job->rc = w6_exists(job->conn, job->n, job->count, &job->checksum, job->error); break;
     case '7': job->rc = w7_count(job->conn, job->count, &job->checksum, job->error); break;
     default:
@@ -551,6 +605,12 @@ int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, doub
 int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
                     rawpg_error *error) {
     pg_job job = {.which = '5', .n = n, .count = count, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w5_update_pipelined(const char *conninfo, int64_t n, int64_t count, int64_t batch, int64_t *checksum,
+                              double *seconds, rawpg_error *error) {
+    pg_job job = {.which = 'u', .n = n, .count = count, .batch = batch, .error = error};
     return run_measured(conninfo, &job, checksum, seconds);
 }
 

@@ -13,7 +13,7 @@ import SwiftDALTestSupport
 enum PostgresImplementation: String, CaseIterable, Codable, Sendable {
     /// libpq, one prepared statement per workload, one round trip per statement.
     case raw = "raw libpq"
-    /// libpq in pipeline mode (W1 only): statements sent in batches before their results are read.
+    /// libpq in pipeline mode (W1 and W5): statements sent in batches before their results are read.
     case pipelined = "raw libpq pipelined"
     case explicit = "SwiftDAL explicit"
     case codable = "SwiftDAL Codable"
@@ -53,7 +53,7 @@ struct PostgresScale: Codable, Sendable {
     var updates: Int64 = 10_000
     /// W7 counts (as BENCHMARKS.md).
     var counts: Int64 = 1_000
-    /// Statements per sync of the pipelined W1 baseline.
+    /// Statements per sync of the pipelined W1 and W5 baselines.
     var pipelineBatch: Int64 = 1_000
     /// W8: lookups per reader (BENCHMARKS.md: 25,000) and rows the writer inserts
     /// (BENCHMARKS.md: 10,000), in transactions of `concurrentBatch` (as BENCHMARKS.md).
@@ -70,7 +70,7 @@ struct PostgresScale: Codable, Sendable {
     }
 
     var summary: String {
-        "\(rows) rows; W1 \(rows) inserts (pipelined: syncs every \(pipelineBatch)), W2 \(fetchRows) rows, "
+        "\(rows) rows; W1 \(rows) inserts (pipelined, and W5: syncs every \(pipelineBatch)), W2 \(fetchRows) rows, "
             + "W3/W3a/W6 \(lookups) operations, W4 \(filters) × LIMIT 100, W5 \(updates) updates, W7 \(counts) counts, "
             + "W8 \(concurrentLookups) lookups per reader while \(concurrentWrites) rows are inserted in "
             + "transactions of \(concurrentBatch)"
@@ -83,7 +83,7 @@ struct PostgresWorkload: Sendable {
     let title: String
     /// Whether the table starts populated with the rows (all but W1).
     let populated: Bool
-    /// The implementations that do this workload (the pipelined baseline only inserts).
+    /// The implementations that do this workload (the pipelined baseline only inserts and updates).
     let implementations: [PostgresImplementation]
     /// Runs the workload; returns the seconds of its measured region (the workload alone,
     /// see `measured(_:)`) and its checksum.
@@ -172,11 +172,21 @@ let postgresWorkloads: [PostgresWorkload] = [
             : try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() })
     },
-    PostgresWorkload(id: "W5", title: "update", populated: true, implementations: plain) { implementation, url, scale in
-        implementation == .raw
-            ? try rawPostgresCall("W5") { rawpg_w5_update(url, scale.rows, scale.updates, &$0, &$1, $2) }
-            : try postgresSwiftCall(
+    PostgresWorkload(
+        id: "W5", title: "update", populated: true, implementations: [.raw, .pipelined, .explicit, .codable]
+    ) {
+        implementation, url, scale in
+        switch implementation {
+        case .raw:
+            try rawPostgresCall("W5") { rawpg_w5_update(url, scale.rows, scale.updates, &$0, &$1, $2) }
+        case .pipelined:
+            try rawPostgresCall("W5 pipelined") {
+                rawpg_w5_update_pipelined(url, scale.rows, scale.updates, scale.pipelineBatch, &$0, &$1, $2)
+            }
+        default:
+            try postgresSwiftCall(
                 implementation, url, scale, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() })
+        }
     },
     PostgresWorkload(id: "W6", title: "exists", populated: true, implementations: plain) { implementation, url, scale in
         implementation == .raw

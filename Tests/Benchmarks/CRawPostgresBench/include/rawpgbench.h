@@ -47,6 +47,10 @@ int rawpg_w4_filter(const char *conninfo, int64_t count, int64_t *checksum, doub
 /// W5: `count` updates of `score` by key in one transaction; the checksum counts rows updated.
 int rawpg_w5_update(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
                     rawpg_error *error);
+/// W5 in libpq's pipeline mode: the same updates and transaction, sent `batch` at a time
+/// before their results are read.
+int rawpg_w5_update_pipelined(const char *conninfo, int64_t n, int64_t count, int64_t batch, int64_t *checksum,
+                              double *seconds, rawpg_error *error);
 /// W6: `count` existence checks on `email`; the checksum counts the ones found.
 int rawpg_w6_exists(const char *conninfo, int64_t n, int64_t count, int64_t *checksum, double *seconds,
                     rawpg_error *error);
