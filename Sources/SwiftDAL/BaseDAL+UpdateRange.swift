@@ -93,7 +93,7 @@ extension BaseDAL {
         }
     }
 
-    /// Upserts every entity exactly as ``upsert(_:)`` does for one, in one transaction (all
+    /// Upserts every entity exactly as ``upsert(_:)-m2gr`` does for one, in one transaction (all
     /// or none): a row that has the entity's key gets the columns whose value changed, and
     /// the other entities are inserted (with `ON CONFLICT(key) DO UPDATE`).
     ///
