@@ -13,4 +13,5 @@ static const int swiftdal_pg_diag_schema_name = PG_DIAG_SCHEMA_NAME;
 static const int swiftdal_pg_diag_table_name = PG_DIAG_TABLE_NAME;
 static const int swiftdal_pg_diag_column_name = PG_DIAG_COLUMN_NAME;
 static const int swiftdal_pg_diag_constraint_name = PG_DIAG_CONSTRAINT_NAME;
+static const int swiftdal_pg_diag_context = PG_DIAG_CONTEXT;
 #endif

@@ -30,6 +30,12 @@ extension BaseDAL {
         try await onWriter { try self.insertRange2(entities) }
     }
 
+    /// For example, `let loaded = try await users.bulkInsert(importedUsers)`.
+    @discardableResult
+    public func bulkInsert(_ entities: [T]) async throws -> Int {
+        try await onWriter { try self.bulkInsert(entities) }
+    }
+
     /// For example, `let found = try await users.updateRange(changedUsers)`.
     @discardableResult
     public func updateRange(_ entities: [T]) async throws -> Int {

@@ -364,6 +364,19 @@ final class InsertPlan: Sendable {
         return [insert, "\(insert) \(upsert)", returning]
     }
 
+    /// The positions of `values` (in `encodedNames` order) an insert of them writes: all
+    /// but the `NULL` key columns and the `NULL` columns with a default (as `query`).
+    func writtenPositions(of values: [SQLiteValue]) -> [Int] {
+        let omitted = omittablePositions.filter { values[$0].isNull }
+        guard !omitted.isEmpty else { return Array(values.indices) }
+        return values.indices.filter { !omitted.contains($0) }
+    }
+
+    /// The quoted names of the columns at `positions`.
+    func quotedColumns(at positions: [Int]) -> [String] {
+        positions.map { dialect.quote(resolved[$0]) }
+    }
+
     /// The statement for `values` (in `encodedNames` order) and the values it binds:
     /// `NULL` key columns and `NULL` columns with a default are left out.
     func query(_ values: consuming [SQLiteValue], upsert: Bool, returningKey: Bool = false) -> SQL {

@@ -208,6 +208,9 @@ public final class Database {
         access.observation?.pendingWait = .nanoseconds(Int64(clamping: nanoseconds))
     }
 
+    /// Whether the connection has a bulk path (`copyRows`): PostgreSQL's `COPY`.
+    package var hasBulkPath: Bool { engineConnection != nil }
+
     /// How many statements have completed on the engine connection (0 for SQLite).
     package var engineCompletedStatements: Int { engineConnection?.completedStatements ?? 0 }
 

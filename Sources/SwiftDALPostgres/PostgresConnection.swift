@@ -539,6 +539,149 @@ final class PostgresConnection: EngineConnection {
         return error
     }
 
+    // MARK: Bulk loading
+
+    /// `COPY table (columns) FROM STDIN` in text format: each row's values escaped as COPY
+    /// reads them (the same input functions as the text parameters of an `INSERT`),
+    /// sent 64 KiB at a time. A row that fails is named by the line the server's context
+    /// gives (the context itself, which quotes values, is not kept).
+    func copyRows(
+        into table: String, columns: [String], count: Int, _ row: (Int, inout [SQLiteValue]) throws -> Void
+    ) throws -> Int {
+        let sql = Database.copySQL(table, columns)
+        let connection = try openConnection()
+        try checkMaySend(sql, role: .other)
+        guard let start = PQexec(connection, sql) else {
+            failed = true
+            throw connectionError(sql: sql)
+        }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            _ = try consume(start, sql: sql) { _ in }  // throws the server's error
+            throw DALError(.invalidSQL, "COPY did not start", sql: sql)
+        }
+        PQclear(start)
+        var buffer = [UInt8]()
+        buffer.reserveCapacity(Self.copyChunk + 4096)
+        var values = [SQLiteValue]()
+        var encodingError: (any Error)?
+        func send() throws {
+            let sent = buffer.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    PQputCopyData(connection, $0.baseAddress, Int32(bytes.count))
+                }
+            }
+            guard sent == 1 else {
+                failed = true
+                throw connectionError(sql: sql)
+            }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        do {
+            for index in 0..<count {
+                values.removeAll(keepingCapacity: true)
+                try row(index, &values)
+                guard values.count == columns.count else {
+                    throw DALError(
+                        .argumentMismatch, "row \(index) has \(values.count) values for \(columns.count) columns",
+                        sql: sql)
+                }
+                for (position, value) in values.enumerated() {
+                    if position > 0 { buffer.append(0x09) }
+                    try Self.appendCopyText(value, to: &buffer, sql: sql)
+                }
+                buffer.append(0x0A)
+                if buffer.count >= Self.copyChunk { try send() }
+            }
+            if !buffer.isEmpty { try send() }
+        } catch {
+            if failed { throw error }
+            encodingError = error
+        }
+        // Ends the COPY; a row that could not be encoded aborts it (nothing is loaded).
+        guard PQputCopyEnd(connection, encodingError == nil ? nil : "a row could not be encoded") == 1 else {
+            failed = true
+            throw connectionError(sql: sql)
+        }
+        var loaded = 0
+        var serverError: PostgresError?
+        while let result = PQgetResult(connection) {
+            let status = PQresultStatus(result)
+            if status == PGRES_COMMAND_OK {
+                loaded = Self.affectedRows(result)
+                completedStatements += 1
+            } else if serverError == nil {
+                var error = Self.error(of: result, sql: sql)
+                error.batchIndex = Self.copyLine(of: result).map { $0 - 1 }
+                serverError = error
+            }
+            PQclear(result)
+            // A connection that failed mid-COPY has no more to say.
+            if status == PGRES_FATAL_ERROR && PQstatus(connection) == CONNECTION_BAD { failed = true }
+            if failed { break }
+        }
+        if let encodingError { throw encodingError }
+        if let serverError { throw serverError }
+        return loaded
+    }
+
+    /// Bytes of COPY data sent at a time.
+    private static let copyChunk = 1 << 16
+
+    /// The line of COPY data a failed COPY names in its context ("COPY users, line 42"), 1-based.
+    private static func copyLine(of result: OpaquePointer) -> Int? {
+        guard let context = PQresultErrorField(result, swiftdal_pg_diag_context).map({ String(cString: $0) }),
+            let range = context.range(of: ", line ")
+        else { return nil }
+        return Int(context[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// Appends `value` as COPY's text format spells it: `\N` for NULL, a backslash before
+    /// a backslash, and tabs, newlines and carriage returns escaped; bytes in bytea's hex
+    /// form.
+    static func appendCopyText(_ value: SQLiteValue, to bytes: inout [UInt8], sql: String) throws {
+        switch value {
+        case .null:
+            bytes.append(0x5C)
+            bytes.append(0x4E)
+        case .integer(let integer):
+            appendDecimal(integer, to: &bytes)
+        case .real(let double):
+            bytes.append(contentsOf: SwiftDALConnection.postgresText(of: double).utf8)
+        case .text(let text):
+            for byte in text.utf8 {
+                switch byte {
+                case 0:
+                    throw DALError(
+                        .invalidValue, "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)",
+                        sql: sql)
+                case 0x5C:
+                    bytes.append(0x5C)
+                    bytes.append(0x5C)
+                case 0x0A:
+                    bytes.append(0x5C)
+                    bytes.append(0x6E)
+                case 0x0D:
+                    bytes.append(0x5C)
+                    bytes.append(0x72)
+                case 0x09:
+                    bytes.append(0x5C)
+                    bytes.append(0x74)
+                default: bytes.append(byte)
+                }
+            }
+        case .blob(let data):
+            // bytea's hex input, `\x…`, its backslash escaped for COPY.
+            bytes.append(0x5C)
+            bytes.append(0x5C)
+            bytes.append(0x78)
+            let digits: [UInt8] = Array("0123456789abcdef".utf8)
+            for byte in data {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
     // MARK: Streams
 
     /// Reads the rows of `query` through a server-side cursor in the open transaction:
