@@ -327,6 +327,41 @@ static int w1_insert_pipelined(PGconn *conn, int64_t n, int64_t batch, int64_t *
 }
 
 
+/// W1 through `COPY … FROM STDIN` (text format): the same rows, streamed 64 KiB at a time
+/// in one statement; no escaping, since none of these values holds a tab, a newline or a
+/// backslash. The checksum is the rows the COPY reports.
+static int w1_copy(PGconn *conn, int64_t n, int64_t *checksum, rawpg_error *error) {
+    if (command(conn, "BEGIN", error) != 0) return -1;
+    PGresult *start = PQexec(conn, "COPY users(name, email, age, score, bio) FROM STDIN");
+    if (start == NULL || PQresultStatus(start) != PGRES_COPY_IN) return fail(conn, start, "COPY", error);
+    PQclear(start);
+    enum { CHUNK = 1 << 16 };
+    static char buffer[CHUNK + 512];
+    size_t used = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        row_parameters row;
+        fill_row(&row, i);
+        int written = snprintf(buffer + used, sizeof buffer - used, "%s\t%s\t%s\t%s\t%s\n", row.values[0],
+                               row.values[1], row.values[2], row.values[3],
+                               row.values[4] == NULL ? "\\N" : row.values[4]);
+        if (written < 0) return fail(conn, NULL, "formatting a COPY row", error);
+        used += (size_t)written;
+        if (used >= CHUNK) {
+            if (PQputCopyData(conn, buffer, (int)used) != 1) return fail(conn, NULL, "PQputCopyData", error);
+            used = 0;
+        }
+    }
+    if (used > 0 && PQputCopyData(conn, buffer, (int)used) != 1) return fail(conn, NULL, "PQputCopyData", error);
+    if (PQputCopyEnd(conn, NULL) != 1) return fail(conn, NULL, "PQputCopyEnd", error);
+    PGresult *result = PQgetResult(conn);
+    if (result == NULL || PQresultStatus(result) != PGRES_COMMAND_OK) return fail(conn, result, "COPY", error);
+    *checksum += strtoll(PQcmdTuples(result), NULL, 10);
+    PQclear(result);
+    result = PQgetResult(conn);
+    if (result != NULL) return fail(conn, result, "COPY (an extra result)", error);
+    return command(conn, "COMMIT", error);
+}
+
 /// W2's rows, handed out of the measured region to be checked and freed after it.
 typedef struct {
     user_t *items;
@@ -523,7 +558,7 @@ static int w7_count(PGconn *conn, int64_t count, int64_t *checksum, rawpg_error 
 
 /// A workload run in the measured region: its connection, inputs and outputs.
 typedef struct {
-    char which;  // '1' W1, 'p' W1 pipelined, '2' … '7', 'u' W5 pipelined
+    char which;  // '1' W1, 'p' W1 pipelined, 'c' W1 by COPY, '2' … '7', 'u' W5 pipelined
     const char *conninfo;
     PGconn *conn;
     int64_t n, count, batch;
@@ -539,6 +574,7 @@ static void pg_body(void *context) {
     switch (job->which) {
     case '1': job->rc = w1_insert(job->conn, job->n, &job->checksum, job->error); break;
     case 'p': job->rc = w1_insert_pipelined(job->conn, job->n, job->batch, &job->checksum, job->error); break;
+    case 'c': job->rc = w1_copy(job->conn, job->n, &job->checksum, job->error); break;
     case '2': job->rc = w2_fetch_all(job->conn, &job->users, job->error); break;
     case '3':
         job->rc = job->transaction ? command(job->conn, BEGIN_READ, job->error) : 0;
@@ -583,6 +619,11 @@ int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, double *
 int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum, double *seconds,
                               rawpg_error *error) {
     pg_job job = {.which = 'p', .n = n, .batch = batch, .error = error};
+    return run_measured(conninfo, &job, checksum, seconds);
+}
+
+int rawpg_w1_copy(const char *conninfo, int64_t n, int64_t *checksum, double *seconds, rawpg_error *error) {
+    pg_job job = {.which = 'c', .n = n, .error = error};
     return run_measured(conninfo, &job, checksum, seconds);
 }
 

@@ -144,6 +144,13 @@ let postgresWorkloads: [PostgresWorkload] = [
                 implementation, url, scale, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() })
         }
     },
+    PostgresWorkload(id: "W1B", title: "bulk insert", populated: false, implementations: plain) {
+        implementation, url, scale in
+        implementation == .raw
+            ? try rawPostgresCall("W1B") { rawpg_w1_copy(url, scale.rows, &$0, &$1, $2) }
+            : try postgresSwiftCall(
+                implementation, url, scale, explicit: { try $0.w1Bulk() }, codable: { try $0.w1Bulk() })
+    },
     PostgresWorkload(id: "W2", title: "fetch-all", populated: true, implementations: plain) {
         implementation, url, scale in
         implementation == .raw

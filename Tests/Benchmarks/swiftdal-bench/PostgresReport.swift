@@ -138,8 +138,11 @@ struct PostgresReport: Codable {
             "\(row.workload) ×\(String(format: "%.2f", row.ratioToRawLibpq))/\(String(format: "%.2f", row.ratioOfFastest))"
         }
         for implementation in [PostgresImplementation.explicit, .codable] {
-            // W0 (opening a pool) is reported, not part of the W1–W7 goal.
-            let rows = workloads.filter { $0.implementation == implementation && $0.workload != "W0" }
+            // W0 (opening a pool) and W1B (the bulk path, against libpq's COPY) are reported,
+            // not part of the W1–W7 goal.
+            let rows = workloads.filter {
+                $0.implementation == implementation && $0.workload != "W0" && $0.workload != "W1B"
+            }
             guard !rows.isEmpty else { continue }
             // Met only when both statistics are within the goal.
             let over = rows.filter { max($0.ratioToRawLibpq, $0.ratioOfFastest) > 1.3 }.map(label)
@@ -166,6 +169,12 @@ struct PostgresReport: Codable {
                         + "\(last.readers) readers; raw libpq's reads/s ÷ these: " + ratios.joined(separator: ", ")
                         + (errors == 0 ? "" : " (NOT met)"))
             }
+        }
+        for row in workloads where row.workload == "W1B" && row.implementation != .raw {
+            lines.append(
+                "  " + pad("W1B bulk insert (\(row.implementation.rawValue)):", 44)
+                    + "×\(String(format: "%.2f", row.ratioToRawLibpq))/\(String(format: "%.2f", row.ratioOfFastest)) "
+                    + "of libpq's COPY (bulkInsert: one COPY … FROM STDIN)")
         }
         let batches = [
             ("W1", "SwiftDAL's W1 is insertRange2: its inserts pipelined, a sync per 1,000"),

@@ -31,6 +31,14 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         return (seconds, checksum)
     }
 
+    /// W1B: W1's rows loaded with `bulkInsert` (one `COPY … FROM STDIN`); the checksum is
+    /// the rows loaded, as the C side's.
+    func w1Bulk() throws -> (seconds: Double, checksum: Int64) {
+        return try measuredOnPool(open) { _, users in
+            Int64(try users.bulkInsert((1...scale.rows).map { User(row: $0) }))
+        }
+    }
+
     /// W1: the rows inserted in one transaction, each new key read back: `insertRange2`,
     /// which pipelines the inserts (a sync per 1,000), as the pipelined baseline does.
     func w1Insert() throws -> (seconds: Double, checksum: Int64) {

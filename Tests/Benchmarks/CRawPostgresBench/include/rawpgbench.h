@@ -36,6 +36,9 @@ int rawpg_w1_insert(const char *conninfo, int64_t n, int64_t *checksum, double *
 /// time before their results are read (PQenterPipelineMode, PQpipelineSync per batch).
 int rawpg_w1_insert_pipelined(const char *conninfo, int64_t n, int64_t batch, int64_t *checksum, double *seconds,
                               rawpg_error *error);
+/// W1B: W1's rows loaded with one `COPY … FROM STDIN` in one transaction; the checksum is
+/// the rows loaded.
+int rawpg_w1_copy(const char *conninfo, int64_t n, int64_t *checksum, double *seconds, rawpg_error *error);
 /// W2: every row into user structs (strings copied), in one read-only transaction.
 int rawpg_w2_fetch_all(const char *conninfo, int64_t *checksum, double *seconds, rawpg_error *error);
 /// W3 (`transaction` 1: one read-only repeatable-read transaction) and W3a (0: each
