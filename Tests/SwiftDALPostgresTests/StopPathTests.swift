@@ -131,6 +131,28 @@ private struct LoopStopped: Error {}
         #expect(try await items.insertRange([Item(name: "after")]) == 1)
     }
 
+    /// A time limit that passes while a bulk load runs (`bulkInsert`: one `COPY … FROM
+    /// STDIN`, its rows sent, the server still inserting them) ends it on the server:
+    /// nothing is inserted, no session is left in its transaction, its locks are free, and
+    /// the pool's connection goes on.
+    @Test func aTimeLimitDuringABulkLoadEndsItOnTheServer() async throws {
+        let calls = try StoppedCalls()
+        defer { try? calls.pool.close() }
+        try calls.slowDownInserts()
+        let items = BaseDAL<Item>(database: calls.pool)
+        let stopped = await #expect(throws: DALError.self) {
+            try await blocking {
+                try withDatabaseTimeout(.milliseconds(300)) {
+                    try items.bulkInsert((0..<2_000).map { Item(name: "loaded \($0)") })
+                }
+            }
+        }
+        #expect(stopped?.code == .timeout)
+        try calls.expectClean("bulk load stopped by its limit")
+        #expect(try calls.items(named: "loaded %") == 0)
+        #expect(try await items.bulkInsert([Item(name: "after")]) == 1)
+    }
+
     /// A session ended by the server while its pipelined batch runs (an administrator's
     /// `pg_terminate_backend`): the batch fails with a connection failure, nothing of it is
     /// written, and the pool replaces the connection for its next call.
