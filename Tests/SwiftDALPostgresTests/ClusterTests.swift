@@ -348,6 +348,12 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
         let error = #expect(throws: (any Error).self) { try users.insertRange(failing) }
         #expect((error as? any DatabaseError)?.batchIndex == 1_111)
         #expect(try users.getRecordCount() == 2_520)
+        // A bulk load (COPY) through PgBouncer, and one that fails: its row named, nothing loaded.
+        let loaded = batches[1].map { UserInfo(name: $0.name, email: "bulk-" + $0.email, age: $0.age) }
+        #expect(try users.bulkInsert(loaded) == 1_200)
+        let bulkError = #expect(throws: (any Error).self) { try users.bulkInsert(failing) }
+        #expect((bulkError as? any DatabaseError)?.batchIndex == 1_111)
+        #expect(try users.getRecordCount() == 3_720)
         try pool.close()
     }
 }
