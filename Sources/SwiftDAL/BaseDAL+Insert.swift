@@ -151,11 +151,16 @@ extension BaseDAL {
     /// inserted.
     ///
     /// On PostgreSQL the rows stream through one `COPY … FROM STDIN` (text format, every
-    /// value escaped; rows that leave different columns out go in a `COPY` each): no
-    /// statement per row, the server's fastest way in. Constraints, defaults and triggers
-    /// apply as for `INSERT`; when a row fails, nothing is inserted, and the engine error's
-    /// ``DatabaseError/batchIndex`` is its index in `entities` (as the server names the
-    /// failing line). On SQLite, where no statement costs a round trip, it is
+    /// value escaped): no statement per row, the server's fastest way in. Rows that leave
+    /// different columns to their defaults go in a `COPY` each (more than 8 such runs, and
+    /// the rows go as pipelined `INSERT`s instead, as with `insertRange`). Constraints,
+    /// defaults and triggers apply as for `INSERT`; where `COPY` would not do what
+    /// `INSERT`s do, the rows go as pipelined `INSERT`s: a view, a table with row-level
+    /// security or rules, a value for a `GENERATED ALWAYS` identity column, `Data` for a
+    /// column that is not `bytea`. When a row fails, nothing is inserted, and the engine
+    /// error's ``DatabaseError/batchIndex`` is its index in `entities` (the line the server
+    /// names; `nil` for a check that runs after the row: a foreign key, a deferred
+    /// constraint). On SQLite, where no statement costs a round trip, it is
     /// ``insertRange(_:)``.
     ///
     /// For example:
@@ -178,39 +183,58 @@ extension BaseDAL {
                     let values = columns.takeValues()
                     rows.append((values, plan, plan.writtenPositions(of: values)))
                 }
-                var loaded = 0
+                // Runs of rows that write the same columns, each a COPY (two round trips): when
+                // the rows alternate, pipelined INSERTs cost fewer.
+                var runs = [Range<Int>]()
                 var first = 0
                 while first < rows.count {
-                    let written = rows[first].written
                     var end = first + 1
-                    while end < rows.count && rows[end].written == written && rows[end].plan === rows[first].plan {
+                    while end < rows.count && rows[end].written == rows[first].written
+                        && rows[end].plan === rows[first].plan
+                    {
                         end += 1
                     }
-                    let start = first
-                    if written.isEmpty {
-                        // Every column left to its default: COPY needs at least one column.
-                        loaded += try renumberingBatchErrors({ start + $0 }) {
-                            try db.executeBatch(count: end - start) {
-                                rows[start + $0].plan.query(rows[start + $0].values, upsert: false)
-                            }
-                        }
-                    } else {
-                        loaded += try renumberingBatchErrors({ start + $0 }) {
-                            try db.copyRows(
-                                into: mapping.quotedTable, columns: rows[start].plan.quotedColumns(at: written),
-                                count: end - start
-                            ) { index, values in
-                                let row = rows[start + index]
-                                for position in written { values.append(row.values[position]) }
-                            } ?? 0
+                    runs.append(first..<end)
+                    first = end
+                }
+                func insert(_ run: Range<Int>) throws -> Int {
+                    try renumberingBatchErrors({ run.lowerBound + $0 }) {
+                        try db.executeBatch(count: run.count) {
+                            rows[run.lowerBound + $0].plan.query(rows[run.lowerBound + $0].values, upsert: false)
                         }
                     }
-                    first = end
+                }
+                if runs.count > Self.bulkRunsLimit { return try insert(0..<rows.count) }
+                var loaded = 0
+                for run in runs {
+                    let written = rows[run.lowerBound].written
+                    // (Every column left to its default: COPY needs at least one column.)
+                    let blobs = Set(
+                        written.indices.filter { column in
+                            rows[run].contains { if case .blob = $0.values[written[column]] { true } else { false } }
+                        })
+                    let copied =
+                        written.isEmpty
+                        ? nil
+                        : try renumberingBatchErrors({ run.lowerBound + $0 }) {
+                            try db.copyRows(
+                                into: mapping.quotedTable, columns: rows[run.lowerBound].plan.columnNames(at: written),
+                                blobColumns: blobs, count: run.count
+                            ) { index, values in
+                                let row = rows[run.lowerBound + index]
+                                for position in written { values.append(row.values[position]) }
+                            }
+                        }
+                    loaded += try copied ?? insert(run)
                 }
                 return loaded
             }
         }
     }
+
+    /// More runs of rows writing different columns than this, and `bulkInsert` sends
+    /// pipelined `INSERT`s instead of a `COPY` per run.
+    static var bulkRunsLimit: Int { 8 }
 
     /// Inserts `entity`, or, when a row has its primary key, writes the columns whose
     /// value differs from the stored one (exactly like ``update(_:)-1hpg9``), atomically: the
@@ -223,20 +247,24 @@ extension BaseDAL {
     /// For example, `try users.upsert(user)`.
     public func upsert(_ entity: T) throws {
         try withMapping(writing: true) { db, mapping in
-            try atomically(db) {
-                var columns = try applyingTenant(try encode(entity, mapping), mapping)
-                let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
-                if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
-                let plan = try mapping.insertPlan(for: columns.names)
-                let changed = try db.execute(plan.query(columns.takeValues(), upsert: true))
-                if changed == 0 && mapping.isScoped {
-                    throw DALError(
-                        .scopeViolation,
-                        "upsert: a row with this key exists outside this DAL's scope (another tenant's, or deleted); "
-                            + "nothing was written",
-                        table: mapping.table)
-                }
-            }
+            let columns = try applyingTenant(try encode(entity, mapping), mapping)
+            try atomically(db) { try upsertRow(columns, db, mapping) }
+        }
+    }
+
+    /// `upsert` of the encoded row `columns` (its tenant applied), inside a transaction.
+    func upsertRow(_ columns: ColumnValues, _ db: Database, _ mapping: TableMapping) throws {
+        var columns = columns
+        let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
+        if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
+        let plan = try mapping.insertPlan(for: columns.names)
+        let changed = try db.execute(plan.query(columns.takeValues(), upsert: true))
+        if changed == 0 && mapping.isScoped {
+            throw DALError(
+                .scopeViolation,
+                "upsert: a row with this key exists outside this DAL's scope (another tenant's, or deleted); "
+                    + "nothing was written",
+                table: mapping.table)
         }
     }
 

@@ -33,6 +33,20 @@ extension BaseDAL {
                 let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
                 if !key.contains(where: \.isNull) { rows.append((index, columns, key + scopeValues)) }
             }
+            // Two entities with one key: the second must see the first's write, so they run
+            // one by one, as `update` would.
+            if Self.repeatsAKey(rows.map(\.keyAndScope)) {
+                return try db.inTransaction(.immediate) {
+                    var found = 0
+                    for row in rows {
+                        let key = Array(row.keyAndScope.prefix(mapping.primaryKey.count))
+                        try positioningBatchErrors(at: row.entity) {
+                            if try updateChangedColumns(row.columns, key: key, db, mapping) { found += 1 }
+                        }
+                    }
+                    return found
+                }
+            }
             return try db.inTransaction(.immediate) {
                 var stored = [StoredRow?](repeating: nil, count: rows.count)
                 try renumberingBatchErrors({ rows[$0].entity }) {
@@ -115,6 +129,16 @@ extension BaseDAL {
                 let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
                 rows.append((columns, key.contains(where: \.isNull) ? nil : key + scopeValues))
             }
+            // Two entities with one key: the second must see the first's write, so they run
+            // one by one, as `upsert` would.
+            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
+                try db.inTransaction(.immediate) {
+                    for (index, row) in rows.enumerated() {
+                        try positioningBatchErrors(at: index) { try upsertRow(row.columns, db, mapping) }
+                    }
+                }
+                return
+            }
             try db.inTransaction(.immediate) {
                 let keyed = rows.indices.filter { rows[$0].keyAndScope != nil }
                 var stored = [StoredRow?](repeating: nil, count: rows.count)
@@ -154,5 +178,13 @@ extension BaseDAL {
                 }
             }
         }
+    }
+
+    /// Whether two of `keys` are equal (or might be: text compares as Swift's `==`, so a
+    /// false alarm only sends a batch down the one-by-one path).
+    static func repeatsAKey(_ keys: [[SQLiteValue]]) -> Bool {
+        var seen = Set<[SQLiteValue]>()
+        seen.reserveCapacity(keys.count)
+        return keys.contains { !seen.insert($0).inserted }
     }
 }

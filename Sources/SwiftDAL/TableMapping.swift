@@ -372,9 +372,9 @@ final class InsertPlan: Sendable {
         return values.indices.filter { !omitted.contains($0) }
     }
 
-    /// The quoted names of the columns at `positions`.
-    func quotedColumns(at positions: [Int]) -> [String] {
-        positions.map { dialect.quote(resolved[$0]) }
+    /// The names of the columns at `positions`.
+    func columnNames(at positions: [Int]) -> [String] {
+        positions.map { resolved[$0] }
     }
 
     /// The statement for `values` (in `encodedNames` order) and the values it binds:

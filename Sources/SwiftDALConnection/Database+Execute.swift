@@ -64,29 +64,34 @@ extension Database {
     }
 
     /// Loads `count` rows into `table` (quoted) through the engine's bulk path (`COPY …
-    /// FROM STDIN` on PostgreSQL), `columns` (quoted) each row's, `row(index, &values)`
-    /// filling a row's values in that order; returns the rows loaded, or `nil` on an
-    /// engine without a bulk path (SQLite: insert them one by one, which costs it no round
-    /// trips). Call it inside a transaction.
+    /// FROM STDIN` on PostgreSQL), `columns` (unquoted names) each row's, `row(index,
+    /// &values)` filling a row's values in that order; returns the rows loaded, or `nil`
+    /// when the engine has no bulk path (SQLite) or its bulk path would not do what
+    /// `INSERT`s do for this table and these columns (`blobColumns`: the positions where
+    /// some row holds bytes): then nothing was sent. Call it inside a transaction.
     package func copyRows(
-        into table: String, columns: [String], count: Int, _ row: (Int, inout [SQLiteValue]) throws -> Void
+        into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
+        _ row: (Int, inout [SQLiteValue]) throws -> Void
     ) throws -> Int? {
         guard let engine = try checkedEngine() else { return nil }
         let start = MonotonicTime.now
         do {
-            engineChanges = try engine.copyRows(into: table, columns: columns, count: count, row)
-            access.observation?.report(
-                sql: Self.copySQL(table, columns), since: start, rowCount: engineChanges, error: nil)
-            return engineChanges
+            guard
+                let loaded = try engine.copyRows(
+                    into: table, columns: columns, blobColumns: blobColumns, count: count, row)
+            else { return nil }
+            engineChanges = loaded
+            access.observation?.report(sql: Self.copySQL(table, columns), since: start, rowCount: loaded, error: nil)
+            return loaded
         } catch {
             access.observation?.report(sql: Self.copySQL(table, columns), since: start, rowCount: 0, error: error)
             throw error
         }
     }
 
-    /// The statement of a bulk load, as an observer hears of it.
+    /// The statement of a bulk load of `columns` (unquoted) into `table` (quoted).
     package static func copySQL(_ table: String, _ columns: [String]) -> String {
-        "COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN"
+        "COPY \(table) (\(columns.map(quoteIdentifier).joined(separator: ", "))) FROM STDIN"
     }
 
     /// Executes one statement of SQL text with explicit arguments; returns the number

@@ -71,3 +71,14 @@ package func renumberingBatchErrors<R>(_ position: (Int) -> Int, _ body: () thro
         throw error
     }
 }
+
+/// Runs `body`, the statements of item `index` of a batch run one by one: an engine error
+/// gets `index` as its ``DatabaseError/batchIndex``.
+package func positioningBatchErrors<R>(at index: Int, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch var error as any BatchPositionedError {
+        error.batchIndex = index
+        throw error
+    }
+}

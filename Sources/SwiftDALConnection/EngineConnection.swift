@@ -46,13 +46,16 @@ package protocol EngineConnection: AnyObject {
         count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
     ) throws -> Int
     /// Loads `count` rows into `table` (quoted) with one bulk statement (PostgreSQL: `COPY
-    /// … FROM STDIN`), `columns` (quoted) each row's, `row(index, &values)` filling a
-    /// row's values in that order; returns the rows loaded. Runs inside the open
-    /// transaction. An engine error names the failing row (``DatabaseError/batchIndex``)
-    /// when the engine tells it.
+    /// … FROM STDIN`), `columns` (unquoted names) each row's, `row(index, &values)` filling
+    /// a row's values in that order; returns the rows loaded, or `nil`, before sending
+    /// anything, when the bulk statement would not do what `INSERT`s would for this table
+    /// and these columns (`blobColumns`: the positions where some row holds bytes). Runs
+    /// inside the open transaction. An engine error names the failing row
+    /// (``DatabaseError/batchIndex``) when the engine tells it.
     func copyRows(
-        into table: String, columns: [String], count: Int, _ row: (Int, inout [SQLiteValue]) throws -> Void
-    ) throws -> Int
+        into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
+        _ row: (Int, inout [SQLiteValue]) throws -> Void
+    ) throws -> Int?
     /// Runs a query inside the open transaction, reading its rows `fetchSize` at a time
     /// (never the whole result at once) and calling `body` with each; returns the number
     /// of rows read. A throw from `body` stops the query.

@@ -542,12 +542,15 @@ final class PostgresConnection: EngineConnection {
     // MARK: Bulk loading
 
     /// `COPY table (columns) FROM STDIN` in text format: each row's values escaped as COPY
-    /// reads them (the same input functions as the text parameters of an `INSERT`),
-    /// sent 64 KiB at a time. A row that fails is named by the line the server's context
-    /// gives (the context itself, which quotes values, is not kept).
+    /// reads them (the same input functions as the text parameters of an `INSERT`), sent
+    /// 64 KiB at a time. A row that fails is named by the line the server's context gives
+    /// (the context itself, which quotes values, is not kept). `nil`, before anything is
+    /// sent, for a table where `COPY` would not do what `INSERT`s do (`copyAccepts`).
     func copyRows(
-        into table: String, columns: [String], count: Int, _ row: (Int, inout [SQLiteValue]) throws -> Void
-    ) throws -> Int {
+        into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
+        _ row: (Int, inout [SQLiteValue]) throws -> Void
+    ) throws -> Int? {
+        guard try copyAccepts(table, columns, blobColumns: blobColumns) else { return nil }
         let sql = Database.copySQL(table, columns)
         let connection = try openConnection()
         try checkMaySend(sql, role: .other)
@@ -563,16 +566,22 @@ final class PostgresConnection: EngineConnection {
         var buffer = [UInt8]()
         buffer.reserveCapacity(Self.copyChunk + 4096)
         var values = [SQLiteValue]()
-        var encodingError: (any Error)?
+        var abort: (any Error)?
         func send() throws {
-            let sent = buffer.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) {
-                    PQputCopyData(connection, $0.baseAddress, Int32(bytes.count))
+            // In slices libpq's `int` length holds, whatever one value's size.
+            var sent = 0
+            while sent < buffer.count {
+                let length = min(buffer.count - sent, Self.copyChunk)
+                let accepted = buffer.withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) {
+                        PQputCopyData(connection, $0.baseAddress?.advanced(by: sent), Int32(length))
+                    }
                 }
-            }
-            guard sent == 1 else {
-                failed = true
-                throw connectionError(sql: sql)
+                guard accepted == 1 else {
+                    failed = true
+                    throw connectionError(sql: sql)
+                }
+                sent += length
             }
             buffer.removeAll(keepingCapacity: true)
         }
@@ -590,15 +599,23 @@ final class PostgresConnection: EngineConnection {
                     try Self.appendCopyText(value, to: &buffer, sql: sql)
                 }
                 buffer.append(0x0A)
-                if buffer.count >= Self.copyChunk { try send() }
+                if buffer.count >= Self.copyChunk {
+                    try send()
+                    // A call stopped meanwhile (its limit, a cancel): the server has ended the
+                    // COPY, but libpq shows it only at the end; nothing more is sent.
+                    if cancelRequested.load(ordering: .sequentiallyConsistent) {
+                        throw PostgresError(
+                            sqlState: "57014", message: "canceling statement due to user request", sql: sql)
+                    }
+                }
             }
             if !buffer.isEmpty { try send() }
         } catch {
             if failed { throw error }
-            encodingError = error
+            abort = error
         }
-        // Ends the COPY; a row that could not be encoded aborts it (nothing is loaded).
-        guard PQputCopyEnd(connection, encodingError == nil ? nil : "a row could not be encoded") == 1 else {
+        // Ends the COPY; a row that could not be encoded, or a stop, aborts it (nothing is loaded).
+        guard PQputCopyEnd(connection, abort == nil ? nil : "the load was stopped by the client") == 1 else {
             failed = true
             throw connectionError(sql: sql)
         }
@@ -619,20 +636,64 @@ final class PostgresConnection: EngineConnection {
             if status == PGRES_FATAL_ERROR && PQstatus(connection) == CONNECTION_BAD { failed = true }
             if failed { break }
         }
-        if let encodingError { throw encodingError }
+        if let abort { throw abort }
         if let serverError { throw serverError }
         return loaded
+    }
+
+    /// Whether `COPY` into `table` (quoted) of `columns` does what `INSERT`s of them do:
+    /// not for a view or another kind of relation, a table with row-level security (`COPY
+    /// FROM` refuses it) or with rules (which `COPY` ignores), a `GENERATED ALWAYS`
+    /// identity column given a value (which `INSERT` refuses and `COPY` takes), or bytes
+    /// in a column that is not `bytea` (bound in binary by an `INSERT`; `COPY`'s text has
+    /// no such form). One catalog query, not counted as an answer.
+    private func copyAccepts(_ table: String, _ columns: [String], blobColumns: Set<Int>) throws -> Bool {
+        try uncounted {
+            var plain = false
+            var attributes = [String: (always: Bool, bytea: Bool)]()
+            _ = try run(
+                """
+                SELECT c.relkind IN ('r', 'p') AND NOT c.relrowsecurity AND NOT c.relhasrules, a.attname::text,
+                    a.attidentity = 'a', a.atttypid = 'bytea'::regtype
+                FROM pg_class c
+                    LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                WHERE c.oid = to_regclass(\(table))
+                """, prepared: false
+            ) { row in
+                plain = try row.decode(Bool.self, at: 0)
+                if let name = try row.decode(String?.self, at: 1) {
+                    attributes[name] = (
+                        try row.decode(Bool?.self, at: 2) ?? false, try row.decode(Bool?.self, at: 3) ?? false
+                    )
+                }
+            }
+            guard plain else { return false }
+            for (position, column) in columns.enumerated() {
+                // (A column the table lacks: COPY names it in its error, as INSERT would.)
+                guard let attribute = attributes[column] else { continue }
+                if attribute.always || (blobColumns.contains(position) && !attribute.bytea) { return false }
+            }
+            return true
+        }
     }
 
     /// Bytes of COPY data sent at a time.
     private static let copyChunk = 1 << 16
 
-    /// The line of COPY data a failed COPY names in its context ("COPY users, line 42"), 1-based.
+    /// The line of COPY data a failed COPY names in its context, 1-based: the first number
+    /// after the comma of its `COPY <table>, line 42` line (in any language of the
+    /// server's messages). A check that runs after the row (a foreign key, a deferred
+    /// constraint) has no line.
     private static func copyLine(of result: OpaquePointer) -> Int? {
-        guard let context = PQresultErrorField(result, swiftdal_pg_diag_context).map({ String(cString: $0) }),
-            let range = context.range(of: ", line ")
-        else { return nil }
-        return Int(context[range.upperBound...].prefix { $0.isNumber })
+        guard let context = PQresultErrorField(result, swiftdal_pg_diag_context).map({ String(cString: $0) }) else {
+            return nil
+        }
+        for line in context.split(separator: "\n") where line.hasPrefix("COPY ") {
+            guard let comma = line.firstIndex(of: ",") else { continue }
+            let digits = line[comma...].drop { !$0.isASCII || !$0.isNumber }.prefix { $0.isASCII && $0.isNumber }
+            return Int(digits)
+        }
+        return nil
     }
 
     /// Appends `value` as COPY's text format spells it: `\N` for NULL, a backslash before
