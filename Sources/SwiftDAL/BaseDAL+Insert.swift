@@ -145,7 +145,7 @@ extension BaseDAL {
         }
     }
 
-    /// Inserts every entity as ``insertRange(_:)`` does (one transaction, all or none; a
+    /// Inserts every entity as ``insertRange(_:)-33w5n`` does (one transaction, all or none; a
     /// `nil` key or a `nil` for a column with a default leaves the column to its default),
     /// through the engine's bulk path: for loading large sets. Returns how many were
     /// inserted.
@@ -161,7 +161,7 @@ extension BaseDAL {
     /// error's ``DatabaseError/batchIndex`` is its index in `entities` (the line the server
     /// names; `nil` for a check that runs after the row: a foreign key, a deferred
     /// constraint). On SQLite, where no statement costs a round trip, it is
-    /// ``insertRange(_:)``.
+    /// ``insertRange(_:)-33w5n``.
     ///
     /// For example:
     ///
