@@ -109,48 +109,31 @@ private struct LoopStopped: Error {}
         #expect(try calls.balance() == 0)  // both rolled back, as reported
     }
 
-    /// A time limit that passes while a pipelined batch runs (`insertRange` on PostgreSQL: a
-    /// thousand inserts sent before their results are read) ends the transaction on the
-    /// server: nothing of the batch is written, no session is left in it, its locks are free,
-    /// and the pool's connection goes on.
-    @Test func aTimeLimitDuringAPipelinedBatchEndsItOnTheServer() async throws {
+    /// A time limit that passes while a batch runs ends it on the server: a pipelined one
+    /// (`insertRange` on PostgreSQL: a thousand inserts sent before their results are read)
+    /// and a bulk load (`bulkInsert`: one `COPY … FROM STDIN`, its rows sent, the server
+    /// still inserting them). Nothing of the batch is written, no session is left in its
+    /// transaction, its locks are free, and the pool's connection goes on.
+    @Test(arguments: ["insertRange", "bulkInsert"])
+    func aTimeLimitDuringABatchEndsItOnTheServer(_ method: String) async throws {
         let calls = try StoppedCalls()
         defer { try? calls.pool.close() }
         try calls.slowDownInserts()
         let items = BaseDAL<Item>(database: calls.pool)
+        let insert: @Sendable ([Item]) throws -> Int = {
+            method == "bulkInsert" ? try items.bulkInsert($0) : try items.insertRange($0)
+        }
         let stopped = await #expect(throws: DALError.self) {
             try await blocking {
                 try withDatabaseTimeout(.milliseconds(300)) {
-                    try items.insertRange((0..<2_000).map { Item(name: "batch \($0)") })
+                    try insert((0..<2_000).map { Item(name: "\(method) \($0)") })
                 }
             }
         }
         #expect(stopped?.code == .timeout)
-        try calls.expectClean("pipelined batch stopped by its limit")
-        #expect(try calls.items(named: "batch %") == 0)
-        #expect(try await items.insertRange([Item(name: "after")]) == 1)
-    }
-
-    /// A time limit that passes while a bulk load runs (`bulkInsert`: one `COPY … FROM
-    /// STDIN`, its rows sent, the server still inserting them) ends it on the server:
-    /// nothing is inserted, no session is left in its transaction, its locks are free, and
-    /// the pool's connection goes on.
-    @Test func aTimeLimitDuringABulkLoadEndsItOnTheServer() async throws {
-        let calls = try StoppedCalls()
-        defer { try? calls.pool.close() }
-        try calls.slowDownInserts()
-        let items = BaseDAL<Item>(database: calls.pool)
-        let stopped = await #expect(throws: DALError.self) {
-            try await blocking {
-                try withDatabaseTimeout(.milliseconds(300)) {
-                    try items.bulkInsert((0..<2_000).map { Item(name: "loaded \($0)") })
-                }
-            }
-        }
-        #expect(stopped?.code == .timeout)
-        try calls.expectClean("bulk load stopped by its limit")
-        #expect(try calls.items(named: "loaded %") == 0)
-        #expect(try await items.bulkInsert([Item(name: "after")]) == 1)
+        try calls.expectClean("\(method) stopped by its limit")
+        #expect(try calls.items(named: "\(method) %") == 0)
+        #expect(try await blocking { try insert([Item(name: "after")]) } == 1)
     }
 
     /// A session ended by the server while its pipelined batch runs (an administrator's
