@@ -708,7 +708,15 @@ final class PostgresConnection: EngineConnection {
             appendDecimal(integer, to: &bytes)
         case .real(let double):
             bytes.append(contentsOf: SwiftDALConnection.postgresText(of: double).utf8)
-        case .text(let text):
+        case .text(var text):
+            // Most text holds nothing to escape: then its bytes go in one copy.
+            let plain = text.withUTF8 { utf8 in
+                !utf8.contains { $0 == 0x5C || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0 }
+            }
+            if plain {
+                bytes.append(contentsOf: text.utf8)
+                return
+            }
             for byte in text.utf8 {
                 switch byte {
                 case 0:
@@ -735,12 +743,17 @@ final class PostgresConnection: EngineConnection {
             bytes.append(0x5C)
             bytes.append(0x5C)
             bytes.append(0x78)
-            let digits: [UInt8] = Array("0123456789abcdef".utf8)
+            bytes.reserveCapacity(bytes.count + 2 * data.count)
             for byte in data {
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
             }
         }
+    }
+
+    /// The lowercase hex digit of `nibble` (0–15), as ASCII.
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x57 + nibble
     }
 
     // MARK: Streams
