@@ -25,22 +25,24 @@ extension BaseDAL {
     public func updateRange(_ entities: [T]) throws -> Int {
         guard !entities.isEmpty else { return 0 }
         return try withMapping(writing: true) { db, mapping in
-            var rows = [(entity: Int, columns: ColumnValues, keyAndScope: [SQLiteValue])]()
+            // A `nil` key (a `NULL` in it) finds no row, as with `update`.
+            var rows = [(columns: ColumnValues, keyAndScope: [SQLiteValue]?)]()
             rows.reserveCapacity(entities.count)
-            for (index, entity) in entities.enumerated() {
+            for entity in entities {
                 let columns = try encode(entity, mapping)
                 try checkTenant(columns, mapping)
                 let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
-                if !key.contains(where: \.isNull) { rows.append((index, columns, key + scopeValues)) }
+                rows.append((columns, key.contains(where: \.isNull) ? nil : key + scopeValues))
             }
             // Two entities with one key: the second must see the first's write, so they run
             // one by one, as `update` would.
-            if Self.repeatsAKey(rows.map(\.keyAndScope)) {
+            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
                 return try db.inTransaction(.immediate) {
                     var found = 0
-                    for row in rows {
-                        let key = Array(row.keyAndScope.prefix(mapping.primaryKey.count))
-                        try positioningBatchErrors(at: row.entity) {
+                    for (index, row) in rows.enumerated() {
+                        guard let keyAndScope = row.keyAndScope else { continue }
+                        let key = Array(keyAndScope.prefix(mapping.primaryKey.count))
+                        try positioningBatchErrors(at: index) {
                             if try updateChangedColumns(row.columns, key: key, db, mapping) { found += 1 }
                         }
                     }
@@ -48,21 +50,14 @@ extension BaseDAL {
                 }
             }
             return try db.inTransaction(.immediate) {
-                var stored = [StoredRow?](repeating: nil, count: rows.count)
-                try renumberingBatchErrors({ rows[$0].entity }) {
-                    _ = try db.executeBatch(count: rows.count) { index in
-                        lockedRowQuery(rows[index].keyAndScope, mapping)
-                    } row: { index, row in
-                        stored[index] = try storedRow(row, mapping)
-                    }
-                }
+                let stored = try lockedStoredRows(rows.map(\.keyAndScope), db, mapping)
                 var updates = [(entity: Int, query: SQL)]()
                 for (index, row) in rows.enumerated() {
-                    guard let found = stored[index],
+                    guard let found = stored[index], let keyAndScope = row.keyAndScope,
                         let query = try changedColumnsQuery(
-                            row.columns, stored: found, keyAndScope: row.keyAndScope, mapping)
+                            row.columns, stored: found, keyAndScope: keyAndScope, mapping)
                     else { continue }
-                    updates.append((row.entity, query))
+                    updates.append((index, query))
                 }
                 if !updates.isEmpty {
                     try renumberingBatchErrors({ updates[$0].entity }) {
@@ -140,15 +135,7 @@ extension BaseDAL {
                 return
             }
             try db.inTransaction(.immediate) {
-                let keyed = rows.indices.filter { rows[$0].keyAndScope != nil }
-                var stored = [StoredRow?](repeating: nil, count: rows.count)
-                try renumberingBatchErrors({ keyed[$0] }) {
-                    _ = try db.executeBatch(count: keyed.count) { index in
-                        lockedRowQuery(rows[keyed[index]].keyAndScope ?? [], mapping)
-                    } row: { index, row in
-                        stored[keyed[index]] = try storedRow(row, mapping)
-                    }
-                }
+                let stored = try lockedStoredRows(rows.map(\.keyAndScope), db, mapping)
                 var writes = [(entity: Int, query: SQL)]()
                 for (index, row) in rows.enumerated() {
                     if let found = stored[index], let keyAndScope = row.keyAndScope {
@@ -178,6 +165,26 @@ extension BaseDAL {
                 }
             }
         }
+    }
+
+    /// The stored row of each key and scope values of `keys` (`nil` for a `nil` key, and
+    /// for a key no row has), locked until the transaction ends: one pipelined batch on
+    /// PostgreSQL. An engine error's ``DatabaseError/batchIndex`` is its key's position in
+    /// `keys`.
+    private func lockedStoredRows(_ keys: [[SQLiteValue]?], _ db: Database, _ mapping: TableMapping) throws
+        -> [StoredRow?]
+    {
+        let keyed = keys.indices.filter { keys[$0] != nil }
+        var stored = [StoredRow?](repeating: nil, count: keys.count)
+        let position: (Int) -> Int = { keyed[$0] }
+        try renumberingBatchErrors(position) {
+            _ = try db.executeBatch(count: keyed.count) { index in
+                lockedRowQuery(keys[keyed[index]] ?? [], mapping)
+            } row: { index, row in
+                stored[keyed[index]] = try storedRow(row, mapping)
+            }
+        }
+        return stored
     }
 
     /// Whether two of `keys` are equal (or might be: text compares as Swift's `==`, so a
