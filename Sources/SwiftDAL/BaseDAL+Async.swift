@@ -75,6 +75,14 @@ extension BaseDAL {
         try await onWriter { try self.updateFields(fields, key: key) }
     }
 
+    /// For example, `try await users.updateField("score", to: 4.5, key: 42)`.
+    @discardableResult
+    public func updateField(
+        _ fieldName: String, to value: some SQLiteValueConvertible, key: some EntityKey
+    ) async throws -> Bool {
+        try await onWriter { try self.updateField(fieldName, to: value, key: key) }
+    }
+
     /// For example, `try await users.upsert(user)`.
     public func upsert(_ entity: T) async throws {
         try await onWriter { try self.upsert(entity) }

@@ -117,20 +117,31 @@ extension BaseDAL {
         }
     }
 
+    /// Writes column `fieldName` (checked against the table) of the row with primary key
+    /// `key`, whatever it stores now; returns `false` when no row has it. The one-column
+    /// ``updateFields(_:key:)-2vi39`` without a dictionary: the value keeps its type, and
+    /// the statement is the one prepared for that column. With a ``ReadOnlyDAL/scope``
+    /// only a row inside it is written, and the tenant column cannot be named
+    /// (``DALError/Code/scopeViolation``).
+    ///
+    /// For example, `try users.updateField("score", to: 4.5, key: 42)`, or
+    /// `try users.updateField("bio", to: nil as String?, key: 42)` to store `NULL`.
+    @discardableResult
+    public func updateField(_ fieldName: String, to value: some SQLiteValueConvertible, key: some EntityKey) throws
+        -> Bool
+    {
+        try withMapping(writing: true) { db, mapping in
+            try db.execute(try updateFieldQuery(fieldName, try value.sqliteValue(), key: key, mapping)) > 0
+        }
+    }
+
     /// The `UPDATE` of `updateFields(fields, key: key)` (`fields` not empty).
     func updateFieldsQuery(
         _ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {
-        // One column (the usual call): no sort, and a cache key without an array.
+        // One column (the usual call): no sort, no lock, no hashing.
         if fields.count == 1, let field = fields.first {
-            let sql = try mapping.sql(.updateField(field.key)) { try updateFieldsSQL([field.key], mapping) }
-            var values = [SQLiteValue]()
-            values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
-            values.append(try field.value?.sqliteValue() ?? .null)
-            // Appended one by one: `+=` of two- and zero-element arrays cost more.
-            for value in try mapping.keyValues(key) { values.append(value) }
-            for value in scopeValues { values.append(value) }
-            return SQL(sql: sql, arguments: StatementArguments(values: values))
+            return try updateFieldQuery(field.key, try field.value?.sqliteValue() ?? .null, key: key, mapping)
         }
         let sorted = fields.sorted { $0.key < $1.key }
         let sql = try mapping.sql(.updateFields(sorted.map(\.key))) { try updateFieldsSQL(sorted.map(\.key), mapping) }
@@ -139,6 +150,22 @@ extension BaseDAL {
         for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
         values += try mapping.keyValues(key)
         values += scopeValues
+        return SQL(sql: sql, arguments: StatementArguments(values: values))
+    }
+
+    /// The `UPDATE` of column `fieldName` to `value` in the row with primary key `key`.
+    private func updateFieldQuery(
+        _ fieldName: String, _ value: SQLiteValue, key: some EntityKey, _ mapping: TableMapping
+    ) throws -> SQL {
+        let sql = try mapping.updateFieldSQL(fieldName)
+        // No scope: the value, then the key's arguments, in one array.
+        if !mapping.isScoped { return SQL(sql: sql, arguments: try mapping.keyArguments(key).prepending(value)) }
+        var values = [SQLiteValue]()
+        values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
+        values.append(value)
+        // Appended one by one: `+=` of two- and zero-element arrays cost more.
+        for value in try mapping.keyValues(key) { values.append(value) }
+        for value in scopeValues { values.append(value) }
         return SQL(sql: sql, arguments: StatementArguments(values: values))
     }
 

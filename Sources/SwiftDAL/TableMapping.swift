@@ -10,8 +10,6 @@ enum GeneratedSQLKey: Hashable {
     case fieldList(field: String, condition: String?)
     case fieldValue(field: String)
     case updateFields([String])
-    /// `updateFields` with one column.
-    case updateField(String)
     case select(condition: String?, order: OrderBy?, limit: LimitKind, named: Bool)
     case count(condition: String?)
     case delete(condition: String?)
@@ -44,6 +42,10 @@ final class TableMapping: Sendable {
     /// `SELECT EXISTS(… WHERE <column> = ?)` for each column, in `columns` order: built
     /// once, so `isExist(fieldName:value:)` needs no lock and no hashing per call.
     private let existsSQL: [String]
+    /// `UPDATE … SET <column> = ? WHERE <scopedKeyPredicate>` for each column, in
+    /// `columns` order (`nil` for the tenant column, which is never written): the usual
+    /// one-column `updateFields` needs no lock and no hashing per call.
+    private let updateFieldSQL: [String?]
     /// The primary-key columns, as the table spells them (empty for a view without one).
     let primaryKey: [String]
     /// The primary key when it is one column of integer affinity (what `insert2` reads
@@ -145,6 +147,10 @@ final class TableMapping: Sendable {
         }
         let select = "SELECT \(selected.map(dialect.quote).joined(separator: ", ")) FROM \(quotedTable)"
         let predicate = key.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: " AND ")
+        updateFieldSQL = columns.map {
+            $0.name == scope.tenantColumn
+                ? nil : Self.updateSQL(quotedTable, [$0.name], predicate + scopeSuffix, dialect)
+        }
         // Without a key or a sort field, rows come in the order of the first column.
         let sort = defaultSort ?? OrderBy(column: selected.first ?? columns[0].name)
         var order = [String]()
@@ -255,6 +261,26 @@ final class TableMapping: Sendable {
             throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
         }
         return existsSQL[position]
+    }
+
+    /// The one-column `UPDATE` of `updateFields` for column `name` (see ``updateFieldSQL``),
+    /// found as ``existsSQL(_:)`` finds its statement; the tenant column throws
+    /// ``DALError/Code/scopeViolation``.
+    func updateFieldSQL(_ name: String) throws -> String {
+        let position =
+            try columns.firstIndex(where: { $0.name == name })
+            ?? columns.firstIndex(where: { $0.name == (try column(name)) })
+        guard let position else {
+            throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
+        }
+        guard let sql = updateFieldSQL[position] else {
+            let tenant = columns[position].name
+            throw DALError(
+                .scopeViolation,
+                "updateFields cannot write the tenant column \(tenant): a row never changes tenant",
+                table: table, column: tenant)
+        }
+        return sql
     }
 
     /// `column(name)`, quoted.

@@ -20,8 +20,19 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     var storage: Storage
-    /// The first value that failed to convert; thrown when binding.
-    package var conversionError: DALError?
+    /// The first value that failed to convert; thrown when binding. Kept in a box: an
+    /// inline `DALError?` made every copy of the arguments (one per statement run) copy
+    /// five strings' worth of optional fields.
+    package var conversionError: DALError? {
+        get { conversionFailure?.error }
+        set { conversionFailure = newValue.map(ConversionFailure.init) }
+    }
+    private var conversionFailure: ConversionFailure?
+
+    private final class ConversionFailure: Sendable {
+        let error: DALError
+        init(_ error: DALError) { self.error = error }
+    }
 
     /// No arguments.
     ///
@@ -164,6 +175,24 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         case .named:
             break
         }
+    }
+
+    /// `value`, then these positional arguments (named ones are kept as they are).
+    package func prepending(_ value: SQLiteValue) -> StatementArguments {
+        var result = self
+        switch storage {
+        case .positional(let values):
+            var all = [SQLiteValue]()
+            all.reserveCapacity(values.count + 1)
+            all.append(value)
+            for existing in values { all.append(existing) }
+            result.storage = .positional(all)
+        case .single(let first):
+            result.storage = .positional([value, first])
+        case .named:
+            break
+        }
+        return result
     }
 
     /// Appends positional values; throws when either side is named.

@@ -143,6 +143,10 @@ struct SampleDatabase: @unchecked Sendable {
         #expect(try sample.users.findById(id)?.age == 23)
         #expect(try sample.users.updateFields(["bio": "hello", "score": 2.5], key: id))
         #expect(try sample.users.findById(id)?.bio == "hello")
+        #expect(try sample.users.updateField("bio", to: "again", key: id))
+        #expect(try sample.users.updateField("age", to: 24, key: id))
+        #expect(try sample.users.updateField("bio", to: "none", key: 999) == false)
+        #expect(try sample.users.findById(id)?.bio == "again" && sample.users.findById(id)?.age == 24)
         ivy.email = "ivy2@example.com"
         try sample.users.upsert(ivy)
         #expect(try sample.users.findById(id)?.email == "ivy2@example.com")

@@ -206,6 +206,7 @@ private struct TwoTenants {
         stolen.tenantID = 1  // "it is ours now": not found either
         #expect(try !one.update(stolen))
         #expect(try !one.updateFields(["title": "stolen"], key: theirID))
+        #expect(try !one.updateField("title", to: "stolen", key: theirID))
         #expect(try one.updateRange([stolen]) == 0)
         #expect(try one.updateFieldsRange([(key: theirID, fields: ["title": "stolen"])]) == 0)
         #expect(try !one.deleteById(theirID))
@@ -246,6 +247,9 @@ private struct TwoTenants {
         #expect(#expect(throws: DALError.self) { _ = try one.update(ours, key: ourIDs[0]) }?.code == .scopeViolation)
         #expect(
             #expect(throws: DALError.self) { _ = try one.updateFields(["tenant_id": 2], key: ourIDs[0]) }?.code
+                == .scopeViolation)
+        #expect(
+            #expect(throws: DALError.self) { _ = try one.updateField("Tenant_ID", to: 2, key: ourIDs[0]) }?.code
                 == .scopeViolation)
         #expect(
             #expect(throws: DALError.self) { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?

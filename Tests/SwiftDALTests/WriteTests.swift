@@ -102,6 +102,24 @@ import Testing
                 == .invalidValue)
     }
 
+    @Test func updateFieldWritesOneColumnWhateverItHolds() throws {
+        let sample = try Sample()
+        #expect(try sample.users.updateField("age", to: 36, key: 1))
+        #expect(try sample.users.updateField("BIO", to: nil as String?, key: 1))  // names as updateFields reads them
+        let alice = try #require(try sample.users.findById(1))
+        #expect(alice.age == 36 && alice.bio == nil && alice.name == "alice")
+        #expect(sample.recorder.all.contains(#"UPDATE "users" SET "age" = ? WHERE "id" = ?"#))
+        #expect(sample.recorder.all.contains(#"UPDATE "users" SET "bio" = ? WHERE "id" = ?"#))
+        #expect(try sample.users.updateField("age", to: 1, key: 999) == false)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.updateField("agee", to: 1, key: 1) }?.code
+                == .invalidColumn)
+        #expect(
+            #expect(throws: DALError.self) { _ = try sample.users.updateField("score", to: Double.nan, key: 1) }?.code
+                == .invalidValue)
+        #expect(try sample.users.findById(1)?.score == alice.score)
+    }
+
     @Test func upsertInsertsThenUpdatesAtomically() throws {
         let sample = try Sample()
         var user = newUser("up")

@@ -105,7 +105,7 @@ struct SwiftWorkloads<User: BenchUser> {
             var checksum: Int64 = 0
             try pool.write { _ in
                 for k in 0..<10_000 {
-                    if try users.updateFields(["score": Double(k) * 0.25], key: sequence.next()) { checksum += 1 }
+                    if try users.updateField("score", to: Double(k) * 0.25, key: sequence.next()) { checksum += 1 }
                 }
             }
             return checksum
