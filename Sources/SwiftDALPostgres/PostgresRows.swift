@@ -19,11 +19,19 @@ final class PostgresRows: EngineRows {
         case integer, boolean, real, numeric, bytes, text
     }
 
-    /// A result's columns: names (as a layout), types, and how each reads.
-    struct Shape {
+    /// A result's columns: names (as a layout), types, and how each reads. A class: a
+    /// prepared statement's results share one, passed on with one reference count (three
+    /// arrays in a struct cost three per result, and the statement's copy three more).
+    final class Shape: Sendable {
         let layout: ColumnLayout
         let types: [UInt32]
         let kinds: [ValueKind]
+
+        init(layout: ColumnLayout, types: [UInt32], kinds: [ValueKind]) {
+            self.layout = layout
+            self.types = types
+            self.kinds = kinds
+        }
     }
 
     var layout: ColumnLayout { shape.layout }

@@ -29,6 +29,15 @@ package enum PostgresText {
         }
         guard index < bytes.count else { return nil }
         var value: Int64 = 0
+        if bytes.count - index <= 18 {  // 18 digits cannot overflow: no checks per digit
+            while index < bytes.count {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value &* 10 &+ Int64(digit)
+                index += 1
+            }
+            return negative ? 0 &- value : value
+        }
         while index < bytes.count {
             let digit = bytes[index] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }

@@ -81,6 +81,12 @@ import Testing
         #expect(integer("9223372036854775808") == nil)
         #expect(integer("-9223372036854775809") == nil)
         #expect(integer("-0") == 0)
+        // Either side of the 18-digit fast path, and a long run of leading zeros.
+        #expect(integer("999999999999999999") == 999_999_999_999_999_999)
+        #expect(integer("-999999999999999999") == -999_999_999_999_999_999)
+        #expect(integer("1000000000000000000") == 1_000_000_000_000_000_000)
+        #expect(integer("00000000000000000000042") == 42)
+        #expect(integer("12345678901234567a") == nil)
         for bad in ["", "-", "1.0", "+1", " 1", "1e3"] { #expect(integer(bad) == nil, "\(bad)") }
     }
 }
