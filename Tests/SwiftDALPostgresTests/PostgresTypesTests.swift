@@ -33,6 +33,32 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         #expect(read.map(\.1) == values)
     }
 
+    /// Each statement sends its own parameters: a NULL after a value at the same position
+    /// is NULL on the server (the engine reuses its parameter arrays from one statement to
+    /// the next), whatever the types around it, and is read so from outside.
+    @Test func nullParametersAreSentAsNullAfterValues() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql("CREATE TABLE p(k int PRIMARY KEY, a text, b bigint, c bytea, d double precision)")
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        try pool.write { db in
+            let insert = "INSERT INTO p(k, a, b, c, d) VALUES (?, ?, ?, ?, ?)"
+            try db.execute(sql: insert, arguments: [1, "one", 1, Data([1]), 1.5])
+            try db.execute(sql: insert, arguments: [2, nil as String?, nil as Int?, nil as Data?, nil as Double?])
+            try db.execute(sql: insert, arguments: [3, "three", nil as Int?, Data([3, 3]), nil as Double?])
+            try db.execute(sql: "INSERT INTO p(k) VALUES (?)", arguments: [4])
+            try db.execute(sql: insert, arguments: [5, nil as String?, 5, nil as Data?, 5.5])
+        }
+        let rows = try outside.psql(
+            "SELECT k, coalesce(a, 'NULL'), coalesce(b::text, 'NULL'), coalesce(encode(c, 'hex'), 'NULL'), "
+                + "coalesce(d::text, 'NULL') FROM p ORDER BY k")
+        #expect(
+            rows.split(separator: "\n") == [
+                "1|one|1|01|1.5", "2|NULL|NULL|NULL|NULL", "3|three|NULL|0303|NULL", "4|NULL|NULL|NULL|NULL",
+                "5|NULL|5|NULL|5.5"
+            ])
+    }
+
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(try String(contentsOfFile: repositoryRoot + "/Fixtures/postgres-types.sql", encoding: .utf8))
