@@ -57,6 +57,22 @@ final class PostgresConnection: EngineConnection {
         /// The columns of its last result, reused while the next result has the same
         /// number and types of columns (read once, not per result).
         var shape: PostgresRows.Shape?
+        /// libpq's result format for its executions: text (0) until a result shows that
+        /// every column reads the same in binary (1; see ``PostgresRows/Shape/readsInBinary``).
+        /// Only a statement prepared on the server switches: its result columns cannot
+        /// change without PostgreSQL refusing the execution (a stale plan, prepared again
+        /// as a new statement), while an unnamed one is planned anew each time.
+        private(set) var resultFormat: Int32 = 0
+
+        /// Keeps `rows`' shape for the next result, and asks for binary from then on
+        /// when it allows.
+        @inline(__always)
+        func adopt(_ rows: PostgresRows) {
+            let shape = rows.shape
+            guard self.shape !== shape else { return }
+            self.shape = shape
+            if resultFormat == 0, name != nil, !shape.isBinary, shape.readsInBinary { resultFormat = 1 }
+        }
 
         init(text: PostgresStatementText, name: String?, changesSchema: Bool) {
             self.text = text
@@ -422,11 +438,12 @@ final class PostgresConnection: EngineConnection {
                 let accepted = try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
                     if let name = prepared.cName {
                         return name.withUnsafeBufferPointer { name in
-                            PQsendQueryPrepared(connection, name.baseAddress, count, pointers, lengths, formats, 0)
+                            PQsendQueryPrepared(
+                                connection, name.baseAddress, count, pointers, lengths, formats, prepared.resultFormat)
                         }
                     }
                     return PQsendQueryParams(
-                        connection, prepared.text.sql, count, nil, pointers, lengths, formats, 0)
+                        connection, prepared.text.sql, count, nil, pointers, lengths, formats, prepared.resultFormat)
                 }
                 guard accepted == 1 else { throw broken(sql: prepared.text.sql) }
                 sent.append(
@@ -458,7 +475,7 @@ final class PostgresConnection: EngineConnection {
                     completedStatements += 1
                     // Frees the result when released.
                     let rows = PostgresRows(result: result, shape: statement.statement?.shape)
-                    if statement.statement?.shape !== rows.shape { statement.statement?.shape = rows.shape }
+                    statement.statement?.adopt(rows)
                     rowCount = rows.rowCount
                     let view = EngineResult(rows)
                     do {
@@ -974,10 +991,12 @@ final class PostgresConnection: EngineConnection {
         return try withParameters(values, sql: statement.text.sql) { count, pointers, lengths, formats in
             if let name = statement.cName {
                 return name.withUnsafeBufferPointer { name in
-                    PQexecPrepared(connection, name.baseAddress, count, pointers, lengths, formats, 0)
+                    PQexecPrepared(
+                        connection, name.baseAddress, count, pointers, lengths, formats, statement.resultFormat)
                 }
             }
-            return PQexecParams(connection, statement.text.sql, count, nil, pointers, lengths, formats, 0)
+            return PQexecParams(
+                connection, statement.text.sql, count, nil, pointers, lengths, formats, statement.resultFormat)
         }
     }
 
@@ -1106,7 +1125,7 @@ final class PostgresConnection: EngineConnection {
         case PGRES_TUPLES_OK:
             completedStatements += 1
             let rows = PostgresRows(result: result, shape: statement?.shape)  // frees the result when released
-            if statement?.shape !== rows.shape { statement?.shape = rows.shape }
+            statement?.adopt(rows)
             let result = EngineResult(rows)
             for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
             return rows.rowCount

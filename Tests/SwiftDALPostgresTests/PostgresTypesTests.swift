@@ -59,6 +59,71 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             ])
     }
 
+    /// A statement prepared on the server whose columns all read the same in binary format
+    /// asks for binary from its second execution: every value of those types, edges
+    /// included, reads the same from the first (text) result and the later (binary) ones,
+    /// through the general path and the typed reads, and as the server stores it.
+    @Test func valuesReadTheSameFromTextAndBinaryResults() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql(
+            """
+            CREATE TABLE b(k int PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, o oid, f boolean,
+              d double precision, t text, v varchar(20), c char(4), n name, y bytea);
+            INSERT INTO b VALUES
+              (1, -32768, -2147483648, -9223372036854775808, 0, false, '-Infinity', '', '', '', '', ''),
+              (2, 32767, 2147483647, 9223372036854775807, 4294967295, true, 'Infinity', 'Caf\u{E9} ☕ 𝄞', 'x', 'ab',
+               'nm', '\\x00ff00'),
+              (3, 0, 0, 0, 1, true, 'NaN', 'e\u{301}', 'é', 'é', 'é', '\\x'),
+              (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+              (5, -1, -1, -1, 2147483648, false, '-0', ' ', ' ', ' ', ' ', '\\x00'),
+              (6, 1, 1, 1, 7, true, '4.9e-324', 'a', 'b', 'c', 'd', '\\x5c'),
+              (7, 2, 2, 2, 8, false, '1.7976931348623157e308', 'x', 'y', 'z', 'w', '\\x01'),
+              (8, 3, 3, 3, 9, true, '0.1', 'q', 'r', 's', 't', '\\x02');
+            """)
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let query: SQL = "SELECT k, i2, i4, i8, o, f, d, t, v, c, n, y FROM b WHERE k > \(0) ORDER BY k"
+        struct Typed: Equatable {
+            var integers: [Int64?]
+            var double: Double?
+            var texts: [String?]
+            var bytes: Data?
+        }
+        func typedRow(_ row: RowView) throws -> Typed {
+            let isNaN = try row.decode(SQLiteValue.self, at: 6) == .text("NaN")
+            return Typed(
+                integers: try (0..<6).map { try row.decode(Int64?.self, at: $0) },
+                double: isNaN ? nil : try row.decode(Double?.self, at: 6),
+                texts: try (7..<11).map { try row.decode(String?.self, at: $0) },
+                bytes: try row.decode(Data?.self, at: 11))
+        }
+        let (general, typed) = try pool.read { db in
+            (
+                try (0..<3).map { _ in try db.fetchAll(query) },
+                try (0..<3).map { _ in try db.fetchAll(query, typedRow) }
+            )
+        }
+        for read in general.dropFirst() {
+            #expect(read.count == 8)
+            for (row, first) in zip(read, general[0]) {
+                #expect(zip(row.values, first.values).allSatisfy { $0.isIdentical(to: $1) }, "\(row.values)")
+            }
+        }
+        #expect(typed.count == 3 && typed[1] == typed[0] && typed[2] == typed[0])
+        #expect(typed[2][4].double.map { $0 == 0 && $0.sign == .minus } == true)  // -0 kept
+        // As the server stores them.
+        let first = general[0]
+        #expect(first[0].values.prefix(7) == [1, -32768, -2_147_483_648, .integer(.min), 0, 0, .real(-.infinity)])
+        #expect(first[1].values[3] == .integer(.max) && first[1].values[4] == .integer(4_294_967_295))
+        #expect(first[1].values[7] == .text("Caf\u{E9} ☕ 𝄞") && first[1].values[9] == .text("ab  "))
+        #expect(first[1].values[11] == .blob(Data([0, 255, 0])))
+        #expect(first[2].values[6] == .text("NaN") && first[2].values[7] == .text("e\u{301}"))
+        #expect(first[3].values.dropFirst().allSatisfy { $0 == .null })
+        #expect(first[4].values[4] == .integer(2_147_483_648))
+        #expect(first[5].values[6] == .real(4.9e-324) && first[6].values[6] == .real(1.7976931348623157e308))
+        #expect(first[7].values[6] == .real(0.1) && first[5].values[11] == .blob(Data([0x5C])))
+    }
+
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(try String(contentsOfFile: repositoryRoot + "/Fixtures/postgres-types.sql", encoding: .utf8))
