@@ -131,7 +131,7 @@ extension BaseDAL {
         -> Bool
     {
         try withMapping(writing: true) { db, mapping in
-            try db.execute(try updateFieldQuery(fieldName, try value.sqliteValue(), key: key, mapping)) > 0
+            try db.execute(try updateFieldQuery(fieldName, { try value.sqliteValue() }, key: key, mapping)) > 0
         }
     }
 
@@ -141,7 +141,7 @@ extension BaseDAL {
     ) throws -> SQL {
         // One column (the usual call): no sort, no lock, no hashing.
         if fields.count == 1, let field = fields.first {
-            return try updateFieldQuery(field.key, try field.value?.sqliteValue() ?? .null, key: key, mapping)
+            return try updateFieldQuery(field.key, { try field.value?.sqliteValue() ?? .null }, key: key, mapping)
         }
         let sorted = fields.sorted { $0.key < $1.key }
         let sql = try mapping.sql(.updateFields(sorted.map(\.key))) { try updateFieldsSQL(sorted.map(\.key), mapping) }
@@ -153,11 +153,13 @@ extension BaseDAL {
         return SQL(sql: sql, arguments: StatementArguments(values: values))
     }
 
-    /// The `UPDATE` of column `fieldName` to `value` in the row with primary key `key`.
+    /// The `UPDATE` of column `fieldName` to `value()` in the row with primary key `key`
+    /// (the column is checked before the value is converted, as `updateFields` does).
     private func updateFieldQuery(
-        _ fieldName: String, _ value: SQLiteValue, key: some EntityKey, _ mapping: TableMapping
+        _ fieldName: String, _ value: () throws -> SQLiteValue, key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {
         let sql = try mapping.updateFieldSQL(fieldName)
+        let value = try value()
         // No scope: the value, then the key's arguments, in one array.
         if !mapping.isScoped { return SQL(sql: sql, arguments: try mapping.keyArguments(key).prepending(value)) }
         var values = [SQLiteValue]()
@@ -173,7 +175,7 @@ extension BaseDAL {
     /// table, each named once, not the tenant column).
     private func updateFieldsSQL(_ fieldNames: [String], _ mapping: TableMapping) throws -> String {
         let names = try fieldNames.map { try mapping.column($0) }
-        guard Set(names.map { $0.identifierKey }).count == names.count else {
+        guard Set(names).count == names.count else {  // resolved spellings: the same column twice
             throw DALError(.invalidColumn, "updateFields names a column twice", table: mapping.table)
         }
         if let tenant = mapping.scope.tenantColumn, names.contains(tenant) {

@@ -241,9 +241,12 @@ final class TableMapping: Sendable {
         selectedPositions[column]
     }
 
-    /// The table's spelling of column `name` (ASCII case-insensitive), or a thrown
-    /// ``DALError/Code/invalidColumn`` naming it.
+    /// The table's spelling of column `name`: the column spelled exactly so, else the
+    /// first one equal to it in ASCII case-insensitive comparison; or a thrown
+    /// ``DALError/Code/invalidColumn`` naming it. (A PostgreSQL table can have both
+    /// `"Name"` and `name`: each is found by its own spelling.)
     func column(_ name: String) throws -> String {
+        if columns.contains(where: { $0.name == name }) { return name }
         if let real = canonicalNames[name.identifierKey] { return real }
         throw DALError(
             .invalidColumn,

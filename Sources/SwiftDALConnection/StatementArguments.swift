@@ -177,8 +177,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `value`, then these positional arguments (named ones are kept as they are).
-    package func prepending(_ value: SQLiteValue) -> StatementArguments {
+    /// `value`, then these positional arguments; throws for named arguments.
+    package func prepending(_ value: SQLiteValue) throws -> StatementArguments {
         var result = self
         switch storage {
         case .positional(let values):
@@ -190,7 +190,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         case .single(let first):
             result.storage = .positional([value, first])
         case .named:
-            break
+            throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
         }
         return result
     }

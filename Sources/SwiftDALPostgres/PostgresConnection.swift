@@ -64,14 +64,23 @@ final class PostgresConnection: EngineConnection {
         /// as a new statement), while an unnamed one is planned anew each time.
         private(set) var resultFormat: Int32 = 0
 
+        /// Whether its result columns are pinned by its plan (a query or a DML statement):
+        /// `FETCH`, `EXECUTE`, `SHOW`, `EXPLAIN`… build their columns anew at each run.
+        let hasPlannedResult: Bool
+
         /// Keeps `rows`' shape for the next result, and asks for binary from then on
-        /// when it allows.
+        /// when it allows (and for text again should a binary result not: a defence, as
+        /// only statements with planned results switch).
         @inline(__always)
         func adopt(_ rows: PostgresRows) {
             let shape = rows.shape
             guard self.shape !== shape else { return }
             self.shape = shape
-            if resultFormat == 0, name != nil, !shape.isBinary, shape.readsInBinary { resultFormat = 1 }
+            if shape.isBinary {
+                if !shape.readsInBinary { resultFormat = 0 }
+            } else if resultFormat == 0, name != nil, hasPlannedResult, shape.readsInBinary {
+                resultFormat = 1
+            }
         }
 
         init(text: PostgresStatementText, name: String?, changesSchema: Bool) {
@@ -80,6 +89,7 @@ final class PostgresConnection: EngineConnection {
             cName = name?.utf8CString
             self.changesSchema = changesSchema
             role = StatementRole(of: text.sql)
+            hasPlannedResult = PostgresConnection.hasPlannedResult(text.sql)
         }
     }
 
@@ -121,7 +131,12 @@ final class PostgresConnection: EngineConnection {
                 sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
         }
         guard !configuration.transactionPooling else { return }
-        var settings = ["SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on"]
+        // Floats as their shortest exact digits and bytea as hex whatever the database's or
+        // role's defaults: text results then read as binary ones do (see `PostgresRows`).
+        var settings = [
+            "SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on",
+            "SET extra_float_digits TO 3", "SET bytea_output TO 'hex'"
+        ]
         if let timeout = configuration.statementTimeout {
             settings.append(
                 // At least 1 ms (0 would mean none), at most PostgreSQL's largest (about 24.8 days).
@@ -890,6 +905,28 @@ final class PostgresConnection: EngineConnection {
         return ["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(first)
     }
 
+    /// Whether `sql`'s first word (after spaces and parentheses) starts a query or a DML
+    /// statement: `SELECT`, `WITH`, `VALUES`, `TABLE`, `INSERT`, `UPDATE`, `DELETE`, `MERGE`,
+    /// whose prepared result columns PostgreSQL keeps (a change fails as a stale plan).
+    static func hasPlannedResult(_ sql: String) -> Bool {
+        var word = [UInt8]()
+        for byte in sql.utf8 {
+            let lower = byte | 0x20
+            if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
+                word.append(lower)
+                if word.count > 6 { return false }
+                continue
+            }
+            if word.isEmpty, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "(") || (0x09...0x0D).contains(byte) {
+                continue
+            }
+            break
+        }
+        return Self.plannedResultWords.contains(word)
+    }
+    private static let plannedResultWords: Set<[UInt8]> = Set(
+        ["select", "with", "values", "table", "insert", "update", "delete", "merge"].map { Array($0.utf8) })
+
     private static func packed(_ word: String) -> Int { word.utf8.reduce(0) { $0 << 8 | Int($1) } }
     private static let alter = packed("alter")
     private static let drop = packed("drop")
@@ -1014,11 +1051,11 @@ final class PostgresConnection: EngineConnection {
         // Filled in place (`@exclusivity(unchecked)`: only the thread using the connection
         // touches them), not swapped out and back: five arrays moved twice cost ten
         // reference counts a statement (callgrind, PostgreSQL W7).
-        try parameterArrays.fill(values, sql: sql)
         defer {
             // A large value's bytes are not kept for the connection's lifetime.
             if parameterArrays.bytes.capacity > 1 << 20 { parameterArrays.bytes = [] }
         }
+        try parameterArrays.fill(values, sql: sql)
         let bytes = parameterArrays.bytes  // shares the storage, which stays as it is until `body` returns
         return try bytes.withUnsafeBufferPointer { buffer -> R in
             parameterArrays.setPointers(count: values.count, base: UnsafeRawPointer(buffer.baseAddress))

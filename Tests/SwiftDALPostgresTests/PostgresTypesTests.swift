@@ -90,17 +90,20 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             var bytes: Data?
         }
         func typedRow(_ row: RowView) throws -> Typed {
-            let isNaN = try row.decode(SQLiteValue.self, at: 6) == .text("NaN")
+            // NaN is no REAL (SQLite holds none): reading it as a Double fails, from text and binary alike.
+            let double = try? row.decode(Double?.self, at: 6)
             return Typed(
                 integers: try (0..<6).map { try row.decode(Int64?.self, at: $0) },
-                double: isNaN ? nil : try row.decode(Double?.self, at: 6),
+                double: double ?? nil,
                 texts: try (7..<11).map { try row.decode(String?.self, at: $0) },
                 bytes: try row.decode(Data?.self, at: 11))
         }
+        // The typed reads run a statement of their own, so that their first run reads text too.
+        let typedQuery: SQL = "SELECT k, i2, i4, i8, o, f, d, t, v, c, n, y FROM b WHERE k < \(100) ORDER BY k"
         let (general, typed) = try pool.read { db in
             (
                 try (0..<3).map { _ in try db.fetchAll(query) },
-                try (0..<3).map { _ in try db.fetchAll(query, typedRow) }
+                try (0..<3).map { _ in try db.fetchAll(typedQuery, typedRow) }
             )
         }
         for read in general.dropFirst() {
@@ -110,6 +113,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             }
         }
         #expect(typed.count == 3 && typed[1] == typed[0] && typed[2] == typed[0])
+        #expect(
+            typed[0].map(\.double) == [-.infinity, .infinity, nil, nil, -0.0, 4.9e-324, .greatestFiniteMagnitude, 0.1])
         #expect(typed[2][4].double.map { $0 == 0 && $0.sign == .minus } == true)  // -0 kept
         // As the server stores them.
         let first = general[0]
@@ -122,6 +127,48 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         #expect(first[4].values[4] == .integer(2_147_483_648))
         #expect(first[5].values[6] == .real(4.9e-324) && first[6].values[6] == .real(1.7976931348623157e308))
         #expect(first[7].values[6] == .real(0.1) && first[5].values[11] == .blob(Data([0x5C])))
+    }
+
+    /// Only statements whose result columns PostgreSQL pins read binary: a `FETCH` from a
+    /// cursor declared again over other columns (numeric, timestamptz: no binary reader)
+    /// reads them as the text path does, however often the same `FETCH` ran before.
+    @Test func statementsWhoseColumnsChangeStayInText() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql(
+            "CREATE TABLE m(id bigint, price numeric, at timestamptz); "
+                + "INSERT INTO m VALUES (1, 2.50, '2026-01-02 03:04:05+00'), (2, 10, '2026-02-03 04:05:06+00')")
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let (ids, later) = try pool.write { db in
+            try db.execute(sql: "DECLARE c CURSOR FOR SELECT id FROM m ORDER BY id")
+            let ids = try (0..<3).map { _ in try db.fetchAll(sql: "FETCH 1 FROM c").map(\.values) }
+            try db.execute(sql: "CLOSE c")
+            try db.execute(sql: "DECLARE c CURSOR FOR SELECT price, at FROM m ORDER BY id")
+            let later = try (0..<2).map { _ in try db.fetchAll(sql: "FETCH 1 FROM c").map(\.values) }
+            return (ids, later)
+        }
+        #expect(ids == [[[.integer(1)]], [[.integer(2)]], []])
+        #expect(later[0].first?.first == .real(2.5) && later[1].first?.first == .integer(10))
+        #expect(later[0].first?.last == .text("2026-01-02 03:04:05+00"))
+    }
+
+    /// Text results read as binary ones do, whatever the database's defaults: a database
+    /// set to round floats (`extra_float_digits = 0`) and to write bytea escaped still
+    /// reads the exact double and the bytes, from a statement's first run and its later ones.
+    @Test func textResultsReadAsBinaryOnesUnderAnyDatabaseDefaults() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql(
+            "ALTER DATABASE \(outside.database) SET extra_float_digits = 0; "
+                + "ALTER DATABASE \(outside.database) SET bytea_output = 'escape'")
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let reads = try pool.read { db in
+            try (0..<3).map { _ in
+                try db.fetchOne(SQL(sql: "SELECT CAST(0.1 AS float8) + CAST(0.2 AS float8), CAST('\\x00ff' AS bytea)"))?
+                    .values
+            }
+        }
+        #expect(reads.allSatisfy { $0 == [.real(0.1 + 0.2), .blob(Data([0, 255]))] }, "\(reads)")
     }
 
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
