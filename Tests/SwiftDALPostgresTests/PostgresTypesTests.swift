@@ -114,7 +114,9 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         }
         #expect(typed.count == 3 && typed[1] == typed[0] && typed[2] == typed[0])
         #expect(
-            typed[0].map(\.double) == [-.infinity, .infinity, nil, nil, -0.0, 4.9e-324, .greatestFiniteMagnitude, 0.1])
+            typed[0].map(\.double) == [
+                -.infinity, .infinity, nil, nil, -0.0, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1
+            ])
         #expect(typed[2][4].double.map { $0 == 0 && $0.sign == .minus } == true)  // -0 kept
         // As the server stores them.
         let first = general[0]
@@ -125,7 +127,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         #expect(first[2].values[6] == .text("NaN") && first[2].values[7] == .text("e\u{301}"))
         #expect(first[3].values.dropFirst().allSatisfy { $0 == .null })
         #expect(first[4].values[4] == .integer(2_147_483_648))
-        #expect(first[5].values[6] == .real(4.9e-324) && first[6].values[6] == .real(1.7976931348623157e308))
+        #expect(
+            first[5].values[6] == .real(.leastNonzeroMagnitude) && first[6].values[6] == .real(1.7976931348623157e308))
         #expect(first[7].values[6] == .real(0.1) && first[5].values[11] == .blob(Data([0x5C])))
     }
 
