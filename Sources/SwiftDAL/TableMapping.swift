@@ -255,27 +255,27 @@ final class TableMapping: Sendable {
             table: table, column: name)
     }
 
-    /// The existence check on column `name` (see ``existsSQL``): an exact spelling is
-    /// found by a linear scan of short strings, any other by the case-insensitive map.
-    func existsSQL(_ name: String) throws -> String {
-        if let position = columns.firstIndex(where: { $0.name == name }) { return existsSQL[position] }
+    /// The position in `columns` of column `name`, as ``column(_:)`` resolves it: an exact
+    /// spelling found by a linear scan of short strings (no hashing, the usual case), any
+    /// other by the case-insensitive map.
+    private func position(ofColumn name: String) throws -> Int {
+        if let position = columns.firstIndex(where: { $0.name == name }) { return position }
         let real = try column(name)
         guard let position = columns.firstIndex(where: { $0.name == real }) else {
             throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
         }
-        return existsSQL[position]
+        return position
     }
 
-    /// The one-column `UPDATE` of `updateFields` for column `name` (see ``updateFieldSQL``),
-    /// found as ``existsSQL(_:)`` finds its statement; the tenant column throws
-    /// ``DALError/Code/scopeViolation``.
+    /// The existence check on column `name` (see ``existsSQL``).
+    func existsSQL(_ name: String) throws -> String {
+        existsSQL[try position(ofColumn: name)]
+    }
+
+    /// The one-column `UPDATE` of `updateFields` for column `name` (see ``updateFieldSQL``);
+    /// the tenant column throws ``DALError/Code/scopeViolation``.
     func updateFieldSQL(_ name: String) throws -> String {
-        let position =
-            try columns.firstIndex(where: { $0.name == name })
-            ?? columns.firstIndex(where: { $0.name == (try column(name)) })
-        guard let position else {
-            throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
-        }
+        let position = try position(ofColumn: name)
         guard let sql = updateFieldSQL[position] else {
             let tenant = columns[position].name
             throw DALError(

@@ -909,23 +909,25 @@ final class PostgresConnection: EngineConnection {
     /// statement: `SELECT`, `WITH`, `VALUES`, `TABLE`, `INSERT`, `UPDATE`, `DELETE`, `MERGE`,
     /// whose prepared result columns PostgreSQL keeps (a change fails as a stale plan).
     static func hasPlannedResult(_ sql: String) -> Bool {
-        var word = [UInt8]()
+        var word = 0  // folded, packed in an integer (as `isSchemaChange` reads its first word)
+        var length = 0
         for byte in sql.utf8 {
             let lower = byte | 0x20
             if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
-                word.append(lower)
-                if word.count > 6 { return false }
+                length += 1
+                guard length <= 6 else { return false }
+                word = word << 8 | Int(lower)
                 continue
             }
-            if word.isEmpty, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "(") || (0x09...0x0D).contains(byte) {
+            if length == 0, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "(") || (0x09...0x0D).contains(byte) {
                 continue
             }
             break
         }
         return Self.plannedResultWords.contains(word)
     }
-    private static let plannedResultWords: Set<[UInt8]> = Set(
-        ["select", "with", "values", "table", "insert", "update", "delete", "merge"].map { Array($0.utf8) })
+    private static let plannedResultWords = Set(
+        ["select", "with", "values", "table", "insert", "update", "delete", "merge"].map(packed))
 
     private static func packed(_ word: String) -> Int { word.utf8.reduce(0) { $0 << 8 | Int($1) } }
     private static let alter = packed("alter")
