@@ -258,6 +258,7 @@ final class TableMapping: Sendable {
     /// The position in `columns` of column `name`, as ``column(_:)`` resolves it: an exact
     /// spelling found by a linear scan of short strings (no hashing, the usual case), any
     /// other by the case-insensitive map.
+    @inline(__always)
     private func position(ofColumn name: String) throws -> Int {
         if let position = columns.firstIndex(where: { $0.name == name }) { return position }
         let real = try column(name)
