@@ -126,6 +126,12 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         try waitForState(["primary", "secondary"], timeout: timeout)
     }
 
+    /// The monitor's last `count` events (state changes and their reasons), oldest first:
+    /// what a test prints when a failover did not go as it expected.
+    public func events(count: Int = 40) throws -> String {
+        try run(["show", "events", "--pgdata", directory + "/monitor", "--count", String(count)])
+    }
+
     /// The nodes' current states, as the monitor reports them (`primary`, `secondary`,
     /// `draining`, …), in node order.
     public func states() throws -> [String] {
