@@ -6,6 +6,7 @@
 
 // libpq's diagnostic field codes are character-literal macros; named here as constants.
 static const int swiftdal_pg_diag_sqlstate = PG_DIAG_SQLSTATE;
+static const int swiftdal_pg_diag_severity_nonlocalized = PG_DIAG_SEVERITY_NONLOCALIZED;
 static const int swiftdal_pg_diag_message_primary = PG_DIAG_MESSAGE_PRIMARY;
 static const int swiftdal_pg_diag_message_detail = PG_DIAG_MESSAGE_DETAIL;
 static const int swiftdal_pg_diag_message_hint = PG_DIAG_MESSAGE_HINT;

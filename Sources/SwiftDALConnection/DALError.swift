@@ -61,7 +61,9 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         public static let timeout = Code(rawValue: "timeout")
         /// A call that may or may not have committed: the connection was lost (or its
         /// server stopped answering and it was abandoned) while a statement that commits
-        /// was in flight (a `COMMIT`, or a write outside a transaction). Never "rolled back":
+        /// was in flight (a `COMMIT`, or a write outside a transaction), or the call was
+        /// stopped while its commit waited for a synchronous standby (PostgreSQL keeps it on
+        /// the primary, unconfirmed by any standby: a failover may lose it). Never "rolled back":
         /// find out before retrying (read the row back, or give each write an idempotency key
         /// the table keeps unique, so that a retry of a write that did commit is refused).
         public static let outcomeUnknown = Code(rawValue: "outcomeUnknown")

@@ -288,6 +288,22 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         }
     }
 
+    /// `write`'s result, the session moved on past it (``recordWrite()``). A write whose
+    /// outcome is unknown (``SwiftDAL/DALError/Code/outcomeUnknown``: it may have
+    /// committed) moves the session on too, so that a read made to check it sees it if it
+    /// is there.
+    private func recordingWrite<T>(_ write: () throws -> T) throws -> T {
+        let result: T
+        do {
+            result = try write()
+        } catch let error as DALError where error.code == .outcomeUnknown {
+            recordWrite()
+            throw error
+        }
+        recordWrite()
+        return result
+    }
+
     /// The timeline a WAL file name starts with (`000000020000000000000004`: 2).
     static func timeline(ofWALFile name: String) -> UInt32? {
         guard name.utf8.count == 24 else { return nil }
@@ -334,9 +350,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard try heldConnection(writing: false) == nil else { throw reentrancyError("write") }
         try checkOnePrimary()
-        let result = try primary.write(body)
-        recordWrite()
-        return result
+        return try recordingWrite { try primary.write(body) }
     }
 
     /// See ``DatabaseWriter/reentrantWrite(_:)``: always on the primary (a write inside a
@@ -347,9 +361,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
         if let held = try heldConnection(writing: true) { return try body(held) }
         try checkOnePrimary()
-        let result = try primary.reentrantWrite(body)
-        recordWrite()
-        return result
+        return try recordingWrite { try primary.reentrantWrite(body) }
     }
 
     /// See ``DatabaseReader/perform(writing:_:)``: a write waits in line for a connection

@@ -42,6 +42,18 @@ final class PostgresConnection: EngineConnection {
     /// Reused by every execution (see `execute`); only the thread using the connection
     /// touches it.
     @exclusivity(unchecked) private var parameterArrays = ParameterArrays()
+    /// What the server's notices said during the current statement (libpq calls the
+    /// receiver on the thread using the connection, inside its own calls).
+    private let notices = NoticeLog()
+
+    /// See ``notices``.
+    private final class NoticeLog {
+        /// Whether the current statement drew a WARNING of SQLSTATE 01000: what PostgreSQL
+        /// sends when a cancel request ends a commit's wait for a synchronous standby
+        /// ("canceling wait for synchronous replication"), the transaction committed on
+        /// the primary and confirmed by no standby (see `checkCommitConfirmed`).
+        var sawWarning = false
+    }
 
     private final class PreparedStatement {
         let text: PostgresStatementText
@@ -117,8 +129,18 @@ final class PostgresConnection: EngineConnection {
         }
         self.connection = connection
         socket = PQsocket(connection)
-        // libpq prints notices to stderr by default: a library must not.
-        PQsetNoticeReceiver(connection, { _, _ in }, nil)
+        // libpq prints notices to stderr by default: a library must not. Warnings are noted
+        // (see `checkCommitConfirmed`), everything else dropped.
+        PQsetNoticeReceiver(
+            connection,
+            { log, notice in
+                guard let log, let notice,
+                    let severity = PQresultErrorField(notice, swiftdal_pg_diag_severity_nonlocalized),
+                    strcmp(severity, "WARNING") == 0,
+                    let state = PQresultErrorField(notice, swiftdal_pg_diag_sqlstate), strcmp(state, "01000") == 0
+                else { return }
+                Unmanaged<NoticeLog>.fromOpaque(log).takeUnretainedValue().sawWarning = true
+            }, Unmanaged.passUnretained(notices).toOpaque())
         canceller = CancelHandle(connection)
         // UTF-8 both ways. The server reports its client encoding at connection start (the
         // database's encoding unless configured otherwise): a round trip to set it only
@@ -184,6 +206,7 @@ final class PostgresConnection: EngineConnection {
     /// answered; a connection whose request is never answered is broken).
     private func checkMaySend(_ sql: String, role: StatementRole) throws {
         if failed || abandoned.load(ordering: .acquiring) { throw connectionError(sql: sql) }
+        notices.sawWarning = false
         guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
         guard role == .rollback else {
             throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: sql)
@@ -318,6 +341,9 @@ final class PostgresConnection: EngineConnection {
             }
             let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
             if statement.changesSchema { try clearStatementCache() }
+            if notices.sawWarning {
+                try checkCommitConfirmed(role: statement.role, autocommit: autocommit, sql: query.sql)
+            }
             return affected
         } catch {
             if statement.role == .rollback {
@@ -359,6 +385,30 @@ final class PostgresConnection: EngineConnection {
             "the connection to \(name) was lost while a statement that commits was in flight: it may or may not "
                 + "have committed. Check before retrying (read the row, or use an idempotency key)",
             sql: sql, underlying: error)
+    }
+
+    /// Throws ``SwiftDAL/DALError/Code/outcomeUnknown`` for a statement that commits (a
+    /// `COMMIT`, or a write outside a transaction) and succeeded only because this call's
+    /// stop ended its wait for a synchronous standby. PostgreSQL then keeps the commit on
+    /// the primary and answers with a warning ("canceling wait for synchronous
+    /// replication … The transaction has already committed locally, but might not have
+    /// been replicated to the standby"): the write is there now, but no standby confirmed
+    /// it, and a failover can lose it. Reported committed, a write a failover lost had
+    /// been acknowledged; reported rolled back, a write still there would be retried.
+    /// (Matched by its SQLSTATE and severity, which do not depend on the server's
+    /// language; a trigger's own `RAISE WARNING` on a stopped commit is reported the same,
+    /// the cautious way.)
+    private func checkCommitConfirmed(role: StatementRole, autocommit: Bool, sql: String) throws {
+        notices.sawWarning = false
+        guard role == .commit || (autocommit && role == .write),
+            cancelRequested.load(ordering: .sequentiallyConsistent)
+        else { return }
+        throw DALError(
+            .outcomeUnknown,
+            "the call was stopped while its commit waited for a synchronous standby of \(name): the transaction "
+                + "committed there, but no standby confirmed it, and a failover may lose it. Check before retrying "
+                + "(read the row, or use an idempotency key)",
+            sql: sql)
     }
 
     // MARK: Batches
@@ -586,6 +636,7 @@ final class PostgresConnection: EngineConnection {
         let sql = Database.copySQL(table, columns)
         let connection = try openConnection()
         try checkMaySend(sql, role: .other)
+        let autocommit = !isInTransaction
         guard let start = PQexec(connection, sql) else {
             failed = true
             throw connectionError(sql: sql)
@@ -670,6 +721,8 @@ final class PostgresConnection: EngineConnection {
         }
         if let abort { throw abort }
         if let serverError { throw serverError }
+        // A COPY outside a transaction commits on its own.
+        if notices.sawWarning { try checkCommitConfirmed(role: .write, autocommit: autocommit, sql: sql) }
         return loaded
     }
 
@@ -858,6 +911,7 @@ final class PostgresConnection: EngineConnection {
             if role == .rollback { failed = true }
             throw outcome(of: error, role: role, autocommit: autocommit, sql: script)
         }
+        if notices.sawWarning { try checkCommitConfirmed(role: role, autocommit: autocommit, sql: script) }
         if Self.isSchemaChange(script) { try clearStatementCache() }
     }
 

@@ -96,10 +96,11 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     }
 
     /// The same through a cluster in a consistency session, with synchronous replication
-    /// whose standby hangs (SIGSTOP): every COMMIT waits for it, and the stop lands on the
-    /// COMMIT in flight. PostgreSQL then keeps the commit (it only stops waiting for the
-    /// standby): the call reports it committed, with its token, never "rolled back".
-    @Test func aStopDuringACommitWaitingForASynchronousStandbyReportsTheCommit() async throws {
+    /// whose standbys hang (SIGSTOP): every COMMIT waits for them, and the stop lands on the
+    /// COMMIT in flight. PostgreSQL then keeps the commit on the primary, confirmed by no
+    /// standby (a failover may lose it): the call reports neither "committed" nor "rolled
+    /// back", but `outcomeUnknown`, and its session reads it back while it is there.
+    @Test func aStopDuringACommitWaitingForASynchronousStandbyReportsItUnknown() async throws {
         let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         try servers.primary.psql(
@@ -129,16 +130,36 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
         }
         // Then every synchronous standby hangs: each COMMIT waits until the stop.
         for standby in servers.standbys { standby.pause() }
+        var sessions = [Int: ConsistencySession]()
         for id in 100..<110 {
             let session = ConsistencySession()
+            sessions[id] = session
             await outcomes.record(id) {
                 try await withDatabaseTimeout(.milliseconds(300)) { try await sessionWrite(cluster, session, id) }
             }
             #expect(
-                outcomes.reports[id] == .committed,
+                outcomes.reports[id] == .unknown,
                 "write \(id) during the hang: \(String(describing: outcomes.reports[id]))")
+            #expect(session.token != nil, "write \(id): the session did not move on past it")
+        }
+        // On the server: each is on the primary, past what any standby has confirmed.
+        let stored = try storedIDs(servers.primary, database: servers.database)
+        #expect(Set(100..<110).isSubset(of: stored), "\(stored.filter { $0 >= 100 }.sorted())")
+        let unconfirmed = try servers.primary.psql(
+            "SELECT pg_current_wal_lsn() > ALL (SELECT flush_lsn FROM pg_stat_replication WHERE flush_lsn IS NOT NULL)")
+        #expect(unconfirmed.trimmingCharacters(in: .whitespacesAndNewlines) == "t")
+        // A session reads its unknown write back while it is there (from the primary, since
+        // no replica has it).
+        for id in [100, 109] {
+            let session = try #require(sessions[id])
+            let seen = try await session.run {
+                try await cluster.read { db in
+                    try db.fetchScalar(Int.self, "SELECT count(*) FROM ledger WHERE id = \(id)")
+                }
+            }
+            #expect(seen == 1, "write \(id) read back through its session")
         }
         for standby in servers.standbys { standby.resume() }
-        outcomes.check(against: try storedIDs(servers.primary, database: servers.database), "cluster")
+        outcomes.check(against: stored, "cluster")
     }
 }
