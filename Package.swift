@@ -95,7 +95,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftdal-bench",
-            dependencies: ["CRawBench", "CRawPostgresBench", "SwiftDAL", "SwiftDALPostgres", "SwiftDALTestSupport"],
+            dependencies: [
+                "CRawBench", "CRawPostgresBench", "CSwiftDALSQLite", "SwiftDAL", "SwiftDALPostgres",
+                "SwiftDALTestSupport"
+            ],
             path: "Tests/Benchmarks/swiftdal-bench",
             exclude: ["results", "schema.sql"]
         ),

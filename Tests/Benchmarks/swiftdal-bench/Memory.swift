@@ -74,7 +74,7 @@ func runMemoryProbes(_ options: BenchOptions) throws -> [MemoryMeasurement] {
     let pragmas = options.pragmaArguments
     results.append(
         try measureInChild(probe: "idle", implementation: nil, path: path, rows: options.rows, pragmas: pragmas))
-    for implementation in Implementation.allCases {
+    for implementation in Implementation.timedDefaults {
         results.append(
             try measureInChild(
                 probe: "W2", implementation: implementation, path: path, rows: options.rows, pragmas: pragmas))

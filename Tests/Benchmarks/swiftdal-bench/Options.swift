@@ -20,7 +20,7 @@ struct BenchOptions {
     var csvPath: String?
     var svgPath: String?
     var workloads: Set<String>?
-    var implementations: [Implementation] = Implementation.allCases
+    var implementations: [Implementation] = Implementation.timedDefaults
     var memory = true
     var probe: String?
     var probeImplementation: String?
@@ -64,8 +64,10 @@ struct BenchOptions {
           --warmup N         unrecorded runs of each workload first (default 1): the first
                              run in a process pays for growing the heap, whoever runs it
           --workloads LIST   comma-separated ids to run, e.g. W1,W3,W8 (default all)
-          --implementations LIST  comma-separated subset of raw,explicit,codable (default all;
-                             ratios need raw)
+          --implementations LIST  comma-separated subset of raw,explicit,codable,rawswift
+                             (default raw,explicit,codable; with --instructions all four;
+                             ratios need raw). rawswift: hand-written Swift straight over
+                             SQLite's C API, no library — what Swift itself costs
           --stream-rows N    rows for the streaming memory probes (default 1000000)
           --stream           only measure streaming --stream-rows rows through DatabaseStream
                              (for try await over users.stream()): peak memory of a child
@@ -237,6 +239,7 @@ struct BenchOptions {
         switch options.engine {
         case .sqlite:
             if options.instructions && !options.rowsGiven { options.rows = 20_000 }
+            if options.instructions { options.implementations = Implementation.allCases }
             if options.postgresURL != nil || !options.serverSettings.isEmpty {
                 throw BenchError("--postgres-url and --server-setting need --engine postgres")
             }
@@ -246,6 +249,7 @@ struct BenchOptions {
                     case "raw": return .raw
                     case "explicit": return .explicit
                     case "codable": return .codable
+                    case "rawswift": return .rawSwift
                     default: throw BenchError("unknown implementation \(name)")
                     }
                 }

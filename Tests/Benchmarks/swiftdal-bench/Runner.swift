@@ -6,6 +6,10 @@ enum Implementation: String, CaseIterable, Codable {
     case raw = "raw C"
     case explicit = "SwiftDAL explicit"
     case codable = "SwiftDAL Codable"
+    /// Hand-written Swift over SQLite's C API, no library (`SwiftFloor`): what Swift itself
+    /// costs above C for the workload. Counted by `--instructions` by default; timed only
+    /// when `--implementations` names it.
+    case rawSwift = "raw Swift"
 
     /// The name `--implementations` and `--probe-implementation` take.
     var optionName: String {
@@ -13,8 +17,12 @@ enum Implementation: String, CaseIterable, Codable {
         case .raw: "raw"
         case .explicit: "explicit"
         case .codable: "codable"
+        case .rawSwift: "rawswift"
         }
     }
+
+    /// What a timed run measures unless `--implementations` says otherwise.
+    static let timedDefaults: [Implementation] = [.raw, .explicit, .codable]
 }
 
 /// One workload of the benchmark definition. Each side returns the seconds of its
@@ -42,11 +50,13 @@ func rawCall(_ name: String, _ body: (inout Int64, inout Double) -> Int32) throw
 func swiftCall(
     _ implementation: Implementation, _ path: String, _ rows: Int64,
     explicit: (SwiftWorkloads<ExplicitUser>) throws -> (seconds: Double, checksum: Int64),
-    codable: (SwiftWorkloads<CodableUser>) throws -> (seconds: Double, checksum: Int64)
+    codable: (SwiftWorkloads<CodableUser>) throws -> (seconds: Double, checksum: Int64),
+    floor: (SwiftFloor) throws -> (seconds: Double, checksum: Int64)
 ) throws -> (seconds: Double, checksum: Int64) {
     switch implementation {
     case .explicit: try explicit(SwiftWorkloads<ExplicitUser>(path: path, rows: rows))
     case .codable: try codable(SwiftWorkloads<CodableUser>(path: path, rows: rows))
+    case .rawSwift: try floor(SwiftFloor(path: path, rows: rows))
     case .raw: throw BenchError("raw C is not a Swift implementation")
     }
 }
@@ -81,18 +91,26 @@ let workloads: [Workload] = [
     Workload(
         id: "W1", title: "insert", populated: false,
         raw: { path, n in try rawCall("W1") { rawbench_w1_insert(path, n, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() }) }),
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() },
+                floor: { try $0.w1Insert() })
+        }),
     Workload(
         id: "W2", title: "fetch-all", populated: true,
         raw: { path, _ in try rawCall("W2") { rawbench_w2_fetch_all(path, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() }) }),
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w2FetchAll() }, codable: { try $0.w2FetchAll() },
+                floor: { try $0.w2FetchAll() })
+        }),
     Workload(
         id: "W3", title: "lookup", populated: true,
         raw: { path, n in try rawCall("W3") { rawbench_w3_lookup(path, n, 1, &$0, &$1) } },
         swift: {
             try swiftCall(
                 $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: true) },
-                codable: { try $0.w3Lookup(inTransaction: true) })
+                codable: { try $0.w3Lookup(inTransaction: true) }, floor: { try $0.w3Lookup(inTransaction: true) })
         }),
     Workload(
         id: "W3A", title: "lookup, per call", populated: true,
@@ -100,24 +118,40 @@ let workloads: [Workload] = [
         swift: {
             try swiftCall(
                 $0, $1, $2, explicit: { try $0.w3Lookup(inTransaction: false) },
-                codable: { try $0.w3Lookup(inTransaction: false) })
+                codable: { try $0.w3Lookup(inTransaction: false) }, floor: { try $0.w3Lookup(inTransaction: false) })
         }),
     Workload(
         id: "W4", title: "filter", populated: true,
         raw: { path, n in try rawCall("W4") { rawbench_w4_filter(path, n, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() }) }),
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w4Filter() }, codable: { try $0.w4Filter() },
+                floor: { try $0.w4Filter() })
+        }),
     Workload(
         id: "W5", title: "update", populated: true,
         raw: { path, n in try rawCall("W5") { rawbench_w5_update(path, n, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() }) }),
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w5Update() }, codable: { try $0.w5Update() },
+                floor: { try $0.w5Update() })
+        }),
     Workload(
         id: "W6", title: "exists", populated: true,
         raw: { path, n in try rawCall("W6") { rawbench_w6_exists(path, n, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() }) }),
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w6Exists() }, codable: { try $0.w6Exists() },
+                floor: { try $0.w6Exists() })
+        }),
     Workload(
         id: "W7", title: "count", populated: true,
         raw: { path, n in try rawCall("W7") { rawbench_w7_count(path, n, &$0, &$1) } },
-        swift: { try swiftCall($0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() }) })
+        swift: {
+            try swiftCall(
+                $0, $1, $2, explicit: { try $0.w7Count() }, codable: { try $0.w7Count() },
+                floor: { try $0.w7Count() })
+        })
 ]
 
 /// Results of one workload and implementation over every run.
@@ -220,7 +254,8 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
         let recorded = round >= options.warmup
         let label =
             recorded ? "run \(round - options.warmup + 1)/\(options.runs)" : "warm-up \(round + 1)/\(options.warmup)"
-        for implementation in rotated(options.implementations, by: round) {
+        // (W8 has no raw Swift side: its concurrency would be a harness of its own.)
+        for implementation in rotated(options.implementations.filter { $0 != .rawSwift }, by: round) {
             let path = options.workDirectory + "/W8-\(implementation).sqlite"
             try prepareDatabase(path, rows: options.rows, populated: true)
             defer { removeDatabase(path) }
@@ -243,6 +278,8 @@ func runConcurrent(_ options: BenchOptions, readers: Int) throws -> [ConcurrentM
             case .codable:
                 result = try SwiftWorkloads<CodableUser>(path: path, rows: options.rows)
                     .w8Concurrent(readers: readers, lookups: lookups, writes: writes, batch: batch)
+            case .rawSwift:
+                continue
             }
             errors[implementation, default: (0, 0)].busy += result.busyErrors
             errors[implementation, default: (0, 0)].other += result.otherErrors
