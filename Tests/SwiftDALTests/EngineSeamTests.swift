@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// The engine seam's ratchet (issue 25: an engine is added by adding a module, with no
+/// `engine ==` branch anywhere else). Every branch on the engine outside an engine's own
+/// module is counted, file by file, in the package's sources; the files that still have
+/// some are listed below with their count today, and the list may only shrink: a new
+/// branch, or a branch in a file not listed, fails this test. Put the engine's SQL in its
+/// dialect (or the engine's module) instead. When a file's branches move out, lower its
+/// count here (or remove it): a count above what the file holds fails too, so that the
+/// list stays the truth.
+@Suite struct EngineSeamTests {
+    /// Branches on the engine left outside engine modules, by file (relative to `Sources/`).
+    static let remainingBranches: [String: Int] = [
+        "SampleDAL/SampleSchema.swift": 3,
+        "SwiftDAL/SQLDialect.swift": 2,
+        "SwiftDALCodegen/ColumnTypeMapping.swift": 2,
+        "SwiftDALCodegen/EntityGenerator.swift": 1,
+        "SwiftDALCodegen/SchemaObjects.swift": 1,
+        "SwiftDALConnection/SQL/SQLLexicon.swift": 9,
+        "SwiftDALEntity/TableDefinition.swift": 2,
+        "SwiftDALSchema/Database+Tables.swift": 4,
+        "SwiftDALSchema/Migrator.swift": 6,
+        "SwiftDALSchema/QueryPlanGuard.swift": 2
+    ]
+
+    /// The modules that are an engine (or its C library): branches inside are its own.
+    static let engineModules: Set<String> = ["SwiftDALPostgres", "CSwiftDALPostgres", "CSwiftDALSQLite"]
+
+    /// `engine == .x`, `engine != .x`, `case .x` and `.x:` / `.x ?` for an engine `x`.
+    static let branchPattern =
+        #"engine\s*[!=]=\s*\.(sqlite|postgres)\b|case\s+\.(sqlite|postgres)\b|\.(sqlite|postgres)\s*[:?]"#
+
+    /// The number of engine branches in each Swift file under `Sources/`, outside engine
+    /// modules and comments.
+    static func branchesBySourceFile() throws -> [String: Int] {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+        let branch = try Regex(branchPattern)
+        var counts = [String: Int]()
+        for file in files where file.hasSuffix(".swift") {
+            guard let module = file.split(separator: "/").first, !engineModules.contains(String(module)) else {
+                continue
+            }
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            let count = text.split(separator: "\n").filter { line in
+                let code = line.drop { $0 == " " }
+                return !code.hasPrefix("//") && code.contains(branch)
+            }.count
+            if count > 0 { counts[file] = count }
+        }
+        return counts
+    }
+
+    @Test func noEngineBranchIsAddedOutsideAnEngineModule() throws {
+        let counts = try Self.branchesBySourceFile()
+        #expect(!counts.isEmpty, "no branch found at all: is the Sources folder where this test looks?")
+        for (file, count) in counts.sorted(by: { $0.key < $1.key }) {
+            let allowed = Self.remainingBranches[file] ?? 0
+            #expect(
+                count <= allowed,
+                "\(file) branches on the engine \(count) times (allowed: \(allowed)): put the engine's SQL in its dialect or module"
+            )
+        }
+        for (file, allowed) in Self.remainingBranches.sorted(by: { $0.key < $1.key }) {
+            let count = counts[file] ?? 0
+            #expect(
+                count >= allowed,
+                "\(file) now has \(count) engine branches: lower its count in remainingBranches to \(count)")
+        }
+    }
+}
