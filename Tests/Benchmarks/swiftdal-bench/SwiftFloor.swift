@@ -21,6 +21,14 @@ private func check(_ code: Int32, _ database: OpaquePointer?, _ what: String) th
 /// SQLite's `SQLITE_TRANSIENT`: it copies the bound bytes.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// Binds `text` to parameter `index` from the string's own UTF-8 (`withCString` lends a
+/// native string's storage without a copy; passing the `String` itself as the C argument
+/// would copy it into an array first).
+@inline(__always)
+private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
+    _ = text.withCString { sqlite3_bind_text(statement, index, $0, Int32(text.utf8.count), transient) }
+}
+
 struct SwiftFloor {
     let path: String
     let rows: Int64
@@ -87,12 +95,12 @@ struct SwiftFloor {
                 statement in
                 for i in 1...rows {
                     let user = ExplicitUser(row: i)
-                    sqlite3_bind_text(statement, 1, user.name, Int32(user.name.utf8.count), transient)
-                    sqlite3_bind_text(statement, 2, user.email, Int32(user.email.utf8.count), transient)
+                    bindText(statement, 1, user.name)
+                    bindText(statement, 2, user.email)
                     sqlite3_bind_int64(statement, 3, user.age)
                     sqlite3_bind_double(statement, 4, user.score)
                     if let bio = user.bio {
-                        sqlite3_bind_text(statement, 5, bio, Int32(bio.utf8.count), transient)
+                        bindText(statement, 5, bio)
                     } else {
                         sqlite3_bind_null(statement, 5)
                     }
@@ -197,7 +205,7 @@ struct SwiftFloor {
                 for k in 0..<rows {
                     let id = sequence.next()
                     let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
-                    sqlite3_bind_text(statement, 1, email, Int32(email.utf8.count), transient)
+                    bindText(statement, 1, email)
                     try check(sqlite3_step(statement), database, "exists")
                     checksum += sqlite3_column_int64(statement, 0)
                     sqlite3_reset(statement)
