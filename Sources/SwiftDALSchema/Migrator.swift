@@ -78,27 +78,21 @@ public struct Migrator: Sendable {
             throw DALError(.invalidSQL, "migrations cannot run inside a transaction: each step opens its own")
         }
         let steps = try steps(upTo: target)
-        // On PostgreSQL several service instances may start at once: an advisory lock
-        // lets one migrate while the others wait, then find nothing left to do.
-        // The lock is the session's: when it cannot be released (the call was stopped, the
-        // connection failed), the connection is closed rather than lent again with it, and
-        // the server releases it as the session ends.
-        if db.engine == .postgres { try db.execute("SELECT pg_advisory_lock(\(Self.advisoryLockKey))") }
+        // Several service instances may start at once: the engine's lock (PostgreSQL's
+        // advisory lock) lets one migrate while the others wait, then find nothing left to
+        // do. The lock is the session's: when it cannot be released (the call was stopped,
+        // the connection failed), the connection is closed rather than lent again with it,
+        // and the server releases it as the session ends.
+        let dialect = db.dialect
+        try dialect.lockMigrations(db, key: Self.advisoryLockKey)
         defer {
-            if db.engine == .postgres {
-                do {
-                    try db.execute("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))")
-                } catch {
-                    db.discardAfterUse()
-                }
+            do {
+                try dialect.unlockMigrations(db, key: Self.advisoryLockKey)
+            } catch {
+                db.discardAfterUse()
             }
         }
-        try db.execute(
-            sql: db.engine == .postgres
-                ? "CREATE TABLE IF NOT EXISTS \(quoteIdentifier(Self.historyTable)) (id TEXT PRIMARY KEY NOT NULL, "
-                    + "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, position BIGINT GENERATED ALWAYS AS IDENTITY)"
-                : "CREATE TABLE IF NOT EXISTS \(quoteIdentifier(Self.historyTable)) "
-                    + "(id TEXT PRIMARY KEY NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        try db.execute(sql: dialect.createMigrationHistory(quoteIdentifier(Self.historyTable)))
         let applied = Set(try appliedMigrations(db))
         var done = [String]()
         for step in steps where !applied.contains(step.id) {
@@ -122,7 +116,7 @@ public struct Migrator: Sendable {
             String.self,
             SQL(
                 sql:
-                    "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY \(db.engine == .postgres ? "position" : "rowid")"
+                    "SELECT id FROM \(quoteIdentifier(Self.historyTable)) ORDER BY \(db.dialect.migrationHistoryOrder)"
             ))
         let known = Set(migrations.map(\.id))
         let unknown = applied.filter { !known.contains($0) }
@@ -158,51 +152,11 @@ public struct Migrator: Sendable {
         return migrations[...index]
     }
 
+    /// Runs `step` and records it, in a transaction of its own (the engine's way: see
+    /// `EngineDialect.runMigrationStep`).
     private func apply(_ step: Migration, _ db: Database) throws {
-        if db.engine == .postgres { return try applyOnPostgres(step, db) }
-        let foreignKeysWereOn = try db.fetchScalar(Bool.self, "PRAGMA foreign_keys") ?? false
-        if step.disablesForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-        defer {
-            if step.disablesForeignKeys && foreignKeysWereOn { _ = try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-        }
         do {
-            try db.inTransaction(.immediate) {
-                try step.body(db)
-                let violations = try db.fetchAll("PRAGMA foreign_key_check")
-                guard violations.isEmpty else {
-                    let listed = violations.prefix(5).map { row in
-                        let table = (try? row.decode(String.self, at: 0)) ?? "?"
-                        let rowid = (try? row.decode(Int64.self, at: 1)).map(String.init) ?? "?"
-                        return "\(table) row \(rowid)"
-                    }
-                    throw DALError(
-                        .schemaMismatch,
-                        "migration \(step.id) leaves \(violations.count) foreign key violation(s): \(listed.joined(separator: ", "))"
-                    )
-                }
-                try db.execute(
-                    SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
-            }
-        } catch let error as DALError {
-            var failure = error
-            failure.message = "migration \(step.id) failed and was rolled back: \(error.message)"
-            throw failure
-        } catch {
-            throw DALError(
-                .schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
-        }
-        try db.clearStatementCache()
-    }
-}
-
-extension Migrator {
-    /// A step on PostgreSQL, in its own transaction with its record. Foreign keys are
-    /// always enforced there (a step with `disablesForeignKeys` defers the deferrable ones
-    /// to its commit); there is nothing like SQLite's foreign-key check to run.
-    private func applyOnPostgres(_ step: Migration, _ db: Database) throws {
-        do {
-            try db.inTransaction(.immediate) {
-                if step.disablesForeignKeys { try db.execute(sql: "SET CONSTRAINTS ALL DEFERRED") }
+            try db.dialect.runMigrationStep(db, disablesForeignKeys: step.disablesForeignKeys) {
                 try step.body(db)
                 try db.execute(
                     SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
@@ -229,7 +183,7 @@ extension Database {
     ///
     /// For example, `try db.rebuild(table: ordersWithQuantityCheck)`.
     public func rebuild(table definition: TableDefinition, copying columns: [String]? = nil) throws {
-        guard engine == .sqlite else {
+        guard dialect.rebuildsTables else {
             throw DALError(
                 .unsupportedOperation,
                 "rebuild is SQLite's way around its ALTER TABLE; on \(engine) change \(definition.name) in place "

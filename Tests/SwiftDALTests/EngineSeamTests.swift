@@ -20,7 +20,6 @@ import Testing
         "SwiftDALConnection/SQL/SQLLexicon.swift": 9,
         "SwiftDALEntity/TableDefinition.swift": 2,
         "SwiftDALSchema/Database+Tables.swift": 4,
-        "SwiftDALSchema/Migrator.swift": 6,
         "SwiftDALSchema/QueryPlanGuard.swift": 2
     ]
 

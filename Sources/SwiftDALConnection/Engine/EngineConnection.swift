@@ -32,6 +32,8 @@ public enum IsolationLevel: String, Sendable, Hashable {
 package protocol EngineConnection: AnyObject {
     /// Which engine this is.
     var engine: DatabaseEngine { get }
+    /// The SQL the layers above write this engine's way.
+    var dialect: any EngineDialect { get }
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int

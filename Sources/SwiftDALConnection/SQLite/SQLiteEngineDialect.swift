@@ -1,0 +1,47 @@
+/// SQLite's ``EngineDialect``.
+package struct SQLiteEngineDialect: EngineDialect {
+    package init() {}
+
+    /// None: every step runs in an `IMMEDIATE` transaction, which already lets one
+    /// connection write at a time; a second instance finds the step recorded once it has
+    /// its turn.
+    package func lockMigrations(_ db: Database, key: Int64) throws {}
+
+    package func unlockMigrations(_ db: Database, key: Int64) throws {}
+
+    package func createMigrationHistory(_ quotedTable: String) -> String {
+        "CREATE TABLE IF NOT EXISTS \(quotedTable) (id TEXT PRIMARY KEY NOT NULL, "
+            + "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+    }
+
+    /// The rowid: rows are appended in the order steps were applied.
+    package var migrationHistoryOrder: String { "rowid" }
+
+    /// In an `IMMEDIATE` transaction. `disablesForeignKeys` turns `PRAGMA foreign_keys`
+    /// off around it (SQLite ignores the pragma inside a transaction), and back on after it
+    /// if it was on; `PRAGMA foreign_key_check` runs before the commit, and a violation
+    /// fails the step (rolled back) naming the first rows.
+    package func runMigrationStep(_ db: Database, disablesForeignKeys: Bool, _ body: () throws -> Void) throws {
+        let foreignKeysWereOn = try db.fetchScalar(Bool.self, "PRAGMA foreign_keys") ?? false
+        if disablesForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+        defer {
+            if disablesForeignKeys && foreignKeysWereOn { _ = try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+        }
+        try db.inTransaction(.immediate) {
+            try body()
+            let violations = try db.fetchAll("PRAGMA foreign_key_check")
+            guard violations.isEmpty else {
+                let listed = violations.prefix(5).map { row in
+                    let table = (try? row.decode(String.self, at: 0)) ?? "?"
+                    let rowid = (try? row.decode(Int64.self, at: 1)).map(String.init) ?? "?"
+                    return "\(table) row \(rowid)"
+                }
+                throw DALError(
+                    .schemaMismatch,
+                    "it leaves \(violations.count) foreign key violation(s): \(listed.joined(separator: ", "))")
+            }
+        }
+    }
+
+    package var rebuildsTables: Bool { true }
+}
