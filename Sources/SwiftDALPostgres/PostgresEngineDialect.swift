@@ -1,3 +1,4 @@
+import Foundation
 import SwiftDALConnection
 
 /// PostgreSQL's ``EngineDialect``.
@@ -32,4 +33,15 @@ struct PostgresEngineDialect: EngineDialect {
 
     /// `ALTER TABLE` changes what a rebuild would (constraints, column types) in place.
     var rebuildsTables: Bool { false }
+
+    /// `Seq Scan on users u  (cost=…)`, `Parallel Seq Scan on "Odd Name"`.
+    func scannedNames(inPlan plan: [String]) -> [String] {
+        plan.compactMap { line in
+            guard let on = line.range(of: "Seq Scan on ") else { return nil }
+            return QueryPlanText.firstName(in: line[on.upperBound...])
+        }
+    }
+
+    /// The plan names the table (and its alias after it).
+    var planNamesAliases: Bool { false }
 }

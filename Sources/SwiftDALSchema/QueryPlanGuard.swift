@@ -72,11 +72,12 @@ public final class QueryPlanGuard: DatabaseObserver {
             let tables = Set(try db.tableNames().map(\.identifierKey))
             let allowedKeys = Set(allowed.map(\.identifierKey))
             var scans = [QueryPlanViolation.Scan]()
+            let dialect = db.dialect
             for sql in planned {
                 let plan = try db.queryPlan(of: sql)
-                for name in Self.scannedNames(in: plan, engine: db.engine)
+                for name in dialect.scannedNames(inPlan: plan)
                 where !allowedKeys.contains(name.identifierKey)
-                    && (tables.contains(name.identifierKey) || db.engine == .sqlite)
+                    && (tables.contains(name.identifierKey) || dialect.planNamesAliases)
                 {
                     scans.append(QueryPlanViolation.Scan(sql: sql, table: name, plan: plan))
                 }
@@ -92,46 +93,6 @@ public final class QueryPlanGuard: DatabaseObserver {
         let keyword = sql.drop(while: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" })
             .prefix(while: { $0.isLetter }).uppercased()
         return ["SELECT", "WITH", "UPDATE", "DELETE"].contains(keyword)
-    }
-
-    /// The tables (or, on SQLite, the aliases) that `plan` reads whole.
-    static func scannedNames(in plan: [String], engine: DatabaseEngine) -> [String] {
-        plan.compactMap { line in
-            switch engine {
-            case .postgres:
-                // `Seq Scan on users u  (cost=…)`, `Parallel Seq Scan on "Odd Name"`.
-                guard let on = line.range(of: "Seq Scan on ") else { return nil }
-                return firstName(in: line[on.upperBound...])
-            default:
-                // `SCAN users`, `SCAN u USING INDEX …` (SQLite prints the alias when
-                // there is one); not a constant row, a virtual table or a subquery.
-                let trimmed = line.drop(while: { $0 == " " })
-                guard trimmed.hasPrefix("SCAN "), !trimmed.contains("VIRTUAL TABLE") else { return nil }
-                let rest = trimmed.dropFirst(5)
-                guard !rest.hasPrefix("CONSTANT ROW"), !rest.hasPrefix("(") else { return nil }
-                return firstName(in: rest)
-            }
-        }
-    }
-
-    /// The first name in `text`: a double-quoted identifier, or a word up to a space.
-    private static func firstName(in text: Substring) -> String? {
-        if text.hasPrefix("\"") {
-            var name = ""
-            var index = text.index(after: text.startIndex)
-            while index < text.endIndex {
-                let character = text[index]
-                index = text.index(after: index)
-                if character == "\"" {
-                    guard index < text.endIndex, text[index] == "\"" else { return name }
-                    index = text.index(after: index)
-                }
-                name.append(character)
-            }
-            return nil
-        }
-        let word = text.prefix(while: { $0 != " " })
-        return word.isEmpty ? nil : String(word)
     }
 }
 

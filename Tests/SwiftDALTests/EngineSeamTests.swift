@@ -19,8 +19,7 @@ import Testing
         "SwiftDALCodegen/SchemaObjects.swift": 1,
         "SwiftDALConnection/SQL/SQLLexicon.swift": 9,
         "SwiftDALEntity/TableDefinition.swift": 2,
-        "SwiftDALSchema/Database+Tables.swift": 4,
-        "SwiftDALSchema/QueryPlanGuard.swift": 2
+        "SwiftDALSchema/Database+Tables.swift": 4
     ]
 
     /// The modules that are an engine (or its C library): branches inside are its own.

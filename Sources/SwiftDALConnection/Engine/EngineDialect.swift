@@ -31,6 +31,37 @@ package protocol EngineDialect: Sendable {
     /// Whether a table is changed by rebuilding it (create a copy, move the rows, drop,
     /// rename: SQLite's way around its `ALTER TABLE`) rather than altered in place.
     var rebuildsTables: Bool { get }
+    /// The names a query plan (``Database/queryPlan(of:)``'s lines, as the engine prints
+    /// them) reads whole: the full scans a query-plan guard reports.
+    func scannedNames(inPlan plan: [String]) -> [String]
+    /// Whether ``scannedNames(inPlan:)`` may give a statement's alias for a table rather
+    /// than the table's name (SQLite prints the alias): a name that is no table's still
+    /// counts as a scan then.
+    var planNamesAliases: Bool { get }
+}
+
+/// Reading the text of query plans, for the engines' dialects.
+package enum QueryPlanText {
+    /// The first name in `text`: a double-quoted identifier (its `""` read as `"`), or a
+    /// word up to a space.
+    package static func firstName(in text: Substring) -> String? {
+        if text.hasPrefix("\"") {
+            var name = ""
+            var index = text.index(after: text.startIndex)
+            while index < text.endIndex {
+                let character = text[index]
+                index = text.index(after: index)
+                if character == "\"" {
+                    guard index < text.endIndex, text[index] == "\"" else { return name }
+                    index = text.index(after: index)
+                }
+                name.append(character)
+            }
+            return nil
+        }
+        let word = text.prefix(while: { $0 != " " })
+        return word.isEmpty ? nil : String(word)
+    }
 }
 
 extension Database {

@@ -44,4 +44,18 @@ package struct SQLiteEngineDialect: EngineDialect {
     }
 
     package var rebuildsTables: Bool { true }
+
+    /// `SCAN users`, `SCAN u USING INDEX …` (SQLite prints the alias when there is one);
+    /// not a constant row, a virtual table or a subquery.
+    package func scannedNames(inPlan plan: [String]) -> [String] {
+        plan.compactMap { line in
+            let trimmed = line.drop(while: { $0 == " " })
+            guard trimmed.hasPrefix("SCAN "), !trimmed.contains("VIRTUAL TABLE") else { return nil }
+            let rest = trimmed.dropFirst(5)
+            guard !rest.hasPrefix("CONSTANT ROW"), !rest.hasPrefix("(") else { return nil }
+            return QueryPlanText.firstName(in: rest)
+        }
+    }
+
+    package var planNamesAliases: Bool { true }
 }
