@@ -35,7 +35,9 @@ final class TableMapping: Sendable {
     /// A table with or without rowid, or a view.
     let kind: TableKind
     let columns: [ColumnInfo]
-    private let canonicalNames: [String: String]
+    /// The position in `columns` of each column, by its ASCII case-folded name (the first
+    /// column of a folded name when several share it).
+    private let foldedPositions: [String: Int]
     /// The columns (as the table spells them) that are `NOT NULL` and have a default: a
     /// `nil` there means "not given" (the default on insert, the stored value on update).
     private let notNullWithDefault: Set<String>
@@ -95,16 +97,16 @@ final class TableMapping: Sendable {
         let columns = try db.columns(in: table)
         kind = try db.tableKind(of: table)
         self.columns = columns
-        var canonical = [String: String]()
-        for column in columns.reversed() {
-            canonical[column.name.identifierKey] = column.name
+        var folded = [String: Int]()
+        for (position, column) in columns.enumerated().reversed() {
+            folded[column.name.identifierKey] = position
         }
-        canonicalNames = canonical
+        foldedPositions = folded
         notNullWithDefault = Set(columns.filter { $0.isNotNull && $0.defaultValueSQL != nil }.map(\.name))
         let tableColumns = columns.map(\.name).joined(separator: ", ")
 
         func resolveAll(_ names: [String], _ what: String) throws -> [String] {
-            let unknown = names.filter { canonical[$0.identifierKey] == nil }
+            let unknown = names.filter { folded[$0.identifierKey] == nil }
             guard unknown.isEmpty else {
                 throw DALError(
                     .schemaMismatch,
@@ -112,7 +114,7 @@ final class TableMapping: Sendable {
                         + "(its columns: \(tableColumns))",
                     table: table, column: unknown.first)
             }
-            return names.compactMap { canonical[$0.identifierKey] }
+            return names.compactMap { folded[$0.identifierKey].map { columns[$0].name } }
         }
 
         guard !configuredKey.isEmpty || !requiresPrimaryKey else {
@@ -246,13 +248,7 @@ final class TableMapping: Sendable {
     /// ``DALError/Code/invalidColumn`` naming it. (A PostgreSQL table can have both
     /// `"Name"` and `name`: each is found by its own spelling.)
     func column(_ name: String) throws -> String {
-        if columns.contains(where: { $0.name == name }) { return name }
-        if let real = canonicalNames[name.identifierKey] { return real }
-        throw DALError(
-            .invalidColumn,
-            "table \(table) has no column named \(quoteIdentifier(name)) "
-                + "(its columns: \(columns.map(\.name).joined(separator: ", ")))",
-            table: table, column: name)
+        columns[try position(ofColumn: name)].name
     }
 
     /// The position in `columns` of column `name`, as ``column(_:)`` resolves it: an exact
@@ -261,11 +257,12 @@ final class TableMapping: Sendable {
     @inline(__always)
     private func position(ofColumn name: String) throws -> Int {
         if let position = columns.firstIndex(where: { $0.name == name }) { return position }
-        let real = try column(name)
-        guard let position = columns.firstIndex(where: { $0.name == real }) else {
-            throw DALError(.invalidColumn, "table \(table) has no column named \(quoteIdentifier(name))", table: table)
-        }
-        return position
+        if let position = foldedPositions[name.identifierKey] { return position }
+        throw DALError(
+            .invalidColumn,
+            "table \(table) has no column named \(quoteIdentifier(name)) "
+                + "(its columns: \(columns.map(\.name).joined(separator: ", ")))",
+            table: table, column: name)
     }
 
     /// The existence check on column `name` (see ``existsSQL``).
