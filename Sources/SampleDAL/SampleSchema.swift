@@ -48,11 +48,10 @@ public enum SampleSchema {
                 })
         }
         migrator.register("3-orders-quantity-check", disablesForeignKeys: true) { db in
-            switch db.engine {
-            case .sqlite:
+            if db.engine == .sqlite {
                 // SQLite's ALTER TABLE cannot add a constraint: the table is rebuilt.
                 try db.rebuild(table: ordersVersion3)
-            case .postgres:
+            } else {
                 try db.execute(sql: "ALTER TABLE orders ADD CHECK (quantity > 0)")
                 try db.execute(sql: "CREATE INDEX orders_user ON orders (user_id)")
             }

@@ -119,10 +119,7 @@ struct PostgresDialect: SQLDialect {
 
 /// The dialect of `engine`.
 func dialect(for engine: DatabaseEngine) -> any SQLDialect {
-    switch engine {
-    case .sqlite: SQLiteDialect()
-    case .postgres: PostgresDialect()
-    }
+    engine == .postgres ? PostgresDialect() : SQLiteDialect()
 }
 
 /// The keys as a JSON array (of values, or of arrays for composite keys) for

@@ -12,8 +12,8 @@ import Testing
 @Suite struct EngineSeamTests {
     /// Branches on the engine left outside engine modules, by file (relative to `Sources/`).
     static let remainingBranches: [String: Int] = [
-        "SampleDAL/SampleSchema.swift": 3,
-        "SwiftDAL/SQLDialect.swift": 2,
+        "SampleDAL/SampleSchema.swift": 2,
+        "SwiftDAL/SQLDialect.swift": 1,
         "SwiftDALCodegen/ColumnTypeMapping.swift": 2,
         "SwiftDALCodegen/EntityGenerator.swift": 1,
         "SwiftDALCodegen/SchemaObjects.swift": 1,

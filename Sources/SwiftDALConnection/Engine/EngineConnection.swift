@@ -1,13 +1,30 @@
-/// The database engine behind a connection.
+/// The database engine behind a connection: its name, compared by value.
 ///
-/// For example, `if db.engine == .postgres { … }`.
-public enum DatabaseEngine: String, Sendable, Hashable, CustomStringConvertible {
-    /// SQLite, the embedded default (this module).
-    case sqlite
-    /// PostgreSQL, through libpq (the `SwiftDALPostgres` module).
-    case postgres
+/// An engine's module declares its own (``sqlite`` and ``postgres`` here; `mariadb` in
+/// `SwiftDALMariaDB`), so a new engine adds a value without breaking a `switch` over the
+/// ones a service knows, which ends in `default:`. For example:
+///
+/// ```swift
+/// if db.engine == .postgres { … }
+/// switch db.engine {
+/// case .sqlite: …
+/// default: …
+/// }
+/// ```
+public struct DatabaseEngine: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The engine's name, as configuration and reports spell it: `"sqlite"`, `"postgres"`.
+    public let rawValue: String
 
-    /// The engine's name: `"sqlite"` or `"postgres"`.
+    /// The engine named `rawValue` (an engine's module declares its value once, as a
+    /// static member, and the rest of the code uses that).
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// SQLite, the embedded default (this module).
+    public static let sqlite = DatabaseEngine(rawValue: "sqlite")
+    /// PostgreSQL, through libpq (the `SwiftDALPostgres` module).
+    public static let postgres = DatabaseEngine(rawValue: "postgres")
+
+    /// The engine's name: `"sqlite"`, `"postgres"`.
     public var description: String { rawValue }
 }
 
