@@ -239,7 +239,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
             ?? TableMapping(
                 entity: T.self, table: tableName, primaryKey: primaryKey, requiresPrimaryKey: requiresPrimaryKey,
                 defaultSort: defaultSortField.isEmpty ? nil : OrderBy(column: defaultSortField, defaultSortDirection),
-                scope: scope, includesDeletedRows: includesDeletedRows, db: db, dialect: dialect(for: db.engine))
+                scope: scope, includesDeletedRows: includesDeletedRows, db: db, dialect: db.dialect)
         if let key { SharedMappings.keep(mapping, for: key, database: database) }
         mappings.withLock { $0.append(mapping) }
         let reference = Unmanaged.passUnretained(mapping)

@@ -47,7 +47,7 @@ struct ScopeSQL: Sendable {
 
     init(
         _ scope: DALScope, includesDeletedRows: Bool, table: String, quotedTable: String, columns: [ColumnInfo],
-        resolve: (String, String) throws -> String, dialect: any SQLDialect
+        resolve: (String, String) throws -> String, dialect: any EngineDialect
     ) throws {
         let tenant = try scope.tenantColumn.map { try resolve($0, "the scope's tenant column") }
         let softDelete = try scope.softDeleteColumn.map { try resolve($0, "the scope's soft-delete column") }

@@ -29,7 +29,7 @@ enum GeneratedSQLKey: Hashable {
 /// statements, so that no SQL is rebuilt on hot paths.
 @usableFromInline
 final class TableMapping: Sendable {
-    let dialect: any SQLDialect
+    let dialect: any EngineDialect
     @usableFromInline let table: String
     let quotedTable: String
     /// A table with or without rowid, or a view.
@@ -90,7 +90,7 @@ final class TableMapping: Sendable {
     init<T: Entity>(
         entity: T.Type, table: String, primaryKey configuredKey: [String], requiresPrimaryKey: Bool,
         defaultSort: OrderBy?, scope declaredScope: DALScope = .none, includesDeletedRows: Bool = false,
-        db: Database, dialect: any SQLDialect
+        db: Database, dialect: any EngineDialect
     ) throws {
         self.dialect = dialect
         self.table = table
@@ -191,14 +191,14 @@ final class TableMapping: Sendable {
     }
     private let omittable: Set<String>
 
-    static func insertSQL(_ table: String, _ columns: [String], _ dialect: any SQLDialect) -> String {
+    static func insertSQL(_ table: String, _ columns: [String], _ dialect: any EngineDialect) -> String {
         guard !columns.isEmpty else { return "INSERT INTO \(table) DEFAULT VALUES" }
         let names = columns.map(dialect.quote).joined(separator: ", ")
         let placeholders = Array(repeating: dialect.placeholder, count: columns.count).joined(separator: ", ")
         return "INSERT INTO \(table) (\(names)) VALUES (\(placeholders))"
     }
 
-    static func updateSQL(_ table: String, _ columns: [String], _ keyPredicate: String, _ dialect: any SQLDialect)
+    static func updateSQL(_ table: String, _ columns: [String], _ keyPredicate: String, _ dialect: any EngineDialect)
         -> String
     {
         let assignments = columns.map { "\(dialect.quote($0)) = \(dialect.placeholder)" }.joined(separator: ", ")
@@ -349,7 +349,7 @@ final class InsertPlan: Sendable {
     private let table: String
     /// The condition an upsert's `DO UPDATE` must meet (the scope), or `nil`.
     private let upsertGuard: String?
-    private let dialect: any SQLDialect
+    private let dialect: any EngineDialect
     /// The statements for nothing left out and for the key left out,
     /// `[insert, upsert, insert returning the key]`.
     private let withEveryColumn: [String]
@@ -359,7 +359,7 @@ final class InsertPlan: Sendable {
 
     init(
         encodedNames: [String], resolved: [String], key: [String], omittable: Set<String>, table: String,
-        upsertGuard: String? = nil, dialect: any SQLDialect
+        upsertGuard: String? = nil, dialect: any EngineDialect
     ) {
         self.encodedNames = encodedNames
         self.resolved = resolved
@@ -379,7 +379,7 @@ final class InsertPlan: Sendable {
     /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE [WHERE guard], INSERT … RETURNING key]`
     /// of `columns` (the last only used with a one-column key on an engine that returns keys).
     private static func statements(
-        _ columns: [String], key: [String], table: String, upsertGuard: String?, dialect: any SQLDialect
+        _ columns: [String], key: [String], table: String, upsertGuard: String?, dialect: any EngineDialect
     ) -> [String] {
         let insert = TableMapping.insertSQL(table, columns, dialect)
         let keySet = Set(key)

@@ -134,7 +134,7 @@ struct PostgresStatementText: Sendable {
         }
 
         mutating func rewrite(original: String) throws -> (String, Parameters) {
-            let lexicon = SQLLexicon(.postgres)
+            let lexicon = SQLLexicon.postgres
             while index < bytes.count {
                 if let region = try lexicon.region(in: bytes, at: index, sql: original) {
                     output.append(contentsOf: bytes[index..<region.end])

@@ -4,8 +4,12 @@
 /// ``SQLiteEngineDialect`` here, `PostgresEngineDialect` in `SwiftDALPostgres`; a
 /// connection's is ``Database/dialect``.
 ///
-/// Today it holds what the migrator needs (the lock that serializes instances, the
-/// history table, how a step runs); the statements BaseDAL writes move here next.
+/// It holds the SQL BaseDAL writes differently per engine (identifier quoting, upsert,
+/// key lists, row locks, the new key of an insert, the order of `NULL`s, how the engine
+/// reads SQL text), what the migrator needs (the lock that serializes instances, the
+/// history table, how a step runs) and how a query plan is read. Everything else the
+/// layers above write is the same SQL on every engine, with `?` placeholders (an engine's
+/// connection turns them into its own).
 @usableFromInline
 package protocol EngineDialect: Sendable {
     /// Takes the lock that lets one service instance migrate while the others wait (held
@@ -38,6 +42,64 @@ package protocol EngineDialect: Sendable {
     /// than the table's name (SQLite prints the alias): a name that is no table's still
     /// counts as a scan then.
     var planNamesAliases: Bool { get }
+
+    // MARK: BaseDAL's statements
+
+    /// A quoted identifier (default: ``quoteIdentifier(_:)``'s standard double quotes).
+    func quote(_ identifier: String) -> String
+    /// The placeholder for the next bound parameter (default: `?`).
+    var placeholder: String { get }
+    /// The clause that turns an `INSERT` into an atomic upsert on a conflict over
+    /// `conflictColumns`, setting `updateColumns` to the inserted values (none: the row is
+    /// left as it is). Default: `ON CONFLICT(…) DO UPDATE SET … = excluded.…`.
+    func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
+    /// A predicate `(key columns) IN (…)` over `keys`, any number of them, with its
+    /// arguments; `types` are the columns' declared types (as the catalog writes them).
+    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL
+    /// What follows a `SELECT` of one row that is about to be updated in the same
+    /// transaction (a row lock where the engine takes one).
+    var lockForUpdateClause: String { get }
+    /// Whether an insert reads its new key back with `RETURNING` (else: the rowid, or the
+    /// engine's last insert id).
+    var returnsInsertedKeys: Bool { get }
+    /// Whether `NULL` sorts before every value in an ascending order (SQLite), or after
+    /// (PostgreSQL); descending orders put it at the other end. Keyset paging follows
+    /// the engine's own order, which its indexes serve.
+    var sortsNullsFirst: Bool { get }
+    /// How the engine reads SQL text (literals, quoted names, comments): every reading it
+    /// may apply, where a session setting changes it. The scope check encloses a condition
+    /// only when every one of them reads it the same way.
+    var lexicons: [SQLLexicon] { get }
+}
+
+extension EngineDialect {
+    package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
+
+    package var placeholder: String { "?" }
+
+    package func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String {
+        let target = conflictColumns.map(quote).joined(separator: ", ")
+        guard !updateColumns.isEmpty else { return "ON CONFLICT(\(target)) DO NOTHING" }
+        let assignments = updateColumns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
+        return "ON CONFLICT(\(target)) DO UPDATE SET \(assignments)"
+    }
+
+    /// `(columns) IN ([VALUES] (?, …), …)` with every value bound, at most `limit` values
+    /// (the engine's limit on a statement's parameters).
+    package func valuesListPredicate(columns: [String], keys: [[SQLiteValue]], limit: Int, valuesKeyword: Bool)
+        throws -> SQL
+    {
+        let width = columns.count
+        guard keys.count * width <= limit else {
+            throw DALError(.invalidValue, "findByIds binds at most \(limit) key values at once on this engine")
+        }
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        let list = Array(repeating: tuple, count: keys.count).joined(separator: ", ")
+        let names = columns.map(quote).joined(separator: ", ")
+        return SQL(
+            sql: "(\(names)) IN (\(valuesKeyword ? "VALUES " : "")\(list))",
+            arguments: StatementArguments(values: keys.flatMap { $0 }))
+    }
 }
 
 /// Reading the text of query plans, for the engines' dialects.

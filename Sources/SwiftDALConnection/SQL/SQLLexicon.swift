@@ -5,16 +5,21 @@
 /// rewriting and a scoped DAL's check that a condition stays inside its parentheses both
 /// read SQL through it, so that they read it the way the engine that runs it does.
 ///
-/// - SQLite: `'…'` (`''` inside), `"…"`, `` `…` `` and `[…]` names, `--` comments (to a
-///   line feed) and `/* */` comments (not nested), words whose letters include `$`, and
-///   parameters `$name`, `:name`, `@name`, `#name` with SQLite's `::` and `(…)` suffixes.
-/// - PostgreSQL: `'…'`, `E'…'` (backslash escapes; in every string when
-///   `backslashEscapesInEveryString`, as with `standard_conforming_strings` off), each
-///   continued by a literal after white space holding a line break (`'a'⏎'b'`),
-///   `$tag$…$tag$` and `$$…$$`, `"…"` names, `--` comments (to a line feed or carriage
-///   return) and nested `/* */` comments, words whose letters include `$`.
+/// A lexicon is a set of rules (``Rules``); each engine's dialect declares the ones it
+/// applies (``EngineDialect/lexicons``), so that no engine is named here:
 ///
-/// For example, `try SQLLexicon(.postgres).region(in: bytes, at: 0, sql: text)?.end`.
+/// - SQLite (``sqlite``): `'…'` (`''` inside), `"…"`, `` `…` `` and `[…]` names, `--`
+///   comments (to a line feed) and `/* */` comments (not nested), words whose letters
+///   include `$`, and parameters `$name`, `:name`, `@name`, `#name` with SQLite's `::` and
+///   `(…)` suffixes.
+/// - PostgreSQL (in `SwiftDALPostgres`): `'…'`, `E'…'` (backslash escapes; in every string
+///   when `standard_conforming_strings` is off), each continued by a literal after white
+///   space holding a line break (`'a'⏎'b'`), `$tag$…$tag$` and `$$…$$`, `"…"` names, `--`
+///   comments (to a line feed or carriage return) and nested `/* */` comments, words whose
+///   letters include `$`.
+///
+/// For example, `try SQLLexicon.sqlite.region(in: bytes, at: 0, sql: text)?.end`.
+@usableFromInline
 package struct SQLLexicon: Sendable {
     /// What a region is.
     package enum Kind: Sendable, Equatable {
@@ -32,15 +37,59 @@ package struct SQLLexicon: Sendable {
         package let end: Int
     }
 
-    package let engine: DatabaseEngine
-    /// Whether a backslash escapes the next character in every string literal, not only
-    /// in `E'…'` (PostgreSQL with `standard_conforming_strings` off).
-    package let backslashEscapesInEveryString: Bool
+    /// The rules of an engine's lexer that differ between engines.
+    package struct Rules: Sendable {
+        /// Whether a backslash escapes the next character in every string literal
+        /// (PostgreSQL with `standard_conforming_strings` off; MySQL's default).
+        package var backslashEscapesInEveryString = false
+        /// Whether `E'…'` is a string with backslash escapes (PostgreSQL).
+        package var escapeStrings = false
+        /// Whether a literal continues across white space holding a line break (`'a'⏎'b'`
+        /// is `'ab'`: PostgreSQL).
+        package var continuedLiterals = false
+        /// Whether `$tag$…$tag$` is a string (PostgreSQL).
+        package var dollarQuotes = false
+        /// Whether `"…"` is a quoted name (else a string literal, as MySQL reads it without
+        /// `ANSI_QUOTES`).
+        package var doubleQuotedNames = true
+        /// Whether `` `…` `` is a quoted name (SQLite, MySQL).
+        package var backtickNames = false
+        /// Whether `[…]` is a quoted name (SQLite).
+        package var bracketNames = false
+        /// Whether a carriage return ends a `--` comment as a line feed does (PostgreSQL).
+        package var lineCommentEndsAtCarriageReturn = false
+        /// Whether `--` starts a comment only when white space or a control character
+        /// follows it (MySQL; `--x` is two minus signs).
+        package var lineCommentNeedsSpace = false
+        /// Whether `#` starts a comment to the end of the line (MySQL).
+        package var hashComments = false
+        /// Whether `/* */` comments nest (PostgreSQL).
+        package var nestedBlockComments = false
+        /// Whether `/*!…*/` and `/*M!…*/` are code, not comments (MySQL and MariaDB run
+        /// what they hold): read as code, their text is checked like the rest.
+        package var executableComments = false
+        /// Whether `$name`, `:name`, `@name` and `#name` are parameters, with SQLite's
+        /// suffixes (SQLite).
+        package var sqliteParameters = false
 
-    package init(_ engine: DatabaseEngine, backslashEscapesInEveryString: Bool = false) {
-        self.engine = engine
-        self.backslashEscapesInEveryString = backslashEscapesInEveryString
+        package init() {}
     }
+
+    /// The rules this lexicon applies.
+    package let rules: Rules
+
+    package init(_ rules: Rules) {
+        self.rules = rules
+    }
+
+    /// SQLite's lexicon.
+    package static let sqlite: SQLLexicon = {
+        var rules = Rules()
+        rules.backtickNames = true
+        rules.bracketNames = true
+        rules.sqliteParameters = true
+        return SQLLexicon(rules)
+    }()
 
     /// The token that starts at `index` (the start of a token: the text's start, or where
     /// the previous one ended) if it is one of ``Kind``'s, else `nil` (a single character
@@ -52,19 +101,25 @@ package struct SQLLexicon: Sendable {
         let next: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
         switch byte {
         case UInt8(ascii: "'"):
-            let escapes = engine == .postgres && backslashEscapesInEveryString
+            let escapes = rules.backslashEscapesInEveryString
             return Region(kind: .literal, end: try literal(bytes, index, escapes: escapes, sql))
+        case UInt8(ascii: "\"") where !rules.doubleQuotedNames:
+            return Region(
+                kind: .literal,
+                end: try quoted(
+                    bytes, index, close: byte, doubled: true, backslashes: rules.backslashEscapesInEveryString, sql,
+                    "a string literal"))
         case UInt8(ascii: "\""):
             return Region(
                 kind: .quotedName,
                 end: try quoted(
                     bytes, index, close: byte, doubled: true, backslashes: false, sql, "a quoted identifier"))
-        case UInt8(ascii: "`") where engine == .sqlite:
+        case UInt8(ascii: "`") where rules.backtickNames:
             return Region(
                 kind: .quotedName,
                 end: try quoted(
                     bytes, index, close: byte, doubled: true, backslashes: false, sql, "a quoted identifier"))
-        case UInt8(ascii: "[") where engine == .sqlite:
+        case UInt8(ascii: "[") where rules.bracketNames:
             return Region(
                 kind: .quotedName,
                 end: try quoted(
@@ -72,22 +127,31 @@ package struct SQLLexicon: Sendable {
                     "a quoted identifier"
                 ))
         case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
-            var end = index + 2
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\n"),
-                engine == .sqlite || bytes[end] != UInt8(ascii: "\r")
-            {
-                end += 1
+            if rules.lineCommentNeedsSpace {
+                // MySQL: `--` then white space or a control character (or the end).
+                guard index + 2 >= bytes.count || bytes[index + 2] <= 0x20 else { return nil }
             }
-            return Region(kind: .lineComment, end: end)
+            return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 2))
+        case UInt8(ascii: "#") where rules.hashComments:
+            return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 1))
         case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
+            if rules.executableComments, index + 2 < bytes.count,
+                bytes[index + 2] == UInt8(ascii: "!")
+                    || (bytes[index + 2] == UInt8(ascii: "M") && index + 3 < bytes.count
+                        && bytes[index + 3] == UInt8(ascii: "!"))
+            {
+                // Code the server runs: its `/*` and `*/` are read as operators, its text
+                // as the code it is.
+                return nil
+            }
             return Region(kind: .blockComment, end: try blockComment(bytes, index, sql))
-        case UInt8(ascii: "$") where engine == .postgres:
+        case UInt8(ascii: "$") where rules.dollarQuotes:
             return try dollarQuote(bytes, index, sql).map { Region(kind: .literal, end: $0) }
         case UInt8(ascii: "$"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "#"):
-            guard engine == .sqlite else { return nil }
+            guard rules.sqliteParameters else { return nil }
             return try sqliteParameter(bytes, index, sql).map { Region(kind: .parameter, end: $0) }
         default:
-            if engine == .postgres, byte == UInt8(ascii: "E") || byte == UInt8(ascii: "e"), next == UInt8(ascii: "'") {
+            if rules.escapeStrings, byte == UInt8(ascii: "E") || byte == UInt8(ascii: "e"), next == UInt8(ascii: "'") {
                 // An escape string: `E` alone, at the start of a token.
                 return Region(kind: .literal, end: try literal(bytes, index + 1, escapes: true, sql))
             }
@@ -107,6 +171,18 @@ package struct SQLLexicon: Sendable {
             }
             return nil
         }
+    }
+
+    /// Where a line comment whose text starts at `start` ends: before its line break, or at
+    /// the end of the text.
+    private func lineCommentEnd(_ bytes: [UInt8], from start: Int) -> Int {
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\n"),
+            !rules.lineCommentEndsAtCarriageReturn || bytes[end] != UInt8(ascii: "\r")
+        {
+            end += 1
+        }
+        return end
     }
 
     /// Whether `byte` may continue a word (an unquoted name or keyword).
@@ -129,7 +205,7 @@ package struct SQLLexicon: Sendable {
     private func literal(_ bytes: [UInt8], _ start: Int, escapes: Bool, _ sql: String) throws -> Int {
         var end = try quoted(
             bytes, start, close: UInt8(ascii: "'"), doubled: true, backslashes: escapes, sql, "a string literal")
-        guard engine == .postgres else { return end }
+        guard rules.continuedLiterals else { return end }
         // PostgreSQL continues a literal across white space that holds a line break
         // (`'a'⏎'b'` is 'ab'), in the same mode: a continued `E'…'` keeps its escapes.
         while let next = Self.continuation(bytes, after: end) {
@@ -239,7 +315,7 @@ package struct SQLLexicon: Sendable {
                 depth -= 1
                 index += 2
                 // SQLite's comments do not nest: the first `*/` ends one.
-                if depth == 0 || engine == .sqlite { return index }
+                if depth == 0 || !rules.nestedBlockComments { return index }
             } else {
                 index += 1
             }

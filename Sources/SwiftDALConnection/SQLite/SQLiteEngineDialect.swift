@@ -58,4 +58,45 @@ package struct SQLiteEngineDialect: EngineDialect {
     }
 
     package var planNamesAliases: Bool { true }
+
+    // MARK: BaseDAL's statements
+
+    package var lexicons: [SQLLexicon] { [.sqlite] }
+
+    /// Keys travel as one JSON array (any number, one cached statement) when JSON carries
+    /// them exactly, else as a bound `VALUES` list.
+    package func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL {
+        let names = columns.map(quote).joined(separator: ", ")
+        if let json = jsonKeys(keys, single: columns.count == 1) {
+            let extract =
+                columns.count == 1
+                ? "SELECT value FROM json_each(?)"
+                : "SELECT " + (0..<columns.count).map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
+                    + " FROM json_each(?)"
+            return SQL(sql: "(\(names)) IN (\(extract))", arguments: [json])
+        }
+        // SQLite reads a list of rows only as `VALUES`.
+        return try valuesListPredicate(columns: columns, keys: keys, limit: 32_766, valuesKeyword: true)
+    }
+
+    /// None: SQLite's write transaction already holds the whole database.
+    package var lockForUpdateClause: String { "" }
+    package var returnsInsertedKeys: Bool { false }
+    package var sortsNullsFirst: Bool { true }
+}
+
+/// The keys as a JSON array (of values, or of arrays for composite keys) for
+/// `json_each`, or `nil` when a key cannot travel through JSON exactly.
+private func jsonKeys(_ keys: [[SQLiteValue]], single: Bool) -> String? {
+    if single { return jsonArray(of: keys.map { $0[0] }) }
+    var json = "["
+    for (index, key) in keys.enumerated() {
+        json += index == 0 ? "[" : ",["
+        for (position, value) in key.enumerated() {
+            if position > 0 { json += "," }
+            guard appendJSON(value, to: &json) else { return nil }
+        }
+        json += "]"
+    }
+    return json + "]"
 }
