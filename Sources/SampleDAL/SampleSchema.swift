@@ -35,9 +35,10 @@ public enum SampleSchema {
         }
         migrator.register("2-add-full-name-avatar-and-tags") { db in
             try db.execute(sql: "ALTER TABLE users ADD COLUMN full_name TEXT")
-            // (Written when only SQLite existed; PostgreSQL spells the blob type BYTEA.
+            // (A step's SQL never changes once released: written when only SQLite existed,
+            // with the blob type each engine spells its way, BYTEA on PostgreSQL.
             // `db.addColumn(_:to:)` writes each engine's type for new steps.)
-            try db.execute(sql: "ALTER TABLE users ADD COLUMN avatar \(db.engine == .postgres ? "BYTEA" : "BLOB")")
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN avatar \(ColumnType.blob.sql(in: db.engine))")
             try db.create(
                 TableDefinition("user_tags") { t in
                     t.column("user_id", .integer, notNull: true)

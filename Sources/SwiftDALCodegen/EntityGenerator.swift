@@ -154,15 +154,8 @@ public struct EntityGenerator: Sendable {
     /// On PostgreSQL: the single integer primary-key column that the database fills in
     /// (an identity column, or one with a default such as a serial's `nextval`).
     static func rowIDKey(of description: TableDescription, kind: TableKind, engine: DatabaseEngine) -> String? {
-        let key = description.primaryKey
-        guard kind == .rowIDTable, key.count == 1, let column = description.columns.first(where: { $0.name == key[0] })
-        else { return nil }
-        if engine == .postgres {
-            return column.affinity == .integer && column.defaultValueSQL != nil ? key[0] : nil
-        }
-        guard !description.indexes.contains(where: { $0.origin == "pk" }), column.declaredType.uppercased() == "INTEGER"
-        else { return nil }
-        return key[0]
+        guard kind == .rowIDTable else { return nil }
+        return engine.dialect.generatedKeyColumn(of: description)
     }
 
     /// The types the generated code names: an entity or DAL of one of these names would

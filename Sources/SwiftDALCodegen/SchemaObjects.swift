@@ -2,39 +2,12 @@ import SwiftDAL
 
 /// What the generator writes when it is given no list: the tables and views of a database.
 enum SchemaObjects {
-    /// The main schema's tables, views and virtual tables, sorted by name; left out are
-    /// SQLite's own (`sqlite_…`), the shadow tables that hold a virtual table's data
-    /// (FTS5's `docs_data`, `docs_idx`…) and SwiftDAL's `swiftdal_migrations`.
+    /// The tables, views and other relations of the database, sorted by name, as its
+    /// engine lists them (SQLite: the main schema's tables, views and virtual tables, its
+    /// own `sqlite_…` and virtual tables' shadow tables left out; PostgreSQL: those of the
+    /// schemas on the search path); SwiftDAL's `swiftdal_migrations` is left out.
     static func names(in db: Database) throws -> [String] {
-        if db.engine == .postgres {
-            // Tables, views and materialized views of the schemas on the search path.
-            return try db.fetchColumn(
-                String.self,
-                """
-                SELECT c.relname FROM pg_class c
-                WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid)
-                AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)
-                ORDER BY c.relname
-                """
-            ).filter { $0 != "swiftdal_migrations" }
-        }
-        // pragma_table_list (SQLite 3.37+) tells shadow tables apart; older libraries
-        // fall back to the schema table, which lists them as ordinary tables.
-        var names = try? db.fetchColumn(
-            String.self,
-            """
-            SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view', 'virtual')
-            AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
-            """)
-        if names == nil {
-            names = try db.fetchColumn(
-                String.self,
-                """
-                SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-                ORDER BY name
-                """)
-        }
-        return (names ?? []).filter { $0 != "swiftdal_migrations" }
+        try db.dialect.schemaObjectNames(db).filter { $0 != "swiftdal_migrations" }
     }
 
     /// Throws ``DALError/Code/schemaMismatch`` when `tables` names a table twice, as SQLite

@@ -222,8 +222,6 @@ final class PostgresConnection: EngineConnection {
 
     var engine: DatabaseEngine { .postgres }
 
-    var dialect: any EngineDialect { PostgresEngineDialect() }
-
     /// `EXPLAIN` of the generic plan (the one used whatever the parameters' values):
     /// prepared under `force_generic_plan`, explained with NULL parameters, with
     /// sequential scans discouraged. Runs inside the caller's transaction when there is

@@ -11,13 +11,11 @@ import Testing
 /// list stays the truth.
 @Suite struct EngineSeamTests {
     /// Branches on the engine left outside engine modules, by file (relative to `Sources/`).
+    /// The one left is the sample's migration step 3, which adds a CHECK constraint by
+    /// rebuilding the table on SQLite and by ALTER TABLE elsewhere: what a service's own
+    /// migration may do, shown in the sample on purpose.
     static let remainingBranches: [String: Int] = [
-        "SampleDAL/SampleSchema.swift": 2,
-        "SwiftDALCodegen/ColumnTypeMapping.swift": 2,
-        "SwiftDALCodegen/EntityGenerator.swift": 1,
-        "SwiftDALCodegen/SchemaObjects.swift": 1,
-        "SwiftDALEntity/TableDefinition.swift": 2,
-        "SwiftDALSchema/Database+Tables.swift": 4
+        "SampleDAL/SampleSchema.swift": 1
     ]
 
     /// The modules that are an engine (or its C library): branches inside are its own.

@@ -178,3 +178,84 @@ extension Database {
         return lines
     }
 }
+
+/// A table as the database describes it (``Database/describe(table:)``).
+///
+/// For example, `try db.describe(table: "users").columns.map(\.name)`.
+public struct TableDescription: Sendable, Hashable {
+    /// The table name.
+    public let name: String
+    /// The columns, in declaration order.
+    public let columns: [ColumnInfo]
+    /// The indexes, including those behind `UNIQUE` and primary-key constraints.
+    public let indexes: [IndexInfo]
+    /// The foreign keys.
+    public let foreignKeys: [ForeignKeyInfo]
+
+    /// A description of the table `name`.
+    ///
+    /// For example, `TableDescription(name: "tags", columns: columns, indexes: [], foreignKeys: [])`.
+    public init(name: String, columns: [ColumnInfo], indexes: [IndexInfo], foreignKeys: [ForeignKeyInfo]) {
+        self.name = name
+        self.columns = columns
+        self.indexes = indexes
+        self.foreignKeys = foreignKeys
+    }
+
+    /// The primary-key columns, in key order.
+    public var primaryKey: [String] {
+        columns.filter { $0.primaryKeyIndex > 0 }.sorted { $0.primaryKeyIndex < $1.primaryKeyIndex }.map(\.name)
+    }
+}
+
+/// An index (`pragma_index_list`): `origin` is `c` (CREATE INDEX), `u` (UNIQUE) or `pk`.
+///
+/// For example, `description.indexes.first { $0.name == "users_age" }?.columns == ["age"]`.
+public struct IndexInfo: Sendable, Hashable {
+    /// The index name (SQLite names constraint indexes `sqlite_autoindex_…`).
+    public let name: String
+    /// Whether the index is unique.
+    public let isUnique: Bool
+    /// `c`, `u` or `pk`: how the index was made.
+    public let origin: String
+    /// The indexed columns, in order.
+    public let columns: [String]
+
+    /// An index.
+    ///
+    /// For example, `IndexInfo(name: "users_age", isUnique: false, origin: "c", columns: ["age"])`.
+    public init(name: String, isUnique: Bool, origin: String, columns: [String]) {
+        self.name = name
+        self.isUnique = isUnique
+        self.origin = origin
+        self.columns = columns
+    }
+}
+
+/// A foreign key (`pragma_foreign_key_list`).
+///
+/// For example, `description.foreignKeys.first?.onDelete == "CASCADE"`.
+public struct ForeignKeyInfo: Sendable, Hashable {
+    /// The referencing columns.
+    public let columns: [String]
+    /// The referenced table.
+    public let table: String
+    /// The referenced columns (empty names mean the referenced table's primary key).
+    public let referencedColumns: [String]
+    /// The `ON UPDATE` action, as SQLite spells it.
+    public let onUpdate: String
+    /// The `ON DELETE` action, as SQLite spells it.
+    public let onDelete: String
+
+    /// A foreign key.
+    ///
+    /// For example, `ForeignKeyInfo(columns: ["user_id"], table: "users", referencedColumns: ["id"],
+    /// onUpdate: "NO ACTION", onDelete: "CASCADE")`.
+    public init(columns: [String], table: String, referencedColumns: [String], onUpdate: String, onDelete: String) {
+        self.columns = columns
+        self.table = table
+        self.referencedColumns = referencedColumns
+        self.onUpdate = onUpdate
+        self.onDelete = onDelete
+    }
+}

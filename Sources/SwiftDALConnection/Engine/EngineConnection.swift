@@ -1,31 +1,40 @@
-/// The database engine behind a connection: its name, compared by value.
+/// The database engine behind a connection: its name and the SQL it speaks.
 ///
-/// An engine's module declares its own (``sqlite`` and ``postgres`` here; `mariadb` in
-/// `SwiftDALMariaDB`), so a new engine adds a value without breaking a `switch` over the
-/// ones a service knows, which ends in `default:`. For example:
+/// Each engine's module declares its own value (``sqlite`` here, `postgres` in
+/// `SwiftDALPostgres`, `mariadb` in `SwiftDALMariaDB`), so a new engine adds a value
+/// without breaking a `switch` over the ones a service knows, which ends in `default:`.
+/// Two values are equal when their names are. For example:
 ///
 /// ```swift
-/// if db.engine == .postgres { … }
+/// if db.engine == .sqlite { … }
 /// switch db.engine {
 /// case .sqlite: …
 /// default: …
 /// }
 /// ```
-public struct DatabaseEngine: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct DatabaseEngine: Sendable, Hashable, CustomStringConvertible {
     /// The engine's name, as configuration and reports spell it: `"sqlite"`, `"postgres"`.
     public let rawValue: String
+    /// The SQL the layers above write this engine's way.
+    @usableFromInline
+    package let dialect: any EngineDialect
 
-    /// The engine named `rawValue` (an engine's module declares its value once, as a
-    /// static member, and the rest of the code uses that).
-    public init(rawValue: String) { self.rawValue = rawValue }
+    /// An engine named `rawValue` that speaks `dialect` (an engine's module declares its
+    /// value once, as a static member, and the rest of the code uses that).
+    package init(rawValue: String, dialect: any EngineDialect) {
+        self.rawValue = rawValue
+        self.dialect = dialect
+    }
 
     /// SQLite, the embedded default (this module).
-    public static let sqlite = DatabaseEngine(rawValue: "sqlite")
-    /// PostgreSQL, through libpq (the `SwiftDALPostgres` module).
-    public static let postgres = DatabaseEngine(rawValue: "postgres")
+    public static let sqlite = DatabaseEngine(rawValue: "sqlite", dialect: SQLiteEngineDialect())
 
     /// The engine's name: `"sqlite"`, `"postgres"`.
     public var description: String { rawValue }
+
+    public static func == (lhs: DatabaseEngine, rhs: DatabaseEngine) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// How isolated a transaction is from concurrent ones, on engines that offer a choice
@@ -49,8 +58,6 @@ public enum IsolationLevel: String, Sendable, Hashable {
 package protocol EngineConnection: AnyObject {
     /// Which engine this is.
     var engine: DatabaseEngine { get }
-    /// The SQL the layers above write this engine's way.
-    var dialect: any EngineDialect { get }
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int

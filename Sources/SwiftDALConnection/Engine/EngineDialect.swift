@@ -70,12 +70,45 @@ package protocol EngineDialect: Sendable {
     /// may apply, where a session setting changes it. The scope check encloses a condition
     /// only when every one of them reads it the same way.
     var lexicons: [SQLLexicon] { get }
+
+    // MARK: Tables (DDL) and what the catalog says of them
+
+    /// The column type a table definition's column of SQLite affinity `affinity` gets
+    /// (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`).
+    func columnType(affinity: String) -> String
+    /// A constant as an SQL literal in a `DEFAULT` clause (default: ``sqlLiteral(_:)``).
+    func defaultLiteral(_ value: SQLiteValue) -> String
+    /// What follows a table's single integer primary-key column that the database fills
+    /// in (SQLite's rowid alias, an identity column), `autoincrement` when keys are never
+    /// reused.
+    func generatedKeyClause(autoincrement: Bool) -> String
+    /// Whether tables may be declared `WITHOUT ROWID` (SQLite); elsewhere the clause is
+    /// left out.
+    var declaresWithoutRowID: Bool { get }
+    /// A collation's name in this engine's DDL, or a thrown
+    /// ``DALError/Code/unsupportedOperation`` when the engine has none like it.
+    func collation(_ name: String, table: String) throws -> String
+    /// The names of the tables, sorted (the engine's own left out).
+    func tableNames(_ db: Database) throws -> [String]
+    /// The tables, views and other relations the generator writes entities for when given
+    /// no list, sorted (the engine's own and SwiftDAL's migration history left out).
+    func schemaObjectNames(_ db: Database) throws -> [String]
+    /// The indexes and foreign keys of `table`, whose `columns` are already read.
+    func describe(table: String, columns: [ColumnInfo], _ db: Database) throws -> TableDescription
+    /// The column of `description`'s single-column primary key that the database fills in
+    /// (rowid alias, identity, serial, auto-increment), if there is one.
+    func generatedKeyColumn(of description: TableDescription) -> String?
+    /// The Swift type the generator writes for a column declared as `declaredType` (as the
+    /// catalog writes it), and whether the type needs Foundation.
+    func swiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool)
 }
 
 extension EngineDialect {
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
 
     package var placeholder: String { "?" }
+
+    package func defaultLiteral(_ value: SQLiteValue) -> String { sqlLiteral(value) }
 
     package func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String {
         let target = conflictColumns.map(quote).joined(separator: ", ")
@@ -128,7 +161,5 @@ package enum QueryPlanText {
 
 extension Database {
     /// The SQL dialect of this connection's engine (see ``EngineDialect``).
-    package var dialect: any EngineDialect {
-        engineConnection?.dialect ?? SQLiteEngineDialect()
-    }
+    package var dialect: any EngineDialect { engine.dialect }
 }

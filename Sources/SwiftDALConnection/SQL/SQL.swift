@@ -309,3 +309,20 @@ private func escapedForArray(_ text: String) -> String {
     }
     return escaped
 }
+
+/// A value as an SQL literal, for DDL where parameters cannot be bound: numbers as
+/// digits, text single-quoted with quotes doubled, blobs as `X'…'`.
+///
+/// For example, `sqlLiteral(.text("it's")) == "'it''s'"`.
+public func sqlLiteral(_ value: SQLiteValue) -> String {
+    switch value {
+    case .null: return "NULL"
+    case .integer(let integer): return String(integer)
+    case .real(let double): return double.isFinite ? "\(double)" : (double > 0 ? "9e999" : "-9e999")
+    case .text(let text):
+        // A NUL would end the SQL text early: such text is written as bytes.
+        if text.utf8.contains(0) { return "(CAST(\(sqlLiteral(.blob(Data(text.utf8)))) AS TEXT))" }
+        return enclosing(text, in: UInt8(ascii: "'"))
+    case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+    }
+}

@@ -83,6 +83,135 @@ package struct SQLiteEngineDialect: EngineDialect {
     package var lockForUpdateClause: String { "" }
     package var returnsInsertedKeys: Bool { false }
     package var sortsNullsFirst: Bool { true }
+
+    // MARK: Tables and the catalog
+
+    /// The affinity's own name: `INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`.
+    package func columnType(affinity: String) -> String { affinity }
+
+    package func generatedKeyClause(autoincrement: Bool) -> String {
+        " PRIMARY KEY" + (autoincrement ? " AUTOINCREMENT" : "")
+    }
+
+    package var declaresWithoutRowID: Bool { true }
+
+    package func collation(_ name: String, table: String) throws -> String { quote(name) }
+
+    package func tableNames(_ db: Database) throws -> [String] {
+        try db.fetchColumn(
+            String.self,
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
+    }
+
+    /// The main schema's tables, views and virtual tables; left out are SQLite's own
+    /// (`sqlite_…`) and the shadow tables that hold a virtual table's data (FTS5's
+    /// `docs_data`, `docs_idx`…).
+    package func schemaObjectNames(_ db: Database) throws -> [String] {
+        // pragma_table_list (SQLite 3.37+) tells shadow tables apart; older libraries
+        // fall back to the schema table, which lists them as ordinary tables.
+        var names = try? db.fetchColumn(
+            String.self,
+            """
+            SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view', 'virtual')
+            AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
+            """)
+        if names == nil {
+            names = try db.fetchColumn(
+                String.self,
+                """
+                SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                ORDER BY name
+                """)
+        }
+        return names ?? []
+    }
+
+    /// From `pragma_index_list`, `pragma_index_info` and `pragma_foreign_key_list`.
+    package func describe(table name: String, columns: [ColumnInfo], _ db: Database) throws -> TableDescription {
+        let indexes = try db.fetchAll(
+            "SELECT name, \"unique\", origin FROM pragma_index_list(\(name)) ORDER BY name"
+        ) { row in
+            (
+                name: try row.decode(String.self, at: 0), isUnique: try row.decode(Bool.self, at: 1),
+                origin: try row.decode(String.self, at: 2)
+            )
+        }.map { index in
+            IndexInfo(
+                name: index.name, isUnique: index.isUnique, origin: index.origin,
+                columns: try db.fetchColumn(
+                    String.self, "SELECT name FROM pragma_index_info(\(index.name)) ORDER BY seqno"))
+        }
+        let keyRows = try db.fetchAll(
+            "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(\(name)) ORDER BY id, seq"
+        ) { row in
+            (
+                id: try row.decode(Int.self, at: 0), table: try row.decode(String.self, at: 1),
+                from: try row.decode(String.self, at: 2),
+                to: try row.decode(String?.self, at: 3), onUpdate: try row.decode(String.self, at: 4),
+                onDelete: try row.decode(String.self, at: 5)
+            )
+        }
+        var foreignKeys = [ForeignKeyInfo]()
+        for id in Set(keyRows.map(\.id)).sorted() {
+            let parts = keyRows.filter { $0.id == id }
+            guard let first = parts.first else { continue }
+            foreignKeys.append(
+                ForeignKeyInfo(
+                    columns: parts.map(\.from), table: first.table, referencedColumns: parts.map { $0.to ?? "" },
+                    onUpdate: first.onUpdate, onDelete: first.onDelete))
+        }
+        return TableDescription(name: name, columns: columns, indexes: indexes, foreignKeys: foreignKeys)
+    }
+
+    /// The key of a rowid alias: the single `INTEGER PRIMARY KEY` column of a rowid table.
+    /// SQLite makes no index for that key, and one for every other key (`INT PRIMARY
+    /// KEY`, `INTEGER PRIMARY KEY DESC`, a `TEXT` key), which tells the quirks apart
+    /// without parsing the `CREATE TABLE`.
+    package func generatedKeyColumn(of description: TableDescription) -> String? {
+        let key = description.primaryKey
+        guard key.count == 1, let column = description.columns.first(where: { $0.name == key[0] }),
+            !description.indexes.contains(where: { $0.origin == "pk" }), column.declaredType.uppercased() == "INTEGER"
+        else { return nil }
+        return key[0]
+    }
+
+    /// From the declared type by SQLite's own affinity rules
+    /// (<https://sqlite.org/datatype3.html>, section 3.1), with the type names of the
+    /// NUMERIC affinity that say what they hold given their Swift types: exact numbers
+    /// (`DECIMAL`, `NUMERIC`, `MONEY`…) → `Decimal`, `BOOLEAN` → `Bool`, dates → `Date`;
+    /// `BYTEA` → `Data` and `UUID` → `UUID` first (a schema written for PostgreSQL).
+    package func swiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool) {
+        let type = declaredType.uppercased()
+        if type == "BYTEA" { return ("Data", true) }
+        if type == "UUID" { return ("UUID", true) }
+        // The affinity rules, as SQLite applies them (ColumnAffinity: bytes, ASCII case).
+        switch ColumnAffinity(declaredType: declaredType) {
+        case .integer: return ("Int64", false)
+        case .text: return ("String", false)
+        case .blob:
+            // No declared type: no affinity, any storage class.
+            return declaredType.isEmpty ? ("SQLiteValue", false) : ("Data", true)
+        case .real: return ("Double", false)
+        case .numeric: break
+        }
+        // NUMERIC affinity.
+        if type.hasPrefix("BOOL") { return ("Bool", false) }
+        if type.contains("DATE") || type.contains("TIMESTAMP") { return ("Date", true) }
+        // SQLite keeps a number-like value as INTEGER or REAL and anything else as TEXT:
+        // `Decimal` reads INTEGER, REAL and numeric TEXT, and stores text, losslessly.
+        let firstWord = String(type.prefix { $0.isLetter })
+        if Self.exactNumberTypes.contains(firstWord) { return ("Decimal", true) }
+        // Any other name (TIME, INTERVAL…): whatever storage class the database gave, exactly.
+        return ("SQLiteValue", false)
+    }
+
+    /// The first words of declared types that mean an exact number: `DECIMAL(10,2)`,
+    /// `NUMERIC`, `NUMBER` (Oracle), `MONEY` and `SMALLMONEY` (SQL Server), `CURRENCY`
+    /// (Access), `DEC` and `FIXED` (MySQL's synonyms of `DECIMAL`).
+    package static let exactNumberTypes: Set<String> = [
+        "DECIMAL", "DEC", "NUMERIC", "NUMBER", "MONEY", "SMALLMONEY", "CURRENCY", "FIXED"
+    ]
 }
 
 /// The keys as a JSON array (of values, or of arrays for composite keys) for
