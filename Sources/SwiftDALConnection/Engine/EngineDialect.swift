@@ -129,9 +129,12 @@ extension EngineDialect {
         let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         let list = Array(repeating: tuple, count: keys.count).joined(separator: ", ")
         let names = columns.map(quote).joined(separator: ", ")
-        return SQL(
-            sql: "(\(names)) IN (\(valuesKeyword ? "VALUES " : "")\(list))",
-            arguments: StatementArguments(values: keys.flatMap { $0 }))
+        // Appended, not `StatementArguments(values:)`: a call of that initializer from
+        // inside this module made the optimizer specialize it, and the public entry point
+        // every insert takes grew by ~70 instructions (W1, callgrind).
+        var arguments = StatementArguments()
+        arguments.append(converted: keys.flatMap { $0 })
+        return SQL(sql: "(\(names)) IN (\(valuesKeyword ? "VALUES " : "")\(list))", arguments: arguments)
     }
 }
 

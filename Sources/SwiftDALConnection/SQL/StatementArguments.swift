@@ -163,7 +163,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Appends positional values that are already converted, in time linear in their number.
-    mutating func append(converted more: [SQLiteValue]) {
+    package mutating func append(converted more: [SQLiteValue]) {
         guard !more.isEmpty else { return }
         switch storage {
         case .positional(var values):
