@@ -32,7 +32,7 @@ CREATE TABLE categories (
 ) WITHOUT ROWID;
 
 -- A TEXT key is required (only a rowid table's INTEGER PRIMARY KEY is assigned by SQLite);
--- exact numbers are Decimal; untyped and TIME columns are SQLiteValue, Optional when nullable.
+-- exact numbers are Decimal; untyped and TIME columns are DatabaseValue, Optional when nullable.
 CREATE TABLE ledger (
     code TEXT PRIMARY KEY,
     amount NUMERIC(12, 2) NOT NULL,

@@ -45,7 +45,7 @@ extension BaseDAL {
     /// For example, `try await users.updateFieldsRange([(key: 42, fields: ["age": 33])])`.
     @discardableResult
     public func updateFieldsRange<Key: EntityKey>(
-        _ changes: [(key: Key, fields: [String: (any SQLiteValueConvertible)?])]
+        _ changes: [(key: Key, fields: [String: (any DatabaseValueConvertible)?])]
     ) async throws -> Int {
         try await onWriter { try self.updateFieldsRange(changes) }
     }
@@ -69,7 +69,7 @@ extension BaseDAL {
 
     /// For example, `try await users.updateFields(["age": 32], key: 42)`.
     @discardableResult
-    public func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws
+    public func updateFields(_ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey) async throws
         -> Bool
     {
         try await onWriter { try self.updateFields(fields, key: key) }
@@ -78,7 +78,7 @@ extension BaseDAL {
     /// For example, `try await users.updateField("score", to: 4.5, key: 42)`.
     @discardableResult
     public func updateField(
-        _ fieldName: String, to value: some SQLiteValueConvertible, key: some EntityKey
+        _ fieldName: String, to value: some DatabaseValueConvertible, key: some EntityKey
     ) async throws -> Bool {
         try await onWriter { try self.updateField(fieldName, to: value, key: key) }
     }

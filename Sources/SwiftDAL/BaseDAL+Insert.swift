@@ -175,7 +175,7 @@ extension BaseDAL {
             guard db.hasBulkPath else { return try insertRange(entities) }
             return try db.inTransaction(.immediate) {
                 // Every row encoded first: rows that write the same columns share a COPY.
-                var rows = [(values: [SQLiteValue], plan: InsertPlan, written: [Int])]()
+                var rows = [(values: [DatabaseValue], plan: InsertPlan, written: [Int])]()
                 rows.reserveCapacity(entities.count)
                 for entity in entities {
                     var columns = try applyingTenant(try encode(entity, mapping), mapping)

@@ -45,7 +45,7 @@ extension BaseDAL {
     /// differs from the stored one; `false` when there is no such row (in the scope).
     /// Runs inside a transaction (the read and the write see the same row). The tenant
     /// column is never written (the caller checked the entity's value).
-    func updateChangedColumns(_ columns: ColumnValues, key: [SQLiteValue], _ db: Database, _ mapping: TableMapping)
+    func updateChangedColumns(_ columns: ColumnValues, key: [DatabaseValue], _ db: Database, _ mapping: TableMapping)
         throws -> Bool
     {
         let keyAndScope = key + scopeValues
@@ -58,7 +58,7 @@ extension BaseDAL {
 
     /// The row with the key and scope values `keyAndScope`, locked until the transaction
     /// ends (on engines that lock rows), as `storedRow` reads it.
-    func lockedRowQuery(_ keyAndScope: [SQLiteValue], _ mapping: TableMapping) -> SQL {
+    func lockedRowQuery(_ keyAndScope: [DatabaseValue], _ mapping: TableMapping) -> SQL {
         SQL(
             sql: mapping.findByIdSQL + mapping.dialect.lockForUpdateClause,
             arguments: StatementArguments(values: keyAndScope))
@@ -75,11 +75,11 @@ extension BaseDAL {
     /// does), for the row with the key and scope values `keyAndScope`. Never the key or
     /// the tenant column.
     func changedColumnsQuery(
-        _ columns: ColumnValues, stored: StoredRow, keyAndScope: [SQLiteValue], _ mapping: TableMapping
+        _ columns: ColumnValues, stored: StoredRow, keyAndScope: [DatabaseValue], _ mapping: TableMapping
     ) throws -> SQL? {
         let keySet = Set(mapping.primaryKey)
         var names = [String]()
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         for (index, name) in columns.names.enumerated() {
             let column = try mapping.column(name)
             if keySet.contains(column) || column == mapping.scope.tenantColumn { continue }
@@ -108,7 +108,7 @@ extension BaseDAL {
     ///
     /// For example, `try users.updateFields(["age": 32, "bio": nil], key: 42)`.
     @discardableResult
-    public func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) throws -> Bool {
+    public func updateFields(_ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey) throws -> Bool {
         guard !fields.isEmpty else {
             throw DALError(.invalidValue, "updateFields needs at least one column", table: tableName)
         }
@@ -127,27 +127,27 @@ extension BaseDAL {
     /// For example, `try users.updateField("score", to: 4.5, key: 42)`, or
     /// `try users.updateField("bio", to: nil as String?, key: 42)` to store `NULL`.
     @discardableResult
-    public func updateField(_ fieldName: String, to value: some SQLiteValueConvertible, key: some EntityKey) throws
+    public func updateField(_ fieldName: String, to value: some DatabaseValueConvertible, key: some EntityKey) throws
         -> Bool
     {
         try withMapping(writing: true) { db, mapping in
-            try db.execute(try updateFieldQuery(fieldName, { try value.sqliteValue() }, key: key, mapping)) > 0
+            try db.execute(try updateFieldQuery(fieldName, { try value.databaseValue() }, key: key, mapping)) > 0
         }
     }
 
     /// The `UPDATE` of `updateFields(fields, key: key)` (`fields` not empty).
     func updateFieldsQuery(
-        _ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey, _ mapping: TableMapping
+        _ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {
         // One column (the usual call): no sort, no lock, no hashing.
         if fields.count == 1, let field = fields.first {
-            return try updateFieldQuery(field.key, { try field.value?.sqliteValue() ?? .null }, key: key, mapping)
+            return try updateFieldQuery(field.key, { try field.value?.databaseValue() ?? .null }, key: key, mapping)
         }
         let sorted = fields.sorted { $0.key < $1.key }
         let sql = try mapping.sql(.updateFields(sorted.map(\.key))) { try updateFieldsSQL(sorted.map(\.key), mapping) }
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         values.reserveCapacity(sorted.count + mapping.primaryKeyWidth + scopeValues.count)
-        for (_, value) in sorted { values.append(try value?.sqliteValue() ?? .null) }
+        for (_, value) in sorted { values.append(try value?.databaseValue() ?? .null) }
         values += try mapping.keyValues(key)
         values += scopeValues
         return SQL(sql: sql, arguments: StatementArguments(values: values))
@@ -156,13 +156,13 @@ extension BaseDAL {
     /// The `UPDATE` of column `fieldName` to `value()` in the row with primary key `key`
     /// (the column is checked before the value is converted, as `updateFields` does).
     private func updateFieldQuery(
-        _ fieldName: String, _ value: () throws -> SQLiteValue, key: some EntityKey, _ mapping: TableMapping
+        _ fieldName: String, _ value: () throws -> DatabaseValue, key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {
         let sql = try mapping.updateFieldSQL(fieldName)
         let value = try value()
         // No scope: the value, then the key's arguments, in one array.
         if !mapping.isScoped { return SQL(sql: sql, arguments: try mapping.keyArguments(key).prepending(value)) }
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         values.reserveCapacity(1 + mapping.primaryKeyWidth + scopeValues.count)
         values.append(value)
         // Appended one by one: `+=` of two- and zero-element arrays cost more.

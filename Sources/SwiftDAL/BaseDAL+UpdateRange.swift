@@ -26,7 +26,7 @@ extension BaseDAL {
         guard !entities.isEmpty else { return 0 }
         return try withMapping(writing: true) { db, mapping in
             // A `nil` key (a `NULL` in it) finds no row, as with `update`.
-            var rows = [(columns: ColumnValues, keyAndScope: [SQLiteValue]?)]()
+            var rows = [(columns: ColumnValues, keyAndScope: [DatabaseValue]?)]()
             rows.reserveCapacity(entities.count)
             for entity in entities {
                 let columns = try encode(entity, mapping)
@@ -85,7 +85,7 @@ extension BaseDAL {
     /// ```
     @discardableResult
     public func updateFieldsRange<Key: EntityKey>(
-        _ changes: [(key: Key, fields: [String: (any SQLiteValueConvertible)?])]
+        _ changes: [(key: Key, fields: [String: (any DatabaseValueConvertible)?])]
     ) throws -> Int {
         guard !changes.isEmpty else { return 0 }
         if let empty = changes.firstIndex(where: { $0.fields.isEmpty }) {
@@ -117,7 +117,7 @@ extension BaseDAL {
     public func upsertRange(_ entities: [T]) throws {
         guard !entities.isEmpty else { return }
         try withMapping(writing: true) { db, mapping in
-            var rows = [(columns: ColumnValues, keyAndScope: [SQLiteValue]?)]()
+            var rows = [(columns: ColumnValues, keyAndScope: [DatabaseValue]?)]()
             rows.reserveCapacity(entities.count)
             for entity in entities {
                 let columns = try applyingTenant(try encode(entity, mapping), mapping)
@@ -171,7 +171,7 @@ extension BaseDAL {
     /// for a key no row has), locked until the transaction ends: one pipelined batch on
     /// PostgreSQL. An engine error's ``DatabaseError/batchIndex`` is its key's position in
     /// `keys`.
-    private func lockedStoredRows(_ keys: [[SQLiteValue]?], _ db: Database, _ mapping: TableMapping) throws
+    private func lockedStoredRows(_ keys: [[DatabaseValue]?], _ db: Database, _ mapping: TableMapping) throws
         -> [StoredRow?]
     {
         let keyed = keys.indices.filter { keys[$0] != nil }
@@ -189,8 +189,8 @@ extension BaseDAL {
 
     /// Whether two of `keys` are equal (or might be: text compares as Swift's `==`, so a
     /// false alarm only sends a batch down the one-by-one path).
-    static func repeatsAKey(_ keys: [[SQLiteValue]]) -> Bool {
-        var seen = Set<[SQLiteValue]>()
+    static func repeatsAKey(_ keys: [[DatabaseValue]]) -> Bool {
+        var seen = Set<[DatabaseValue]>()
         seen.reserveCapacity(keys.count)
         return keys.contains { !seen.insert($0).inserted }
     }

@@ -63,5 +63,5 @@ public enum DeletionMark: Sendable, Hashable {
     /// which reads back as a `Date`; PostgreSQL the transaction's start time).
     case currentTimestamp
     /// A fixed value, bound (for example `1` in a nullable flag column).
-    case value(SQLiteValue)
+    case value(DatabaseValue)
 }

@@ -74,7 +74,7 @@ struct CursorContent: Equatable {
     var shape: [UInt8]
     var columns: [String]
     var directions: [SortDirection]
-    var values: [SQLiteValue]
+    var values: [DatabaseValue]
 }
 
 /// The token format: version 1, the shape, the terms, the values, then the HMAC-SHA256
@@ -153,7 +153,7 @@ enum CursorCodec {
             }
             columns.append(try reader.text())
         }
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         for _ in 0..<count { values.append(try reader.value()) }
         guard reader.isAtEnd else { throw Refusal("it has trailing bytes") }
         return CursorContent(shape: shape, columns: columns, directions: directions, values: values)
@@ -174,13 +174,13 @@ enum CursorCodec {
     }
 
     /// `value` in the token's encoding, as hex text (for shape fingerprints).
-    static func canonicalText(_ value: SQLiteValue) -> String {
+    static func canonicalText(_ value: DatabaseValue) -> String {
         var bytes = [UInt8]()
         append(value, to: &bytes)
         return bytes.map { String($0, radix: 16) }.joined(separator: ".")
     }
 
-    private static func append(_ value: SQLiteValue, to bytes: inout [UInt8]) {
+    private static func append(_ value: DatabaseValue, to bytes: inout [UInt8]) {
         func appendUInt64(_ number: UInt64) {
             for shift in stride(from: 56, through: 0, by: -8) {
                 bytes.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
@@ -251,7 +251,7 @@ enum CursorCodec {
             return text
         }
 
-        mutating func value() throws(Refusal) -> SQLiteValue {
+        mutating func value() throws(Refusal) -> DatabaseValue {
             switch try byte() {
             case 0: return .null
             case 1: return .integer(Int64(bitPattern: try uint64()))

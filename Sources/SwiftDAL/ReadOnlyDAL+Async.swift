@@ -67,26 +67,26 @@ extension ReadOnlyDAL {
     }
 
     /// For example, `try await users.isExist(fieldName: "email", value: email)`.
-    public func isExist(fieldName: String, value: some SQLiteValueConvertible) async throws -> Bool {
+    public func isExist(fieldName: String, value: some DatabaseValueConvertible) async throws -> Bool {
         try await onReader { try self.isExist(fieldName: fieldName, value: value) }
     }
 
     /// For example, `try await users.getFieldList("age", as: Int.self)`.
-    public func getFieldList<Value: SQLiteValueConvertible>(
-        _ fieldName: String, condition: SQL? = nil, as type: Value.Type = SQLiteValue.self
+    public func getFieldList<Value: DatabaseValueConvertible>(
+        _ fieldName: String, condition: SQL? = nil, as type: Value.Type = DatabaseValue.self
     ) async throws -> [Value] {
         try await onReader { try self.getFieldList(fieldName, condition: condition, as: type) }
     }
 
     /// For example, `try await users.getFieldValue(42, fieldName: "email", as: String.self)`.
-    public func getFieldValue<Value: SQLiteValueConvertible>(
-        _ id: some EntityKey, fieldName: String, as type: Value.Type = SQLiteValue.self
+    public func getFieldValue<Value: DatabaseValueConvertible>(
+        _ id: some EntityKey, fieldName: String, as type: Value.Type = DatabaseValue.self
     ) async throws -> Value? {
         try await onReader { try self.getFieldValue(id, fieldName: fieldName, as: type) }
     }
 
     /// For example, `try await users.sqlValueList("SELECT name FROM users", as: String.self)`.
-    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self)
+    public func sqlValueList<Value: DatabaseValueConvertible>(_ sql: SQL, as type: Value.Type = DatabaseValue.self)
         async throws -> [Value]
     {
         try await onReader { try self.sqlValueList(sql, as: type) }

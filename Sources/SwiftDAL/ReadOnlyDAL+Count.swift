@@ -31,17 +31,17 @@ extension ReadOnlyDAL {
     /// columns; an unknown name throws ``DALError/Code/invalidColumn``).
     ///
     /// For example, `if try users.isExist(fieldName: "email", value: email) { … }`.
-    public func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool {
+    public func isExist(fieldName: String, value: some DatabaseValueConvertible) throws -> Bool {
         try withMapping(writing: false) { db, mapping in
             let sql = try mapping.existsSQL(fieldName)
             // Arguments built in place in the query (a `var` appended to on one path, or a
             // `let` chosen between two, cost a copy of them on every call: callgrind, W6).
             if mapping.isScoped {
-                let arguments = try scopedArguments(StatementArguments(value: try value.sqliteValue()))
+                let arguments = try scopedArguments(StatementArguments(value: try value.databaseValue()))
                 return try db.fetchScalar(Bool.self, SQL(sql: sql, arguments: arguments)) ?? false
             }
             return try db.fetchScalar(
-                Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.sqliteValue())))
+                Bool.self, SQL(sql: sql, arguments: StatementArguments(value: try value.databaseValue())))
                 ?? false
         }
     }
@@ -50,8 +50,8 @@ extension ReadOnlyDAL {
     /// row when `nil`), sorted; ask for an optional type when the column holds `NULL`s.
     ///
     /// For example, `let ages = try users.getFieldList("age", as: Int.self)`.
-    public func getFieldList<Value: SQLiteValueConvertible>(
-        _ fieldName: String, condition: SQL? = nil, as type: Value.Type = SQLiteValue.self
+    public func getFieldList<Value: DatabaseValueConvertible>(
+        _ fieldName: String, condition: SQL? = nil, as type: Value.Type = DatabaseValue.self
     ) throws -> [Value] {
         try withMapping(writing: false) { db, mapping in
             let column = try mapping.quotedColumn(fieldName)
@@ -66,8 +66,8 @@ extension ReadOnlyDAL {
     /// row or the value is `NULL`.
     ///
     /// For example, `let email = try users.getFieldValue(42, fieldName: "email", as: String.self)`.
-    public func getFieldValue<Value: SQLiteValueConvertible>(
-        _ id: some EntityKey, fieldName: String, as type: Value.Type = SQLiteValue.self
+    public func getFieldValue<Value: DatabaseValueConvertible>(
+        _ id: some EntityKey, fieldName: String, as type: Value.Type = DatabaseValue.self
     ) throws -> Value? {
         try withMapping(writing: false) { db, mapping in
             let sql = try mapping.sql(.fieldValue(field: fieldName)) {
@@ -85,7 +85,8 @@ extension ReadOnlyDAL {
     /// tenant condition yourself).
     ///
     /// For example, `let names = try users.sqlValueList("SELECT name FROM users WHERE age > \(30)", as: String.self)`.
-    public func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type = SQLiteValue.self) throws
+    public func sqlValueList<Value: DatabaseValueConvertible>(_ sql: SQL, as type: Value.Type = DatabaseValue.self)
+        throws
         -> [Value]
     {
         try read { db in try db.fetchColumn(Value.self, sql) }

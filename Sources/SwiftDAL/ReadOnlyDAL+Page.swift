@@ -42,7 +42,7 @@ extension ReadOnlyDAL {
                 mapping, after: cursor, limit: limit, condition: condition, orderBy: orderBy, key: key)
             var items = [T]()
             items.reserveCapacity(min(limit, 1024))  // a limit is a bound, not a size: never allocate it
-            var last: [SQLiteValue]?
+            var last: [DatabaseValue]?
             var hasMore = false
             try db.forEachRow(query) { row in
                 guard items.count < limit else {
@@ -128,7 +128,7 @@ struct KeysetOrder {
     /// The fingerprint of the table, condition text and scope.
     let shape: [UInt8]
 
-    init(_ mapping: TableMapping, orderBy: OrderBy?, condition: SQL?, scopeValues: [SQLiteValue]) throws {
+    init(_ mapping: TableMapping, orderBy: OrderBy?, condition: SQL?, scopeValues: [DatabaseValue]) throws {
         guard !mapping.primaryKey.isEmpty else {
             throw DALError(
                 .unsupportedOperation,
@@ -199,7 +199,7 @@ struct KeysetOrder {
 
     /// The last row's values that `cursor` carries, once its signature, shape and order
     /// are checked; ``DALError/Code/invalidCursor`` otherwise.
-    func values(of cursor: PageCursor, key: CursorSigningKey, table: String) throws -> [SQLiteValue] {
+    func values(of cursor: PageCursor, key: CursorSigningKey, table: String) throws -> [DatabaseValue] {
         let content: CursorContent
         do {
             content = try CursorCodec.decode(cursor.token, key: key)
@@ -228,11 +228,11 @@ struct KeysetOrder {
     /// value or a nullable column is compared with `IS [NOT] NULL` at the place the
     /// engine sorts `NULL`; with a `NOT NULL` first column it is prefixed by `a >= ?`
     /// (or `<=`), which gives the planner an index range on that column.
-    func seekPredicate(_ values: [SQLiteValue], sortsNullsFirst: Bool, named: Bool) -> (
-        sql: String, arguments: [(String, SQLiteValue)]
+    func seekPredicate(_ values: [DatabaseValue], sortsNullsFirst: Bool, named: Bool) -> (
+        sql: String, arguments: [(String, DatabaseValue)]
     ) {
-        var arguments = [(String, SQLiteValue)]()
-        func bind(_ value: SQLiteValue) -> String {
+        var arguments = [(String, DatabaseValue)]()
+        func bind(_ value: DatabaseValue) -> String {
             let name = "swiftdal_after_\(arguments.count)"
             arguments.append((name, value))
             return named ? ":\(name)" : "?"
@@ -273,7 +273,7 @@ struct KeysetOrder {
         var sql = disjuncts.joined(separator: " OR ")
         if notNull[0], !values[0].isNull, columns.count > 1 {
             // Rendered first: its placeholder must come first too.
-            var prefixed = [(String, SQLiteValue)]()
+            var prefixed = [(String, DatabaseValue)]()
             let name = "swiftdal_after_lead"
             prefixed.append((name, values[0]))
             let comparison = directions[0] == .ascending ? ">=" : "<="

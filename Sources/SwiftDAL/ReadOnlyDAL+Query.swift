@@ -26,7 +26,7 @@ extension ReadOnlyDAL {
             }
             return sql
         }
-        var extra = [(String, SQLiteValue)]()
+        var extra = [(String, DatabaseValue)]()
         if let limit { extra.append(("swiftdal_limit", .integer(Int64(limit)))) }
         if let offset { extra.append(("swiftdal_offset", .integer(Int64(offset)))) }
         return SQL(sql: text, arguments: try combine(condition?.arguments, extra))
@@ -50,7 +50,7 @@ extension ReadOnlyDAL {
     }
 
     /// `condition`'s arguments followed by `extra` (by name when the condition's are named).
-    func combine(_ arguments: StatementArguments?, _ extra: [(String, SQLiteValue)]) throws -> StatementArguments {
+    func combine(_ arguments: StatementArguments?, _ extra: [(String, DatabaseValue)]) throws -> StatementArguments {
         guard let arguments else { return StatementArguments(values: extra.map(\.1)) }
         if let named = arguments.namedValues {
             var values = named

@@ -9,7 +9,7 @@ enum TenantBinding: Sendable {
     case none
     /// A tenant given as `nil`/`NULL`.
     case missing
-    case value(SQLiteValue)
+    case value(DatabaseValue)
     /// A tenant that did not convert (NaN, a `UInt64` above `Int64.max`).
     case invalid(DALError)
 }
@@ -18,7 +18,7 @@ extension ReadOnlyDAL {
     /// The tenant this DAL is bound to (``init(database:tenant:)``), or `nil`.
     ///
     /// For example, `notes.tenant == .integer(42)`.
-    public var tenant: SQLiteValue? {
+    public var tenant: DatabaseValue? {
         if case .value(let value) = tenantBinding { return value }
         return nil
     }
@@ -68,7 +68,7 @@ extension ReadOnlyDAL {
     func scopeFilter(_ mapping: TableMapping, named: Bool, rows: ScopeRows = .visible) -> SQL? {
         guard let predicate = mapping.scope.predicate(rows, named: named) else { return nil }
         if named {
-            var values = [String: SQLiteValue]()
+            var values = [String: DatabaseValue]()
             if let tenant = scopeValues.first { values[ScopeSQL.tenantArgument] = tenant }
             return SQL(sql: predicate, arguments: StatementArguments(namedValues: values))
         }

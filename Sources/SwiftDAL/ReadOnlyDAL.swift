@@ -42,7 +42,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// The tenant given to ``init(database:tenant:)``, as given (checked at every use).
     let tenantBinding: TenantBinding
     /// What the scope binds after a condition or a key: the tenant, when there is one.
-    @usableFromInline let scopeValues: [SQLiteValue]
+    @usableFromInline let scopeValues: [DatabaseValue]
     /// Whether this DAL reads soft-deleted rows too (an ``includingDeleted`` view).
     let includesDeletedRows: Bool
     /// The ``includingDeleted`` view, made at its first use.
@@ -78,11 +78,11 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// ``invalidateSchemaCache()`` on any one of them.
     ///
     /// For example, `let notes = NoteDAL(database: pool, tenant: request.tenantID)`.
-    public init(database: any DatabaseWriter, tenant: some SQLiteValueConvertible) {
+    public init(database: any DatabaseWriter, tenant: some DatabaseValueConvertible) {
         self.database = database
         var binding: TenantBinding
         do {
-            let value = try tenant.sqliteValue()
+            let value = try tenant.databaseValue()
             binding = value.isNull ? .missing : .value(value)
         } catch let error as DALError {
             binding = .invalid(error)

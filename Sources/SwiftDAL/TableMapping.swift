@@ -325,7 +325,7 @@ final class TableMapping: Sendable {
 
     /// The key values of `key`, checked against the primary key's width.
     @usableFromInline
-    func keyValues(_ key: some EntityKey) throws -> [SQLiteValue] {
+    func keyValues(_ key: some EntityKey) throws -> [DatabaseValue] {
         let values = try key.keyValues()
         guard values.count == primaryKeyWidth else { throw keyWidthMismatch(values.count) }
         return values
@@ -393,7 +393,7 @@ final class InsertPlan: Sendable {
 
     /// The positions of `values` (in `encodedNames` order) an insert of them writes: all
     /// but the `NULL` key columns and the `NULL` columns with a default (as `query`).
-    func writtenPositions(of values: [SQLiteValue]) -> [Int] {
+    func writtenPositions(of values: [DatabaseValue]) -> [Int] {
         let omitted = omittablePositions.filter { values[$0].isNull }
         guard !omitted.isEmpty else { return Array(values.indices) }
         return values.indices.filter { !omitted.contains($0) }
@@ -406,7 +406,7 @@ final class InsertPlan: Sendable {
 
     /// The statement for `values` (in `encodedNames` order) and the values it binds:
     /// `NULL` key columns and `NULL` columns with a default are left out.
-    func query(_ values: consuming [SQLiteValue], upsert: Bool, returningKey: Bool = false) -> SQL {
+    func query(_ values: consuming [DatabaseValue], upsert: Bool, returningKey: Bool = false) -> SQL {
         let variant = returningKey ? 2 : upsert ? 1 : 0
         // The usual cases without allocating: nothing to leave out, or only the key.
         var nullKeys = 0

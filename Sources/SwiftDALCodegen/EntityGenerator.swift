@@ -12,8 +12,8 @@ public import SwiftDAL
 /// `INTEGER` → `Int64`, `TEXT`/`VARCHAR` → `String`, `REAL` → `Double`, `BLOB` → `Data`,
 /// with `DECIMAL`/`NUMERIC`/`MONEY`… → `Decimal`, `BOOLEAN` → `Bool`,
 /// `DATE`/`DATETIME`/`TIMESTAMP` → `Date`; columns without a type and other names of the
-/// NUMERIC affinity (`TIME`, `JSON`…) → ``SwiftDAL/SQLiteValue`` (whatever SQLite stored).
-/// Nullable columns are optionals (`Optional<SQLiteValue>` too), and so are `NOT NULL`
+/// NUMERIC affinity (`TIME`, `JSON`…) → ``SwiftDAL/DatabaseValue`` (whatever SQLite stored).
+/// Nullable columns are optionals (`Optional<DatabaseValue>` too), and so are `NOT NULL`
 /// columns with a default: `nil` there means the default on insert, and an update keeps
 /// the stored value. A rowid table's `INTEGER PRIMARY KEY` is `Optional<Int64>`, `nil`
 /// until SQLite assigns it on insert. Only `NOT NULL` columns without a default and the
@@ -161,7 +161,7 @@ public struct EntityGenerator: Sendable {
     /// The types the generated code names: an entity or DAL of one of these names would
     /// hide it (a table `bases` would otherwise give `class BaseDAL: BaseDAL<BaseInfo>`).
     static let namesTheCodeUses: Set<String> = [
-        "BaseDAL", "Entity", "RowView", "ColumnValues", "SQLiteValue", "Data", "Date", "Int64", "String", "Double",
+        "BaseDAL", "Entity", "RowView", "ColumnValues", "DatabaseValue", "Data", "Date", "Int64", "String", "Double",
         "Bool", "Optional", "Hashable", "Sendable", "Decimal", "ReadOnlyDAL", "SwiftDAL", "Foundation", "UUID"
     ]
 }

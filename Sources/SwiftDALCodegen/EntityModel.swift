@@ -10,7 +10,7 @@ public struct EntityModel: Sendable, Hashable {
         public let column: String
         /// The property name (unescaped: reserved words get backticks when written).
         public let name: String
-        /// The Swift type, without optionality (`Int64`, `String`, `Decimal`, `SQLiteValue`…).
+        /// The Swift type, without optionality (`Int64`, `String`, `Decimal`, `DatabaseValue`…).
         public let typeName: String
         /// Whether the property is an optional: a nullable column, a `NOT NULL` column with
         /// a default (`nil` means the default on insert, the stored value on update), or

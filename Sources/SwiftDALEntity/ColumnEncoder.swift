@@ -3,7 +3,7 @@ import SwiftDALConnection
 
 /// Encodes an `Encodable` entity into ``ColumnValues``: each property becomes the
 /// column of the same name. `nil` optionals are written as `NULL` (never skipped), so
-/// an update clears the column. Values that are ``SQLiteValueConvertible`` convert
+/// an update clears the column. Values that are ``DatabaseValueConvertible`` convert
 /// directly; other nested `Encodable` values are stored as JSON text, except those whose
 /// JSON is one string or number (enums with raw values…), stored as that plain value.
 struct ColumnEncoder: Encoder {
@@ -13,11 +13,11 @@ struct ColumnEncoder: Encoder {
         private var columns: ColumnValues
         init(_ columns: ColumnValues) { self.columns = columns }
 
-        func encode(_ value: some SQLiteValueConvertible, for name: String) throws {
+        func encode(_ value: some DatabaseValueConvertible, for name: String) throws {
             try columns.encode(value, for: name)
         }
 
-        func append(_ value: SQLiteValue, for name: String) {
+        func append(_ value: DatabaseValue, for name: String) {
             columns.append(value, for: name)
         }
 
@@ -46,7 +46,7 @@ struct ColumnEncoder: Encoder {
 
     /// Appends column `name`. Not generic over the coding keys: where it is called the
     /// value type is concrete, and no generic metadata is looked up per property.
-    func write<Value: SQLiteValueConvertible>(_ value: Value, _ name: String) throws {
+    func write<Value: DatabaseValueConvertible>(_ value: Value, _ name: String) throws {
         try storage.encode(value, for: name)
     }
 
@@ -74,7 +74,7 @@ struct ColumnEncoder: Encoder {
         mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.write(value, key.stringValue) }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            if let convertible = value as? any SQLiteValueConvertible {
+            if let convertible = value as? any DatabaseValueConvertible {
                 try encoder.storage.encode(convertible, for: key.stringValue)
                 return
             }
@@ -104,7 +104,7 @@ struct ColumnEncoder: Encoder {
         /// A single JSON string or number (an enum's raw value, a URL, a wrapper type) is
         /// stored as plain TEXT, INTEGER or REAL, so the column reads naturally in SQL;
         /// arrays and objects are stored as JSON text.
-        static func columnValue(ofJSON data: Data) -> SQLiteValue {
+        static func columnValue(ofJSON data: Data) -> DatabaseValue {
             guard let first = data.first else { return .text("") }
             if first == UInt8(ascii: "\""), let string = try? JSONDecoder().decode(String.self, from: data) {
                 return .text(string)

@@ -14,7 +14,7 @@ public struct ColumnValues: Sendable {
     /// Column names, in encoding order.
     public private(set) var names: [String] = []
     /// Values, parallel to ``names``.
-    public private(set) var values: [SQLiteValue] = []
+    public private(set) var values: [DatabaseValue] = []
 
     /// An empty container.
     ///
@@ -29,15 +29,15 @@ public struct ColumnValues: Sendable {
     ///
     /// For example, `try columns.encode(user.age, for: "age")`.
     @inlinable
-    public mutating func encode(_ value: some SQLiteValueConvertible, for column: String) throws {
+    public mutating func encode(_ value: some DatabaseValueConvertible, for column: String) throws {
         // Inlinable, so that the conversion is specialized where the entity calls it.
-        append(try value.sqliteValue(), for: column)
+        append(try value.databaseValue(), for: column)
     }
 
     /// Appends an already converted value.
     ///
     /// For example, `columns.append(.null, for: "bio")`.
-    public mutating func append(_ value: SQLiteValue, for column: String) {
+    public mutating func append(_ value: DatabaseValue, for column: String) {
         names.append(column)
         values.append(value)
     }
@@ -45,7 +45,7 @@ public struct ColumnValues: Sendable {
     /// The value encoded for `column` (exact name first, then ASCII case-insensitive).
     ///
     /// For example, `columns.value(for: "id")`.
-    public func value(for column: String) -> SQLiteValue? {
+    public func value(for column: String) -> DatabaseValue? {
         if let index = names.firstIndex(of: column) { return values[index] }
         let folded = column.identifierKey
         return names.firstIndex { $0.identifierKey == folded }.map { values[$0] }
@@ -56,7 +56,7 @@ public struct ColumnValues: Sendable {
 
     /// Moves the values out (leaving none), so that the caller owns the only copy and can
     /// edit it without copying.
-    package mutating func takeValues() -> [SQLiteValue] {
+    package mutating func takeValues() -> [DatabaseValue] {
         defer { values = [] }
         return values
     }

@@ -4,13 +4,13 @@ public import SwiftDALConnection
 /// A primary-key value: one value for a single-column key, several for a composite
 /// key (in the order of ``Entity/primaryKey``).
 ///
-/// Integers, `String`, `UUID`, `Data` and ``SQLiteValue`` are keys; use
+/// Integers, `String`, `UUID`, `Data` and ``DatabaseValue`` are keys; use
 /// ``CompositeKey`` for composite keys.
 ///
 /// For example, `try users.findById(42)` and `try tags.findById(CompositeKey(42, "admin"))`.
 public protocol EntityKey: Sendable {
     /// The key's column values, in primary-key order.
-    func keyValues() throws -> [SQLiteValue]
+    func keyValues() throws -> [DatabaseValue]
 
     /// The key as statement arguments, in primary-key order. You do not implement this:
     /// the default binds ``keyValues()``; single-value keys bind their value without
@@ -27,14 +27,14 @@ extension EntityKey {
     }
 }
 
-extension EntityKey where Self: SQLiteValueConvertible {
+extension EntityKey where Self: DatabaseValueConvertible {
     /// The value itself, as the only column of the key.
-    public func keyValues() throws -> [SQLiteValue] { [try sqliteValue()] }
+    public func keyValues() throws -> [DatabaseValue] { [try databaseValue()] }
 
     /// Binds the value itself, without building an array.
     @inlinable
     public func keyArguments() throws -> StatementArguments {
-        StatementArguments(value: try sqliteValue())
+        StatementArguments(value: try databaseValue())
     }
 }
 
@@ -51,7 +51,7 @@ extension UInt64: EntityKey {}
 extension String: EntityKey {}
 extension UUID: EntityKey {}
 extension Data: EntityKey {}
-extension SQLiteValue: EntityKey {}
+extension DatabaseValue: EntityKey {}
 
 /// The value of a composite primary key, in the order of ``Entity/primaryKey``.
 ///
@@ -62,13 +62,13 @@ public struct CompositeKey: EntityKey, CustomStringConvertible {
     /// A key of `values`, in primary-key order.
     ///
     /// For example, `CompositeKey(1, "admin")`.
-    public init(_ values: any SQLiteValueConvertible...) {
+    public init(_ values: any DatabaseValueConvertible...) {
         arguments = StatementArguments(values)
     }
 
     /// The key's values in primary-key order; throws the conversion error of a value that
     /// could not be stored (``DALError/Code/invalidValue``).
-    public func keyValues() throws -> [SQLiteValue] {
+    public func keyValues() throws -> [DatabaseValue] {
         if let error = arguments.conversionError { throw error }
         return arguments.positionalValues ?? []
     }

@@ -2,7 +2,7 @@ import Foundation
 import SwiftDALConnection
 
 /// Decodes a `Decodable` entity from a row, reading each property from the column of
-/// the same name. Values that are ``SQLiteValueConvertible`` convert directly; other
+/// the same name. Values that are ``DatabaseValueConvertible`` convert directly; other
 /// nested `Decodable` values are read from JSON text.
 struct RowDecoder: Decoder {
     // Three words at most, so that the `any Decoder` handed to `init(from:)` stores the
@@ -45,7 +45,7 @@ struct RowDecoder: Decoder {
     // type is concrete, and no generic metadata is looked up per row.
 
     /// Column `name` as `T`; a missing column or a failed conversion throws.
-    func column<T: SQLiteValueConvertible>(_ name: String, as type: T.Type) throws -> T {
+    func column<T: DatabaseValueConvertible>(_ name: String, as type: T.Type) throws -> T {
         let index = try index(of: name)
         do {
             return try row.decode(T.self, at: index)
@@ -55,7 +55,7 @@ struct RowDecoder: Decoder {
     }
 
     /// Column `name` as `T?`: a missing column or `NULL` is `nil`.
-    func optionalColumn<T: SQLiteValueConvertible>(_ name: String, as type: T.Type) throws -> T? {
+    func optionalColumn<T: DatabaseValueConvertible>(_ name: String, as type: T.Type) throws -> T? {
         guard let index = try row.columnIndex(named: name) else { return nil }
         do {
             return try row.decode(T?.self, at: index)
@@ -144,13 +144,13 @@ struct RowDecoder: Decoder {
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let index = try decoder.index(of: key.stringValue)
-            if let convertible = T.self as? any SQLiteValueConvertible.Type {
+            if let convertible = T.self as? any DatabaseValueConvertible.Type {
                 return try decodeConvertible(convertible, at: index, as: T.self)
             }
             return try decodeJSON(T.self, at: index, key: key)
         }
 
-        private func decodeConvertible<C: SQLiteValueConvertible, T>(_ type: C.Type, at index: Int, as: T.Type) throws
+        private func decodeConvertible<C: DatabaseValueConvertible, T>(_ type: C.Type, at index: Int, as: T.Type) throws
             -> T
         {
             let value = try decoder.row.decode(C.self, at: index)

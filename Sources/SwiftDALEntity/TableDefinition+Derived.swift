@@ -69,7 +69,7 @@ struct ColumnProbe: Decoder {
 
     /// A placeholder instance of `T`, and the column type it is stored as.
     func placeholder<T: Decodable>(_ type: T.Type) throws -> (T, ColumnType) {
-        if let convertible = T.self as? any SQLiteValueConvertible.Type,
+        if let convertible = T.self as? any DatabaseValueConvertible.Type,
             let (value, columnType) = Self.placeholder(convertible),
             let typed = value as? T
         {
@@ -80,15 +80,17 @@ struct ColumnProbe: Decoder {
         return (try T(from: nested), .text)  // nested Codable values are stored as JSON text
     }
 
-    private static func placeholder(_ type: any SQLiteValueConvertible.Type) -> (
-        any SQLiteValueConvertible, ColumnType
+    private static func placeholder(_ type: any DatabaseValueConvertible.Type) -> (
+        any DatabaseValueConvertible, ColumnType
     )? {
-        let candidates: [SQLiteValue] = [
+        let candidates: [DatabaseValue] = [
             .integer(0), .real(0), .text(""), .blob(Data()), .text("1970-01-01 00:00:00.000"),
             .text("00000000-0000-0000-0000-000000000000"), .text("0")
         ]
         for candidate in candidates {
-            guard let value = type.init(sqliteValue: candidate), let stored = try? value.sqliteValue() else { continue }
+            guard let value = type.init(databaseValue: candidate), let stored = try? value.databaseValue() else {
+                continue
+            }
             switch stored.storageClass {
             case .integer: return (value, .integer)
             case .real: return (value, .real)

@@ -23,7 +23,7 @@ public enum ColumnType: String, Sendable, Hashable {
 /// For example, `.value(0)` or `.expression("CURRENT_TIMESTAMP")`.
 public enum DefaultValue: Sendable, Hashable {
     /// A constant, written as an escaped SQL literal: `.value(0)`, `.value("n/a")`.
-    case value(SQLiteValue)
+    case value(DatabaseValue)
     /// An SQL expression, written as given in parentheses: `.expression("CURRENT_TIMESTAMP")`. Write it in your code; never build it from input.
     case expression(String)
 

@@ -71,18 +71,18 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// Whether any row matches `condition` (`EXISTS`, stops at the first match).
     func isExistRecord(condition: SQL) throws -> Bool
     /// Whether any row has `value` in column `fieldName`.
-    func isExist(fieldName: String, value: some SQLiteValueConvertible) throws -> Bool
+    func isExist(fieldName: String, value: some DatabaseValueConvertible) throws -> Bool
 
     // MARK: Field values
 
     /// The distinct values of column `fieldName` in the rows matching `condition`, sorted.
-    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) throws
+    func getFieldList<Value: DatabaseValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type) throws
         -> [Value]
     /// Column `fieldName` of the row with key `id`; `nil` when there is no such row.
-    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
+    func getFieldValue<Value: DatabaseValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
         throws -> Value?
     /// The first column of every row `sql` returns (any query, values bound).
-    func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) throws -> [Value]
+    func sqlValueList<Value: DatabaseValueConvertible>(_ sql: SQL, as type: Value.Type) throws -> [Value]
 
     // MARK: Writing
 
@@ -97,7 +97,7 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// no row has that key.
     func update(_ entity: EntityType, key: some EntityKey) throws -> Bool
     /// Writes the given columns of the row with key `key`; `false` when no row has it.
-    func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) throws -> Bool
+    func updateFields(_ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey) throws -> Bool
     /// Inserts `entity`, or updates the row with its primary key when there is one, in
     /// one atomic statement (`INSERT … ON CONFLICT … DO UPDATE`).
     func upsert(_ entity: EntityType) throws
@@ -148,18 +148,18 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func isExistRecord(condition: SQL) async throws -> Bool
     /// The `async` form of ``isExist(fieldName:value:)-5v5a0``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func isExist(fieldName: String, value: some SQLiteValueConvertible) async throws -> Bool
+    func isExist(fieldName: String, value: some DatabaseValueConvertible) async throws -> Bool
     /// The `async` form of ``getFieldList(_:condition:as:)-5rev9``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func getFieldList<Value: SQLiteValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type)
+    func getFieldList<Value: DatabaseValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type)
         async throws -> [Value]
     /// The `async` form of ``getFieldValue(_:fieldName:as:)-2p3sm``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func getFieldValue<Value: SQLiteValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
+    func getFieldValue<Value: DatabaseValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
         async throws -> Value?
     /// The `async` form of ``sqlValueList(_:as:)-42gkh``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func sqlValueList<Value: SQLiteValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]
+    func sqlValueList<Value: DatabaseValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]
     /// The `async` form of ``insert(_:)-1e7w6``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func insert(_ entity: EntityType) async throws
@@ -174,7 +174,7 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     func update(_ entity: EntityType, key: some EntityKey) async throws -> Bool
     /// The `async` form of ``updateFields(_:key:)-6cnp9``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
-    func updateFields(_ fields: [String: (any SQLiteValueConvertible)?], key: some EntityKey) async throws -> Bool
+    func updateFields(_ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey) async throws -> Bool
     /// The `async` form of ``upsert(_:)-71gjf``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func upsert(_ entity: EntityType) async throws

@@ -37,13 +37,13 @@ extension SQL.Interpolation {
 }
 
 /// Stands in for a LIKE pattern that SQLite cannot honour; binding it throws.
-private struct UnusableLikePattern: SQLiteValueConvertible {
-    func sqliteValue() throws -> SQLiteValue {
+private struct UnusableLikePattern: DatabaseValueConvertible {
+    func databaseValue() throws -> DatabaseValue {
         throw DALError(.invalidValue, "a LIKE pattern cannot contain a NUL character: SQLite's LIKE stops at it")
     }
 
     init() {}
-    init?(sqliteValue: SQLiteValue) { nil }
+    init?(databaseValue: DatabaseValue) { nil }
 }
 
 /// Escapes `%`, `_` and `\` with `\`, for a `LIKE … ESCAPE '\'` pattern.

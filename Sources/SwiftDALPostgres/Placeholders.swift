@@ -68,7 +68,7 @@ struct PostgresStatementText: Sendable {
     /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
     /// when the arguments do not match the parameters, or when there are more than
     /// PostgreSQL takes (65,535: refused here, before anything is sent).
-    func values(for arguments: StatementArguments) throws -> [SQLiteValue] {
+    func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
         var values = try matchedValues(for: arguments)
         guard values.count <= Self.parameterLimit else {
             throw DALError(
@@ -85,7 +85,7 @@ struct PostgresStatementText: Sendable {
         return values
     }
 
-    private func matchedValues(for arguments: StatementArguments) throws -> [SQLiteValue] {
+    private func matchedValues(for arguments: StatementArguments) throws -> [DatabaseValue] {
         switch parameters {
         case .positional(let count):
             guard let values = arguments.positionalValues else {
@@ -105,7 +105,7 @@ struct PostgresStatementText: Sendable {
                 throw DALError(
                     .argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
             }
-            let bound = try names.map { name -> SQLiteValue in
+            let bound = try names.map { name -> DatabaseValue in
                 guard let value = values[name] else {
                     throw DALError(.argumentMismatch, "no argument for parameter \(name)", sql: sql)
                 }
@@ -257,7 +257,7 @@ func postgresArrayLiteral(fromJSON json: String) -> String? {
     guard let parsed = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]),
         let elements = parsed as? [Any]
     else { return nil }
-    var values = [SQLiteValue]()
+    var values = [DatabaseValue]()
     values.reserveCapacity(elements.count)
     for element in elements {
         switch element {

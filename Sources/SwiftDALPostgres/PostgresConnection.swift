@@ -630,7 +630,7 @@ final class PostgresConnection: EngineConnection {
     /// sent, for a table where `COPY` would not do what `INSERT`s do (`copyAccepts`).
     func copyRows(
         into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
-        _ row: (Int, inout [SQLiteValue]) throws -> Void
+        _ row: (Int, inout [DatabaseValue]) throws -> Void
     ) throws -> Int? {
         guard try copyAccepts(table, columns, blobColumns: blobColumns) else { return nil }
         let sql = Database.copySQL(table, columns)
@@ -648,7 +648,7 @@ final class PostgresConnection: EngineConnection {
         PQclear(start)
         var buffer = [UInt8]()
         buffer.reserveCapacity(Self.copyChunk + 4096)
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         var abort: (any Error)?
         func send() throws {
             // In slices libpq's `int` length holds, whatever one value's size.
@@ -784,7 +784,7 @@ final class PostgresConnection: EngineConnection {
     /// Appends `value` as COPY's text format spells it: `\N` for NULL, a backslash before
     /// a backslash, and tabs, newlines and carriage returns escaped; bytes in bytea's hex
     /// form.
-    static func appendCopyText(_ value: SQLiteValue, to bytes: inout [UInt8], sql: String) throws {
+    static func appendCopyText(_ value: DatabaseValue, to bytes: inout [UInt8], sql: String) throws {
         switch value {
         case .null:
             bytes.append(0x5C)
@@ -1078,7 +1078,7 @@ final class PostgresConnection: EngineConnection {
     }
 
     /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
-    private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> OpaquePointer? {
+    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> OpaquePointer? {
         let connection = try openConnection()
         try checkMaySend(statement.text.sql, role: statement.role)
         return try withParameters(values, sql: statement.text.sql) { count, pointers, lengths, formats in
@@ -1096,7 +1096,7 @@ final class PostgresConnection: EngineConnection {
     /// Calls `body` with `values` as libpq takes parameters: their count, and the arrays of
     /// pointers, lengths and formats (text for everything but blobs, sent as binary).
     private func withParameters<R>(
-        _ values: [SQLiteValue], sql: String,
+        _ values: [DatabaseValue], sql: String,
         _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> R
     ) throws -> R {
         // The parameter arrays are the connection's, reused: no allocation per statement
@@ -1162,7 +1162,7 @@ final class PostgresConnection: EngineConnection {
         }
 
         /// Writes `values` as libpq takes them: text for everything but blobs, sent as binary.
-        mutating func fill(_ values: [SQLiteValue], sql: String) throws {
+        mutating func fill(_ values: [DatabaseValue], sql: String) throws {
             prepare(count: values.count)
             for (index, value) in values.enumerated() {
                 let start = bytes.count

@@ -59,7 +59,7 @@ struct PostgresEngineDialect: EngineDialect {
     /// `("a", "b") IN (SELECT * FROM unnest(CAST($1 AS bigint[]), CAST($2 AS text[])))`,
     /// each array cast to its column's declared type. (A list of row constructors as long
     /// as a few thousand keys exhausted the server's stack, 54001.)
-    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL {
+    func keyListPredicate(columns: [String], types: [String], keys: [[DatabaseValue]]) throws -> SQL {
         guard columns.count > 1 else {
             return SQL(sql: "\(quote(columns[0])) = ANY(?)", arguments: [postgresArrayLiteral(keys.map { $0[0] })])
         }
@@ -91,7 +91,7 @@ struct PostgresEngineDialect: EngineDialect {
     }
 
     /// A blob as `bytea`, infinities as `'Infinity'`.
-    func defaultLiteral(_ value: SQLiteValue) -> String {
+    func defaultLiteral(_ value: DatabaseValue) -> String {
         switch value {
         case .blob(let data): return "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea"
         case .real(let double) where !double.isFinite: return double > 0 ? "'Infinity'" : "'-Infinity'"

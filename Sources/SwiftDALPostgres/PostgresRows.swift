@@ -195,7 +195,7 @@ final class PostgresRows: EngineRows {
         PQclear(result)
     }
 
-    func value(row: Int, column: Int) throws -> SQLiteValue {
+    func value(row: Int, column: Int) throws -> DatabaseValue {
         guard column >= 0, column < kinds.count else {
             throw DALError(
                 .invalidColumn,

@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func dalErrorsLeaveValuesOutOfTheirMessages() throws {
-        let overflow = try #require(throws: DALError.self) { _ = try UInt64.max.sqliteValue() }
+        let overflow = try #require(throws: DALError.self) { _ = try UInt64.max.databaseValue() }
         #expect(!overflow.description.contains(String(UInt64.max)))
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(d TEXT)")

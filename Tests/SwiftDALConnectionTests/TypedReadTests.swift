@@ -5,7 +5,7 @@ import Testing
 
 /// The typed fast paths of `RowView` (String, Int, Int64, Double and their optionals)
 /// must read every storage class exactly as the general path (`Row`, through
-/// `SQLiteValue`) does: same values, same errors.
+/// `DatabaseValue`) does: same values, same errors.
 @Suite struct TypedReadTests {
     /// One column per storage-class case the fast paths must either settle or hand over.
     static let cases = [
@@ -24,7 +24,7 @@ import Testing
         }
     }
 
-    private func compare<T: SQLiteValueConvertible>(_ type: T.Type, in db: Database) throws {
+    private func compare<T: DatabaseValueConvertible>(_ type: T.Type, in db: Database) throws {
         let sql = "SELECT " + Self.cases.enumerated().map { "\($1) AS c\($0)" }.joined(separator: ", ")
         let copied = try #require(try db.fetchOne(SQL(sql: sql)))
         var viewed = [String]()
@@ -168,7 +168,7 @@ import Testing
         let arguments = StatementArguments(value: .text("x"))
         #expect(arguments.positionalValues == [.text("x")])
         #expect(!arguments.isEmpty)
-        #expect(arguments.description == "[\(SQLiteValue.text("x"))]")
+        #expect(arguments.description == "[\(DatabaseValue.text("x"))]")
         let mismatch = #expect(throws: DALError.self) {
             try db.execute(sql: "INSERT INTO t(a, b) VALUES (?, ?)", arguments: arguments)
         }

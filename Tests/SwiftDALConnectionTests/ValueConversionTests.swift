@@ -4,7 +4,7 @@ import SwiftDALTestSupport
 import Testing
 
 @Suite struct ValueConversionTests {
-    private func roundTrip<T: SQLiteValueConvertible & Equatable>(_ value: T, _ sqlType: String = "") throws -> T? {
+    private func roundTrip<T: DatabaseValueConvertible & Equatable>(_ value: T, _ sqlType: String = "") throws -> T? {
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE t(v \(sqlType))")
         try db.execute("INSERT INTO t(v) VALUES (\(value))")
@@ -58,15 +58,15 @@ import Testing
         #expect(try roundTrip(Double.infinity) == .infinity)
         #expect(try roundTrip(-Double.greatestFiniteMagnitude) == -.greatestFiniteMagnitude)
         #expect(try roundTrip(Float(0.25)) == 0.25)
-        #expect(throws: DALError.self) { try Double.nan.sqliteValue() }
-        #expect(Float(sqliteValue: .real(1e300)) == nil)
-        #expect(Double(sqliteValue: .integer(3)) == 3)
+        #expect(throws: DALError.self) { try Double.nan.databaseValue() }
+        #expect(Float(databaseValue: .real(1e300)) == nil)
+        #expect(Double(databaseValue: .integer(3)) == 3)
     }
 
     @Test func boolsAreStoredAsIntegers() throws {
-        #expect(true.sqliteValue() == .integer(1))
+        #expect(true.databaseValue() == .integer(1))
         #expect(try roundTrip(false) == false)
-        #expect(Bool(sqliteValue: .text("1")) == nil)
+        #expect(Bool(databaseValue: .text("1")) == nil)
     }
 
     @Test func emptyStringEmptyBlobAndNullStayDistinct() throws {
@@ -108,16 +108,16 @@ import Testing
     }
 
     @Test func datesUseTheCanonicalSortableUTCText() throws {
-        #expect(try Date(timeIntervalSince1970: 0).sqliteValue() == .text("1970-01-01 00:00:00.000"))
+        #expect(try Date(timeIntervalSince1970: 0).databaseValue() == .text("1970-01-01 00:00:00.000"))
         let date = Date(timeIntervalSince1970: 1_709_208_000.123)
-        #expect(try date.sqliteValue() == .text("2024-02-29 12:00:00.123"))
+        #expect(try date.databaseValue() == .text("2024-02-29 12:00:00.123"))
         let back = try #require(try roundTrip(date))
         #expect(abs(back.timeIntervalSince1970 - date.timeIntervalSince1970) < 0.0005)
         let old = Date(timeIntervalSince1970: -2_000_000_000.5)
         #expect(abs(try #require(try roundTrip(old)).timeIntervalSince1970 - old.timeIntervalSince1970) < 0.0005)
         // Text order is time order.
-        let earlier = try Date(timeIntervalSince1970: 999).sqliteValue().string!
-        let later = try Date(timeIntervalSince1970: 1000).sqliteValue().string!
+        let earlier = try Date(timeIntervalSince1970: 999).databaseValue().string!
+        let later = try Date(timeIntervalSince1970: 1000).databaseValue().string!
         #expect(earlier < later)
     }
 
@@ -127,23 +127,23 @@ import Testing
         #expect(abs(now.timeIntervalSinceNow) < 120)
         let fixed = try db.fetchScalar(Date.self, "SELECT '2024-02-29 12:00:00'")
         #expect(fixed == Date(timeIntervalSince1970: 1_709_208_000))
-        #expect(Date(sqliteValue: "2024-02-29T13:00:00+01:00") == Date(timeIntervalSince1970: 1_709_208_000))
-        #expect(Date(sqliteValue: "2024-02-29T12:00:00Z") == Date(timeIntervalSince1970: 1_709_208_000))
-        #expect(Date(sqliteValue: "2024-02-29") == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(Date(databaseValue: "2024-02-29T13:00:00+01:00") == Date(timeIntervalSince1970: 1_709_208_000))
+        #expect(Date(databaseValue: "2024-02-29T12:00:00Z") == Date(timeIntervalSince1970: 1_709_208_000))
+        #expect(Date(databaseValue: "2024-02-29") == Date(timeIntervalSince1970: 1_709_164_800))
         #expect(
             try db.fetchScalar(Date.self, "SELECT unixepoch('2024-02-29 12:00:00')")
                 == Date(timeIntervalSince1970: 1_709_208_000))
-        #expect(Date(sqliteValue: "2023-02-29") == nil)
-        #expect(Date(sqliteValue: "not a date") == nil)
+        #expect(Date(databaseValue: "2023-02-29") == nil)
+        #expect(Date(databaseValue: "not a date") == nil)
     }
 
     /// Found by the values fuzzer: a NaN REAL read as a date, then stored, crashed the
     /// process (the error message used Date.description, which traps on NaN).
     @Test func nonFiniteDatesAreConversionErrorsNotCrashes() throws {
-        #expect(Date(sqliteValue: .real(.nan)) == nil)
-        #expect(Date(sqliteValue: .real(.infinity)) == nil)
-        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: .nan).sqliteValue() }
-        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: 1e300).sqliteValue() }
+        #expect(Date(databaseValue: .real(.nan)) == nil)
+        #expect(Date(databaseValue: .real(.infinity)) == nil)
+        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: .nan).databaseValue() }
+        #expect(throws: DALError.self) { try Date(timeIntervalSince1970: 1e300).databaseValue() }
         let db = try Database.inMemory()
         let row = try #require(try db.fetchOne("SELECT 9e999 AS stamp"))
         #expect(
@@ -153,53 +153,53 @@ import Testing
     @Test func uuidsAndDecimalsRoundTripLosslessly() throws {
         let uuid = UUID()
         #expect(try roundTrip(uuid) == uuid)
-        #expect(uuid.sqliteValue() == .text(uuid.uuidString.lowercased()))
+        #expect(uuid.databaseValue() == .text(uuid.uuidString.lowercased()))
         let decimal = try #require(Decimal(string: "12345678901234567890.123456789"))
         #expect(try roundTrip(decimal, "TEXT") == decimal)
         #expect(try roundTrip(Decimal(string: "0.1")!) == Decimal(string: "0.1"))
         // A REAL (what SQLite's NUMERIC affinity makes of "0.99") reads as its shortest decimal.
-        #expect(Decimal(sqliteValue: .real(0.1)) == Decimal(string: "0.1"))
-        #expect(Decimal(sqliteValue: .real(0.99)) == Decimal(string: "0.99"))
-        #expect(Decimal(sqliteValue: .real(-1e-7)) == Decimal(string: "-0.0000001"))
-        #expect(Decimal(sqliteValue: .real(.infinity)) == nil)
-        #expect(Decimal(sqliteValue: .real(1e300)) == nil)  // beyond Decimal's range: refused, never wrong
+        #expect(Decimal(databaseValue: .real(0.1)) == Decimal(string: "0.1"))
+        #expect(Decimal(databaseValue: .real(0.99)) == Decimal(string: "0.99"))
+        #expect(Decimal(databaseValue: .real(-1e-7)) == Decimal(string: "-0.0000001"))
+        #expect(Decimal(databaseValue: .real(.infinity)) == nil)
+        #expect(Decimal(databaseValue: .real(1e300)) == nil)  // beyond Decimal's range: refused, never wrong
         let db = try Database.inMemory()
         try db.execute(sql: "CREATE TABLE prices(amount NUMERIC(10,2))")
         try db.execute("INSERT INTO prices VALUES (\(Decimal(string: "0.99")!))")
-        #expect(try db.fetchScalar(SQLiteValue.self, "SELECT amount FROM prices") == .real(0.99))
+        #expect(try db.fetchScalar(DatabaseValue.self, "SELECT amount FROM prices") == .real(0.99))
         #expect(try db.fetchScalar(Decimal.self, "SELECT amount FROM prices") == Decimal(string: "0.99"))
         // Foundation parses a prefix ("12abc" is 12); SwiftDAL refuses the whole value instead.
         for junk in ["12abc", "1.5.5", " 1", "1,5", "", ".", "e5", "1e", "NaN"] {
-            #expect(Decimal(sqliteValue: .text(junk)) == nil, "\(junk.debugDescription)")
+            #expect(Decimal(databaseValue: .text(junk)) == nil, "\(junk.debugDescription)")
         }
-        #expect(Decimal(sqliteValue: "-0.10") == Decimal(string: "-0.1"))
+        #expect(Decimal(databaseValue: "-0.10") == Decimal(string: "-0.1"))
         // What a Decimal cannot hold exactly is refused, never rounded: more significant
         // digits than its 128-bit mantissa holds (38, or 39 below 2^128; Decimal(string:)
         // keeps what fits and drops the rest), or a power of ten outside its range.
         let digits38 = "12345678901234567890123456789012345678"
-        #expect(Decimal(sqliteValue: .text(digits38))?.description == digits38)
-        #expect(Decimal(sqliteValue: .text("-0.000" + digits38 + "000"))?.description == "-0.000" + digits38)
-        #expect(Decimal(sqliteValue: .text(digits38 + "000e-3")) == Decimal(string: digits38))
+        #expect(Decimal(databaseValue: .text(digits38))?.description == digits38)
+        #expect(Decimal(databaseValue: .text("-0.000" + digits38 + "000"))?.description == "-0.000" + digits38)
+        #expect(Decimal(databaseValue: .text(digits38 + "000e-3")) == Decimal(string: digits38))
         for inexact in [
             digits38 + "91", "1234567890123456789012345678901234567891", "123456789012345678901234567890123456789.5",
             "0." + digits38 + "91", "1e400", "1e-400", "1e99999999999999999999"
         ] {
-            #expect(Decimal(sqliteValue: .text(inexact)) == nil, "\(inexact)")
+            #expect(Decimal(databaseValue: .text(inexact)) == nil, "\(inexact)")
         }
-        #expect(Decimal(sqliteValue: .real(1e-300)) == nil)
-        #expect(Decimal(sqliteValue: .text(digits38 + "9"))?.description == digits38 + "9")  // under 2^128
-        #expect(Decimal(sqliteValue: .text("1e100"))?.description == "1" + String(repeating: "0", count: 100))
+        #expect(Decimal(databaseValue: .real(1e-300)) == nil)
+        #expect(Decimal(databaseValue: .text(digits38 + "9"))?.description == digits38 + "9")  // under 2^128
+        #expect(Decimal(databaseValue: .text("1e100"))?.description == "1" + String(repeating: "0", count: 100))
         for same in ["0", "-0", "0.000", "+0e5", "1.50", "15e-1", "0.0015e3", "-7", "-7.000"] {
-            #expect(Decimal(sqliteValue: .text(same)) == Decimal(string: same), "\(same)")
+            #expect(Decimal(databaseValue: .text(same)) == Decimal(string: same), "\(same)")
         }
-        #expect(Decimal(sqliteValue: "1e5") == 100_000)
-        #expect(Decimal(sqliteValue: .integer(-7)) == -7)
+        #expect(Decimal(databaseValue: "1e5") == 100_000)
+        #expect(Decimal(databaseValue: .integer(-7)) == -7)
     }
 
     @Test func optionalsAreNull() throws {
         let none: Int? = nil
-        #expect(try none.sqliteValue() == .null)
-        #expect(Int?(sqliteValue: .null) == .some(nil))
+        #expect(try none.databaseValue() == .null)
+        #expect(Int?(databaseValue: .null) == .some(nil))
         #expect(try roundTrip(Optional(5)) == 5)
         let db = try Database.inMemory()
         let row = try #require(try db.fetchOne("SELECT NULL AS v"))

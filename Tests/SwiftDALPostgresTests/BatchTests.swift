@@ -298,7 +298,7 @@ private struct Blob: Entity, Codable {
         last.bio = nil
         try sample.users.upsertRange([again, later, last])
         #expect(try sample.users.findById(Int64(777_777)).map { [$0.name, $0.bio ?? "nil"] } == ["second", "nil"])
-        var changes: [(key: Int64, fields: [String: (any SQLiteValueConvertible)?])] = kept.map {
+        var changes: [(key: Int64, fields: [String: (any DatabaseValueConvertible)?])] = kept.map {
             (key: $0.id ?? -1, fields: ["score": Double($0.age) * 0.5])
         }
         changes.append((key: 99_999_999, fields: ["score": 1.0]))
@@ -326,7 +326,7 @@ private struct Blob: Entity, Codable {
         #expect((updateError as? any DatabaseError)?.batchIndex == 1_201)
         #expect(try scalar(sample, ages) == agesBefore)
 
-        var changes: [(key: Int64, fields: [String: (any SQLiteValueConvertible)?])] = users.map {
+        var changes: [(key: Int64, fields: [String: (any DatabaseValueConvertible)?])] = users.map {
             (key: $0.id ?? -1, fields: ["age": 77])
         }
         changes[333].fields = ["email": users[0].email]

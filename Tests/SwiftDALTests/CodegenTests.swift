@@ -55,7 +55,7 @@ import Testing
             declarations == [
                 "var id: Optional<Int64>", "var title: String", "var body: Optional<String>", "var authorID: Int64",
                 "var isPublished: Optional<Bool>", "var publishedAt: Optional<Date>", "var rating: Optional<Double>",
-                "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<SQLiteValue>",
+                "var price: Optional<Decimal>", "var cover: Optional<Data>", "var extra: Optional<DatabaseValue>",
                 "var status: Optional<String>", "var createdAt: Optional<Date>", "var lang: Optional<String>"
             ])
         #expect(articles.properties[0].isAssignedByDatabase)
@@ -109,9 +109,9 @@ import Testing
                 "var a: Optional<Decimal>", "var b: Decimal", "var c: Optional<Decimal>", "var d: Decimal",
                 "var e: Optional<Decimal>", "var f: Optional<Decimal>", "var g: Optional<Decimal>",
                 "var h: Optional<Decimal>",
-                "var i: Optional<SQLiteValue>", "var j: SQLiteValue", "var k: Optional<SQLiteValue>",
+                "var i: Optional<DatabaseValue>", "var j: DatabaseValue", "var k: Optional<DatabaseValue>",
                 "var l: Optional<Date>",
-                "var m: Optional<Date>", "var n: Bool", "var o: Optional<SQLiteValue>", "var p: Optional<Double>",
+                "var m: Optional<Date>", "var n: Bool", "var o: Optional<DatabaseValue>", "var p: Optional<Double>",
                 "var q: Optional<Int64>", "var r: Optional<String>", "var s: Optional<String>",
                 "var t: Optional<Double>",
                 "var u: Optional<Date>"

@@ -71,7 +71,7 @@ extension Database {
     /// some row holds bytes): then nothing was sent. Call it inside a transaction.
     package func copyRows(
         into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
-        _ row: (Int, inout [SQLiteValue]) throws -> Void
+        _ row: (Int, inout [DatabaseValue]) throws -> Void
     ) throws -> Int? {
         guard let engine = try checkedEngine() else { return nil }
         let start = MonotonicTime.now
@@ -263,9 +263,9 @@ extension Database {
     ///
     /// For example, `let count = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")`.
     @inlinable
-    public func fetchScalar<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
+    public func fetchScalar<T: DatabaseValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
         guard let value = try firstValue(query), !value.isNull else { return nil }
-        guard let converted = T(sqliteValue: value) else {
+        guard let converted = T(databaseValue: value) else {
             throw try scalarConversionFailure(value, query, type: T.self)
         }
         return converted
@@ -275,10 +275,10 @@ extension Database {
     ///
     /// For example, `let names = try db.fetchColumn(String.self, "SELECT name FROM users")`.
     @inlinable
-    public func fetchColumn<T: SQLiteValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
+    public func fetchColumn<T: DatabaseValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
         var converted = [T]()
         for value in try firstColumn(query) {
-            guard let item = T(sqliteValue: value) else {
+            guard let item = T(databaseValue: value) else {
                 throw try scalarConversionFailure(value, query, type: T.self)
             }
             converted.append(item)
@@ -288,7 +288,7 @@ extension Database {
 
     /// The first column of the first row, or `nil` when there is no row.
     @usableFromInline
-    func firstValue(_ query: SQL) throws -> SQLiteValue? {
+    func firstValue(_ query: SQL) throws -> DatabaseValue? {
         if engineConnection != nil { return try engineFetchFirst(query) { try $0.value(at: 0) } }
         return try withStatement(query) { statement in
             try statement.step(arguments: query.arguments) ? try statement.value(at: 0) : nil
@@ -297,10 +297,10 @@ extension Database {
 
     /// The first column of every row.
     @usableFromInline
-    func firstColumn(_ query: SQL) throws -> [SQLiteValue] {
+    func firstColumn(_ query: SQL) throws -> [DatabaseValue] {
         if engineConnection != nil { return try engineFetchAll(query) { try $0.value(at: 0) } }
         return try withStatement(query) { statement in
-            var values = [SQLiteValue]()
+            var values = [DatabaseValue]()
             while try statement.step(arguments: query.arguments) {
                 values.append(try statement.value(at: 0))
             }
@@ -310,7 +310,7 @@ extension Database {
 
     /// The error for a first-column value that does not convert to `type`.
     @usableFromInline
-    func scalarConversionFailure(_ value: SQLiteValue, _ query: SQL, type: Any.Type) throws -> DALError {
+    func scalarConversionFailure(_ value: DatabaseValue, _ query: SQL, type: Any.Type) throws -> DALError {
         let name =
             engineConnection == nil
             ? try cachedStatement(query.sql).columnNames.first ?? "column 0" : "column 0"

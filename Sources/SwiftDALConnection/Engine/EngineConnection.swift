@@ -80,7 +80,7 @@ package protocol EngineConnection: AnyObject {
     /// (``DatabaseError/batchIndex``) when the engine tells it.
     func copyRows(
         into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
-        _ row: (Int, inout [SQLiteValue]) throws -> Void
+        _ row: (Int, inout [DatabaseValue]) throws -> Void
     ) throws -> Int?
     /// Runs a query inside the open transaction, reading its rows `fetchSize` at a time
     /// (never the whole result at once) and calling `body` with each; returns the number
@@ -151,7 +151,7 @@ package protocol EngineRows: AnyObject {
     /// The number of rows the result holds.
     var rowCount: Int { get }
     /// The value of `column` (0-based) in row `row` (0-based), as SQLite's storage classes.
-    func value(row: Int, column: Int) throws -> SQLiteValue
+    func value(row: Int, column: Int) throws -> DatabaseValue
     /// The value when it reads as an INTEGER, `.null`, or `.other` (for ``value(row:column:)``).
     func integerColumn(row: Int, column: Int) -> TypedColumn<Int64>
     /// The value when it reads as a REAL, `.null`, or `.other`.

@@ -55,7 +55,7 @@ package protocol EngineDialect: Sendable {
     func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
     /// A predicate `(key columns) IN (…)` over `keys`, any number of them, with its
     /// arguments; `types` are the columns' declared types (as the catalog writes them).
-    func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL
+    func keyListPredicate(columns: [String], types: [String], keys: [[DatabaseValue]]) throws -> SQL
     /// What follows a `SELECT` of one row that is about to be updated in the same
     /// transaction (a row lock where the engine takes one).
     var lockForUpdateClause: String { get }
@@ -77,7 +77,7 @@ package protocol EngineDialect: Sendable {
     /// (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`).
     func columnType(affinity: String) -> String
     /// A constant as an SQL literal in a `DEFAULT` clause (default: ``sqlLiteral(_:)``).
-    func defaultLiteral(_ value: SQLiteValue) -> String
+    func defaultLiteral(_ value: DatabaseValue) -> String
     /// What follows a table's single integer primary-key column that the database fills
     /// in (SQLite's rowid alias, an identity column), `autoincrement` when keys are never
     /// reused.
@@ -108,7 +108,7 @@ extension EngineDialect {
 
     package var placeholder: String { "?" }
 
-    package func defaultLiteral(_ value: SQLiteValue) -> String { sqlLiteral(value) }
+    package func defaultLiteral(_ value: DatabaseValue) -> String { sqlLiteral(value) }
 
     package func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String {
         let target = conflictColumns.map(quote).joined(separator: ", ")
@@ -119,7 +119,7 @@ extension EngineDialect {
 
     /// `(columns) IN ([VALUES] (?, …), …)` with every value bound, at most `limit` values
     /// (the engine's limit on a statement's parameters).
-    package func valuesListPredicate(columns: [String], keys: [[SQLiteValue]], limit: Int, valuesKeyword: Bool)
+    package func valuesListPredicate(columns: [String], keys: [[DatabaseValue]], limit: Int, valuesKeyword: Bool)
         throws -> SQL
     {
         let width = columns.count

@@ -105,7 +105,7 @@ extension SQL: ExpressibleByStringInterpolation {
         }
 
         /// `\(value)`: a bound parameter. `nil` binds `NULL`.
-        public mutating func appendInterpolation(_ value: (any SQLiteValueConvertible)?) {
+        public mutating func appendInterpolation(_ value: (any DatabaseValueConvertible)?) {
             sql += "?"
             arguments.append(value)
         }
@@ -140,12 +140,12 @@ extension SQL: ExpressibleByStringInterpolation {
         /// by default). Building either form takes time linear in the list's length.
         ///
         /// For example, `"id IN (\(values: ids))"`.
-        public mutating func appendInterpolation(values list: [some SQLiteValueConvertible]) {
+        public mutating func appendInterpolation(values list: [some DatabaseValueConvertible]) {
             if list.isEmpty {
                 sql += "NULL"
                 return
             }
-            var converted = [SQLiteValue]()
+            var converted = [DatabaseValue]()
             converted.reserveCapacity(list.count)
             var failure: DALError?
             for value in list { converted.append(StatementArguments.convert(value, &failure)) }
@@ -216,7 +216,7 @@ package func enclosing(_ text: String, in quote: UInt8) -> String {
 /// `values` as a JSON array, or `nil` when one of them cannot travel through JSON
 /// exactly: only `NULL`, integers and text without NUL do (a real would be re-parsed, a
 /// blob has no JSON form, and SQLite's JSON functions stop at a NUL).
-package func jsonArray(of values: [SQLiteValue]) -> String? {
+package func jsonArray(of values: [DatabaseValue]) -> String? {
     var json = "["
     json.reserveCapacity(values.count * 8)
     for (index, value) in values.enumerated() {
@@ -227,7 +227,7 @@ package func jsonArray(of values: [SQLiteValue]) -> String? {
 }
 
 /// Appends `value` as JSON; `false` when it has no exact JSON form (see ``jsonArray(of:)``).
-package func appendJSON(_ value: SQLiteValue, to json: inout String) -> Bool {
+package func appendJSON(_ value: DatabaseValue, to json: inout String) -> Bool {
     switch value {
     case .null: json += "null"
     case .integer(let integer): json += String(integer)
@@ -269,7 +269,7 @@ extension String {
 /// `values` as a PostgreSQL array literal in text form (`{1,"a b",NULL}`): every element
 /// quoted (backslashes and quotes escaped), `NULL` bare, a real in its exact text, a blob
 /// as bytea's hex form. The server reads each element as the array's element type.
-package func postgresArrayLiteral(_ values: [SQLiteValue]) -> String {
+package func postgresArrayLiteral(_ values: [DatabaseValue]) -> String {
     var literal = "{"
     for (index, value) in values.enumerated() {
         if index > 0 { literal += "," }
@@ -314,7 +314,7 @@ private func escapedForArray(_ text: String) -> String {
 /// digits, text single-quoted with quotes doubled, blobs as `X'…'`.
 ///
 /// For example, `sqlLiteral(.text("it's")) == "'it''s'"`.
-public func sqlLiteral(_ value: SQLiteValue) -> String {
+public func sqlLiteral(_ value: DatabaseValue) -> String {
     switch value {
     case .null: return "NULL"
     case .integer(let integer): return String(integer)

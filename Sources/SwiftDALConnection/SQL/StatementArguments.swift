@@ -13,10 +13,10 @@
 /// ```
 public struct StatementArguments: Sendable, CustomStringConvertible {
     enum Storage: Sendable {
-        case positional([SQLiteValue])
+        case positional([DatabaseValue])
         /// One positional value, without an array (the common `WHERE id = ?` case).
-        case single(SQLiteValue)
-        case named([String: SQLiteValue])
+        case single(DatabaseValue)
+        case named([String: DatabaseValue])
     }
 
     var storage: Storage
@@ -44,8 +44,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     /// Positional arguments, bound to parameters 1, 2, 3… in order.
     ///
     /// For example, `StatementArguments(["Ann", 31, nil as String?])`.
-    public init(_ values: [(any SQLiteValueConvertible)?]) {
-        var converted = [SQLiteValue]()
+    public init(_ values: [(any DatabaseValueConvertible)?]) {
+        var converted = [DatabaseValue]()
         converted.reserveCapacity(values.count)
         var error: DALError?
         for value in values {
@@ -55,30 +55,30 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         conversionError = error
     }
 
-    /// Positional arguments that are already ``SQLiteValue``s (no conversion).
+    /// Positional arguments that are already ``DatabaseValue``s (no conversion).
     ///
     /// For example, `StatementArguments(values: [.integer(1), .text("a")])`.
-    public init(values: [SQLiteValue]) {
+    public init(values: [DatabaseValue]) {
         storage = Self.positional(values)
     }
 
     /// Positional storage for `values`: one value without an array.
-    private static func positional(_ values: [SQLiteValue]) -> Storage {
+    private static func positional(_ values: [DatabaseValue]) -> Storage {
         values.count == 1 ? .single(values[0]) : .positional(values)
     }
 
-    /// One positional value that is already an ``SQLiteValue``.
+    /// One positional value that is already an ``DatabaseValue``.
     ///
     /// For example, `StatementArguments(value: .integer(1))`.
-    public init(value: SQLiteValue) {
+    public init(value: DatabaseValue) {
         storage = .single(value)
     }
 
     /// Named arguments; keys are parameter names without their `:`, `@` or `$` prefix.
     ///
     /// For example, `StatementArguments(named: ["id": 1, "name": "Ann"])`.
-    public init(named values: [String: (any SQLiteValueConvertible)?]) {
-        var converted = [String: SQLiteValue](minimumCapacity: values.count)
+    public init(named values: [String: (any DatabaseValueConvertible)?]) {
+        var converted = [String: DatabaseValue](minimumCapacity: values.count)
         var error: DALError?
         for (name, value) in values {
             converted[Self.strippedName(name)] = Self.convert(value, &error)
@@ -118,7 +118,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Positional values, or `nil` when the arguments are named.
-    public var positionalValues: [SQLiteValue]? {
+    public var positionalValues: [DatabaseValue]? {
         switch storage {
         case .positional(let values): values
         case .single(let value): [value]
@@ -127,23 +127,23 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Named values already converted (for layers above that combine arguments).
-    package init(namedValues: [String: SQLiteValue]) {
+    package init(namedValues: [String: DatabaseValue]) {
         storage = .named(namedValues)
     }
 
     /// The named values, or `nil` when the arguments are positional.
-    package var namedValues: [String: SQLiteValue]? {
+    package var namedValues: [String: DatabaseValue]? {
         if case .named(let values) = storage { return values }
         return nil
     }
 
     /// Appends a positional value (used by ``SQL`` interpolation).
-    mutating func append(_ value: (any SQLiteValueConvertible)?) {
+    mutating func append(_ value: (any DatabaseValueConvertible)?) {
         append(converted: Self.convert(value, &conversionError))
     }
 
     /// Appends a positional value that is already converted, in amortized constant time.
-    mutating func append(converted: SQLiteValue) {
+    mutating func append(converted: DatabaseValue) {
         switch storage {
         case .positional(var values):
             // Release the storage's reference first, so that `values` is unique and grows
@@ -163,7 +163,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Appends positional values that are already converted, in time linear in their number.
-    package mutating func append(converted more: [SQLiteValue]) {
+    package mutating func append(converted more: [DatabaseValue]) {
         guard !more.isEmpty else { return }
         switch storage {
         case .positional(var values):
@@ -178,11 +178,11 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// `value`, then these positional arguments; throws for named arguments.
-    package func prepending(_ value: SQLiteValue) throws -> StatementArguments {
+    package func prepending(_ value: DatabaseValue) throws -> StatementArguments {
         var result = self
         switch storage {
         case .positional(let values):
-            var all = [SQLiteValue]()
+            var all = [DatabaseValue]()
             all.reserveCapacity(values.count + 1)
             all.append(value)
             for existing in values { all.append(existing) }
@@ -229,10 +229,10 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         return String(name.dropFirst())
     }
 
-    static func convert(_ value: (any SQLiteValueConvertible)?, _ firstError: inout DALError?) -> SQLiteValue {
+    static func convert(_ value: (any DatabaseValueConvertible)?, _ firstError: inout DALError?) -> DatabaseValue {
         guard let value else { return .null }
         do {
-            return try value.sqliteValue()
+            return try value.databaseValue()
         } catch {
             if firstError == nil {
                 firstError =
@@ -246,15 +246,15 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
 extension StatementArguments: ExpressibleByArrayLiteral {
     /// For example, `let arguments: StatementArguments = ["Ann", 31]`.
-    public init(arrayLiteral elements: (any SQLiteValueConvertible)?...) {
+    public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
         self.init(elements)
     }
 }
 
 extension StatementArguments: ExpressibleByDictionaryLiteral {
     /// For example, `let arguments: StatementArguments = ["name": "Ann", "age": 31]`.
-    public init(dictionaryLiteral elements: (String, (any SQLiteValueConvertible)?)...) {
-        var values = [String: (any SQLiteValueConvertible)?]()
+    public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
+        var values = [String: (any DatabaseValueConvertible)?]()
         for (key, value) in elements { values[key] = value }
         self.init(named: values)
     }

@@ -65,7 +65,7 @@ package struct SQLiteEngineDialect: EngineDialect {
 
     /// Keys travel as one JSON array (any number, one cached statement) when JSON carries
     /// them exactly, else as a bound `VALUES` list.
-    package func keyListPredicate(columns: [String], types: [String], keys: [[SQLiteValue]]) throws -> SQL {
+    package func keyListPredicate(columns: [String], types: [String], keys: [[DatabaseValue]]) throws -> SQL {
         let names = columns.map(quote).joined(separator: ", ")
         if let json = jsonKeys(keys, single: columns.count == 1) {
             let extract =
@@ -191,7 +191,7 @@ package struct SQLiteEngineDialect: EngineDialect {
         case .text: return ("String", false)
         case .blob:
             // No declared type: no affinity, any storage class.
-            return declaredType.isEmpty ? ("SQLiteValue", false) : ("Data", true)
+            return declaredType.isEmpty ? ("DatabaseValue", false) : ("Data", true)
         case .real: return ("Double", false)
         case .numeric: break
         }
@@ -203,7 +203,7 @@ package struct SQLiteEngineDialect: EngineDialect {
         let firstWord = String(type.prefix { $0.isLetter })
         if Self.exactNumberTypes.contains(firstWord) { return ("Decimal", true) }
         // Any other name (TIME, INTERVAL…): whatever storage class the database gave, exactly.
-        return ("SQLiteValue", false)
+        return ("DatabaseValue", false)
     }
 
     /// The first words of declared types that mean an exact number: `DECIMAL(10,2)`,
@@ -216,7 +216,7 @@ package struct SQLiteEngineDialect: EngineDialect {
 
 /// The keys as a JSON array (of values, or of arrays for composite keys) for
 /// `json_each`, or `nil` when a key cannot travel through JSON exactly.
-private func jsonKeys(_ keys: [[SQLiteValue]], single: Bool) -> String? {
+private func jsonKeys(_ keys: [[DatabaseValue]], single: Bool) -> String? {
     if single { return jsonArray(of: keys.map { $0[0] }) }
     var json = "["
     for (index, key) in keys.enumerated() {

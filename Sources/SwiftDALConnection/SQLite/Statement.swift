@@ -308,7 +308,7 @@ public final class Statement {
         return names
     }
 
-    private func bind(_ value: SQLiteValue, at index: Int32) throws {
+    private func bind(_ value: DatabaseValue, at index: Int32) throws {
         let code: Int32
         switch value {
         case .null:
@@ -439,7 +439,7 @@ public final class Statement {
     /// The value of column `index` (0-based) of the current row; throws when the index
     /// is out of range or the text is not valid UTF-8.
     @usableFromInline
-    func value(at index: Int32) throws -> SQLiteValue {
+    func value(at index: Int32) throws -> DatabaseValue {
         let column = try checkedColumn(Int(index))
         switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
@@ -585,7 +585,7 @@ public final class Statement {
     /// Copies the current row.
     func copyRow() throws -> Row {
         let count = sqlite3_column_count(handle)
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         values.reserveCapacity(Int(count))
         for index in 0..<count {
             values.append(try value(at: index))

@@ -47,21 +47,21 @@ package final class ColumnLayout: Sendable {
 protocol ColumnDecoding {
     var layout: ColumnLayout { get }
     /// The value of column `index`; throws when `index` is out of range.
-    func rawValue(at index: Int) throws -> SQLiteValue
+    func rawValue(at index: Int) throws -> DatabaseValue
 }
 
 extension ColumnDecoding {
     @inlinable
-    func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
+    func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
         let value = try rawValue(at: index)
-        guard let decoded = T(sqliteValue: value) else {
+        guard let decoded = T(databaseValue: value) else {
             throw conversionFailure(value, index: index, layout: layout, type: T.self)
         }
         return decoded
     }
 
     @inlinable
-    func decodeColumn<T: SQLiteValueConvertible>(_ type: T.Type, named name: String) throws -> T {
+    func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, named name: String) throws -> T {
         guard let index = layout.index(of: name) else { throw unknownColumn(name, layout) }
         return try decodeColumn(type, at: index)
     }
@@ -82,7 +82,7 @@ func unknownColumn(_ name: String, _ layout: ColumnLayout) -> DALError {
 }
 
 @usableFromInline
-func conversionFailure(_ value: SQLiteValue, index: Int, layout: ColumnLayout, type: Any.Type) -> DALError {
+func conversionFailure(_ value: DatabaseValue, index: Int, layout: ColumnLayout, type: Any.Type) -> DALError {
     let name = layout.names[index]
     return DALError(
         .conversionFailed, "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(type)",
@@ -104,9 +104,9 @@ func conversionFailure(_ value: SQLiteValue, index: Int, layout: ColumnLayout, t
 public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     @usableFromInline let layout: ColumnLayout
     /// The values, in column order.
-    public let values: [SQLiteValue]
+    public let values: [DatabaseValue]
 
-    init(layout: ColumnLayout, values: [SQLiteValue]) {
+    init(layout: ColumnLayout, values: [DatabaseValue]) {
         self.layout = layout
         self.values = values
     }
@@ -118,7 +118,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     public var count: Int { values.count }
 
     @inlinable
-    func rawValue(at index: Int) throws -> SQLiteValue {
+    func rawValue(at index: Int) throws -> DatabaseValue {
         guard index >= 0 && index < values.count else { throw columnOutOfRange(index, layout) }
         return values[index]
     }
@@ -127,16 +127,16 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     ///
     /// For example, `try row.value(at: 0) == .integer(1)`.
     @inlinable
-    public func value(at index: Int) throws -> SQLiteValue {
-        try decodeColumn(SQLiteValue.self, at: index)
+    public func value(at index: Int) throws -> DatabaseValue {
+        try decodeColumn(DatabaseValue.self, at: index)
     }
 
     /// The raw value of the column `name`; throws when there is no such column.
     ///
     /// For example, `try row.value(named: "email")`.
     @inlinable
-    public func value(named name: String) throws -> SQLiteValue {
-        try decodeColumn(SQLiteValue.self, named: name)
+    public func value(named name: String) throws -> DatabaseValue {
+        try decodeColumn(DatabaseValue.self, named: name)
     }
 
     /// Column `index` (0-based) converted to `T`; throws an error naming the column and
@@ -144,7 +144,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     ///
     /// For example, `let age: Int = try row.decode(at: 2)`.
     @inlinable
-    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         try decodeColumn(type, at: index)
     }
 
@@ -152,7 +152,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     ///
     /// For example, `let email: String? = try row.decode(named: "email")`.
     @inlinable
-    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
         try decodeColumn(type, named: name)
     }
 
@@ -160,7 +160,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     ///
     /// For example, `let id: Int64 = try row[0]`.
     @inlinable
-    public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
+    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
         get throws { try decodeColumn(T.self, at: index) }
     }
 
@@ -168,7 +168,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     ///
     /// For example, `let name: String = try row["name"]`.
     @inlinable
-    public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
+    public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
         get throws { try decodeColumn(T.self, named: name) }
     }
 
@@ -250,7 +250,7 @@ public struct RowView: ColumnDecoding {
     }
 
     @inlinable
-    func rawValue(at index: Int) throws -> SQLiteValue {
+    func rawValue(at index: Int) throws -> DatabaseValue {
         if let statement = sqliteStatement {
             try statement.checkRow(token)
             return try statement.value(at: Int32(index))
@@ -338,15 +338,15 @@ public struct RowView: ColumnDecoding {
 
     /// The raw value of column `index` (0-based).
     @inlinable
-    public func value(at index: Int) throws -> SQLiteValue {
-        try decodeColumn(SQLiteValue.self, at: index)
+    public func value(at index: Int) throws -> DatabaseValue {
+        try decodeColumn(DatabaseValue.self, at: index)
     }
 
     /// Column `index` (0-based) converted to `T`.
     ///
     /// For example, `let score: Double = try row.decode(at: 4)`.
     @inlinable
-    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         try type.decodeColumn(of: self, at: index)
     }
 
@@ -354,7 +354,7 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `let bio: String? = try row.decode(named: "bio")`.
     @inlinable
-    public func decode<T: SQLiteValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
+    public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, named name: String) throws -> T {
         try checkRow()
         return try decodeColumn(type, named: name)
     }
@@ -363,7 +363,7 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `let id: Int64 = try row[0]`.
     @inlinable
-    public subscript<T: SQLiteValueConvertible>(_ index: Int) -> T {
+    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
         get throws { try T.decodeColumn(of: self, at: index) }
     }
 
@@ -371,7 +371,7 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `let name: String = try row["name"]`.
     @inlinable
-    public subscript<T: SQLiteValueConvertible>(_ name: String) -> T {
+    public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
         get throws {
             try checkRow()
             return try decodeColumn(T.self, named: name)

@@ -94,7 +94,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         return try measuredOnPool(open) { pool, users in
             // One batch, pipelined (as insertRange is for W1): one transaction, as BENCHMARKS.md.
             var sequence = IDSequence(count: scale.rows)
-            var changes = [(key: Int64, fields: [String: (any SQLiteValueConvertible)?])]()
+            var changes = [(key: Int64, fields: [String: (any DatabaseValueConvertible)?])]()
             changes.reserveCapacity(Int(scale.updates))
             for k in 0..<scale.updates { changes.append((key: sequence.next(), fields: ["score": Double(k) * 0.25])) }
             return Int64(try users.updateFieldsRange(changes))

@@ -84,7 +84,7 @@ func fuzzCondition(_ data: Data) throws {
 func fuzzValues(_ data: Data) throws {
     guard let tag = data.first else { return }
     let payload = data.dropFirst()
-    let value: SQLiteValue
+    let value: DatabaseValue
     switch tag % 5 {
     case 0: value = .null
     case 1: value = .integer(payload.prefix(8).reduce(0) { $0 << 8 | Int64($1) })
@@ -92,10 +92,10 @@ func fuzzValues(_ data: Data) throws {
     case 3: value = .text(String(decoding: payload, as: UTF8.self))
     default: value = .blob(Data(payload))
     }
-    func roundTrip<T: SQLiteValueConvertible & Equatable>(_ type: T.Type) {
-        guard let converted = T(sqliteValue: value) else { return }
-        guard let stored = try? converted.sqliteValue() else { return }  // e.g. NaN: refused, not stored
-        guard let again = T(sqliteValue: stored), (try? again.sqliteValue()) == stored else {
+    func roundTrip<T: DatabaseValueConvertible & Equatable>(_ type: T.Type) {
+        guard let converted = T(databaseValue: value) else { return }
+        guard let stored = try? converted.databaseValue() else { return }  // e.g. NaN: refused, not stored
+        guard let again = T(databaseValue: stored), (try? again.databaseValue()) == stored else {
             violation("\(T.self) is not stable once stored: \(value) → \(stored)")
         }
     }
@@ -142,8 +142,9 @@ func fuzzValues(_ data: Data) throws {
 }
 
 /// The outcome of reading a column as each type that has a typed fast path.
-private func typedReads(_ read: (any SQLiteValueConvertible.Type) throws -> any SQLiteValueConvertible) -> [String] {
-    let types: [any SQLiteValueConvertible.Type] = [
+private func typedReads(_ read: (any DatabaseValueConvertible.Type) throws -> any DatabaseValueConvertible) -> [String]
+{
+    let types: [any DatabaseValueConvertible.Type] = [
         String.self, String?.self, Int.self, Int?.self, Int64.self, Int64?.self, Double.self, Double?.self
     ]
     return types.map { type in

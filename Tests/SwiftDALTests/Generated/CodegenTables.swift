@@ -28,15 +28,15 @@ struct ArticleSummaryInfo: Entity, Hashable {
     var title: Optional<String>
 
     /// Column `tag_count` (no declared type).
-    var tagCount: Optional<SQLiteValue>
+    var tagCount: Optional<DatabaseValue>
 
     /// Column `double_price` (no declared type).
-    var doublePrice: Optional<SQLiteValue>
+    var doublePrice: Optional<DatabaseValue>
 
     /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
-        articleID: Int64? = nil, title: String? = nil, tagCount: SQLiteValue? = nil,
-        doublePrice: SQLiteValue? = nil
+        articleID: Int64? = nil, title: String? = nil, tagCount: DatabaseValue? = nil,
+        doublePrice: DatabaseValue? = nil
     ) {
         self.articleID = articleID
         self.title = title
@@ -145,7 +145,7 @@ struct ArticleInfo: Entity, Hashable {
     var cover: Optional<Data>
 
     /// Column `extra` (no declared type).
-    var extra: Optional<SQLiteValue>
+    var extra: Optional<DatabaseValue>
 
     /// Column `status` (TEXT NOT NULL DEFAULT 'draft').
     /// `nil` means the default on insert; an update keeps the stored value.
@@ -163,7 +163,7 @@ struct ArticleInfo: Entity, Hashable {
     init(
         id: Int64? = nil, title: String, body: String? = nil, authorID: Int64, isPublished: Bool? = nil,
         publishedAt: Date? = nil, rating: Double? = nil, price: Decimal? = nil, cover: Data? = nil,
-        extra: SQLiteValue? = nil, status: String? = nil, createdAt: Date? = nil, lang: String? = nil
+        extra: DatabaseValue? = nil, status: String? = nil, createdAt: Date? = nil, lang: String? = nil
     ) {
         self.id = id
         self.title = title
@@ -645,18 +645,18 @@ struct LedgerInfo: Entity, Hashable {
     var rate: Optional<Decimal>
 
     /// Column `memo` (no declared type).
-    var memo: Optional<SQLiteValue>
+    var memo: Optional<DatabaseValue>
 
     /// Column `tag` (no declared type NOT NULL).
-    var tag: SQLiteValue
+    var tag: DatabaseValue
 
     /// Column `at` (TIME).
-    var at: Optional<SQLiteValue>
+    var at: Optional<DatabaseValue>
 
     /// An entity with every column given; an optional left out is `nil` (see each property).
     init(
-        code: String, amount: Decimal, fee: Decimal? = nil, rate: Decimal? = nil, memo: SQLiteValue? = nil,
-        tag: SQLiteValue, at: SQLiteValue? = nil
+        code: String, amount: Decimal, fee: Decimal? = nil, rate: Decimal? = nil, memo: DatabaseValue? = nil,
+        tag: DatabaseValue, at: DatabaseValue? = nil
     ) {
         self.code = code
         self.amount = amount

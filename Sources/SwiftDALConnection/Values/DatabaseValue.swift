@@ -2,17 +2,17 @@ public import Foundation
 
 /// One SQLite value: exactly one of SQLite's five storage classes.
 ///
-/// `SQLiteValue` is closed on purpose: Swift types convert to and from it through
-/// ``SQLiteValueConvertible`` and the enum itself never grows. An empty string, an
+/// `DatabaseValue` is closed on purpose: Swift types convert to and from it through
+/// ``DatabaseValueConvertible`` and the enum itself never grows. An empty string, an
 /// empty blob and `NULL` are three different values.
 ///
 /// For example:
 ///
 /// ```swift
-/// let values: [SQLiteValue] = [.null, 42, 1.5, "text", .blob(Data([0, 1]))]
+/// let values: [DatabaseValue] = [.null, 42, 1.5, "text", .blob(Data([0, 1]))]
 /// let id: Int64? = values[1].int64   // 42
 /// ```
-public enum SQLiteValue: Sendable, Hashable {
+public enum DatabaseValue: Sendable, Hashable {
     /// SQL `NULL`.
     case null
     /// A 64-bit signed integer (SQLite `INTEGER`).
@@ -27,7 +27,7 @@ public enum SQLiteValue: Sendable, Hashable {
 
     /// The storage class of this value, as SQLite names it.
     ///
-    /// For example, `SQLiteValue.text("a").storageClass == .text`.
+    /// For example, `DatabaseValue.text("a").storageClass == .text`.
     public var storageClass: StorageClass {
         switch self {
         case .null: .null
@@ -40,7 +40,7 @@ public enum SQLiteValue: Sendable, Hashable {
 
     /// Whether this value is SQL `NULL`.
     ///
-    /// For example, `SQLiteValue.null.isNull == true` and `SQLiteValue.text("").isNull == false`.
+    /// For example, `DatabaseValue.null.isNull == true` and `DatabaseValue.text("").isNull == false`.
     @inlinable
     public var isNull: Bool {
         if case .null = self { return true }
@@ -49,7 +49,7 @@ public enum SQLiteValue: Sendable, Hashable {
 
     /// The integer payload, or `nil` when this is not an `INTEGER`.
     ///
-    /// For example, `SQLiteValue.integer(7).int64 == 7`.
+    /// For example, `DatabaseValue.integer(7).int64 == 7`.
     public var int64: Int64? {
         if case .integer(let value) = self { return value }
         return nil
@@ -57,7 +57,7 @@ public enum SQLiteValue: Sendable, Hashable {
 
     /// The text payload, or `nil` when this is not `TEXT`.
     ///
-    /// For example, `SQLiteValue.text("a").string == "a"`.
+    /// For example, `DatabaseValue.text("a").string == "a"`.
     public var string: String? {
         if case .text(let value) = self { return value }
         return nil
@@ -66,15 +66,15 @@ public enum SQLiteValue: Sendable, Hashable {
 
 /// SQLite's five storage classes.
 
-extension SQLiteValue {
+extension DatabaseValue {
     /// Whether the two values are the same stored value: the same storage class and the
     /// same bytes. Text compares its UTF-8 bytes (Swift's `==` on strings is canonical
     /// equivalence: `"Caf\u{E9}"` equals `"Cafe\u{301}"`, which a database stores apart), a
     /// real its bit pattern (`0.0` and `-0.0` differ, as PostgreSQL keeps them apart; one
     /// NaN equals itself). What an update compares to decide whether a column changed.
     ///
-    /// For example, `SQLiteValue.text("Caf\u{E9}").isIdentical(to: .text("Cafe\u{301}")) == false`.
-    package func isIdentical(to other: SQLiteValue) -> Bool {
+    /// For example, `DatabaseValue.text("Caf\u{E9}").isIdentical(to: .text("Cafe\u{301}")) == false`.
+    package func isIdentical(to other: DatabaseValue) -> Bool {
         switch (self, other) {
         case (.null, .null): return true
         case (.integer(let left), .integer(let right)): return left == right
@@ -87,7 +87,7 @@ extension SQLiteValue {
 }
 
 ///
-/// For example, `SQLiteValue.integer(1).storageClass == .integer`.
+/// For example, `DatabaseValue.integer(1).storageClass == .integer`.
 public enum StorageClass: String, Sendable, Hashable, CustomStringConvertible {
     /// `NULL`: no value.
     case null = "NULL"
@@ -104,10 +104,10 @@ public enum StorageClass: String, Sendable, Hashable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
-extension SQLiteValue: CustomStringConvertible {
+extension DatabaseValue: CustomStringConvertible {
     /// A short rendering for logs and error messages: text is quoted, blobs show their size.
     ///
-    /// For example, `SQLiteValue.text("a").description == "'a'"`.
+    /// For example, `DatabaseValue.text("a").description == "'a'"`.
     public var description: String {
         switch self {
         case .null: "NULL"
@@ -119,27 +119,31 @@ extension SQLiteValue: CustomStringConvertible {
     }
 }
 
-extension SQLiteValue: ExpressibleByNilLiteral {
-    /// `nil` is `.null`: `let value: SQLiteValue = nil`.
+extension DatabaseValue: ExpressibleByNilLiteral {
+    /// `nil` is `.null`: `let value: DatabaseValue = nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
-extension SQLiteValue: ExpressibleByIntegerLiteral {
-    /// An integer literal is `.integer`: `let value: SQLiteValue = 42`.
+extension DatabaseValue: ExpressibleByIntegerLiteral {
+    /// An integer literal is `.integer`: `let value: DatabaseValue = 42`.
     public init(integerLiteral value: Int64) { self = .integer(value) }
 }
 
-extension SQLiteValue: ExpressibleByFloatLiteral {
-    /// A floating-point literal is `.real`: `let value: SQLiteValue = 1.5`.
+extension DatabaseValue: ExpressibleByFloatLiteral {
+    /// A floating-point literal is `.real`: `let value: DatabaseValue = 1.5`.
     public init(floatLiteral value: Double) { self = .real(value) }
 }
 
-extension SQLiteValue: ExpressibleByStringLiteral {
-    /// A string literal is `.text`: `let value: SQLiteValue = "Ann"`.
+extension DatabaseValue: ExpressibleByStringLiteral {
+    /// A string literal is `.text`: `let value: DatabaseValue = "Ann"`.
     public init(stringLiteral value: String) { self = .text(value) }
 }
 
-extension SQLiteValue: ExpressibleByBooleanLiteral {
+extension DatabaseValue: ExpressibleByBooleanLiteral {
     /// A Boolean literal is `.integer` 1 or 0, as SQLite stores Booleans.
     public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
 }
+
+/// The name ``DatabaseValue`` had before PostgreSQL and MariaDB joined SQLite.
+@available(*, deprecated, renamed: "DatabaseValue")
+public typealias SQLiteValue = DatabaseValue

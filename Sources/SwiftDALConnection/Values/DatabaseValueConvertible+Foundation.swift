@@ -14,13 +14,13 @@ public import Foundation
 /// For example:
 ///
 /// ```swift
-/// try Date(timeIntervalSince1970: 0).sqliteValue()   // .text("1970-01-01 00:00:00.000")
-/// Date(sqliteValue: "2024-02-29 12:00:00")         // what CURRENT_TIMESTAMP writes
+/// try Date(timeIntervalSince1970: 0).databaseValue()   // .text("1970-01-01 00:00:00.000")
+/// Date(databaseValue: "2024-02-29 12:00:00")         // what CURRENT_TIMESTAMP writes
 /// ```
-extension Date: SQLiteValueConvertible {
+extension Date: DatabaseValueConvertible {
     /// The date as UTC text, `YYYY-MM-DD HH:MM:SS.SSS`; throws ``DALError/Code/invalidValue``
     /// for a date that is not finite or falls outside the years 0000–9999.
-    public func sqliteValue() throws -> SQLiteValue {
+    public func databaseValue() throws -> DatabaseValue {
         guard let text = DateCoding.format(self) else {
             // Not `\(self)`: Date.description traps on a NaN date (found by fuzzing); and the
             // value stays out of the message (it may be personal data).
@@ -31,8 +31,8 @@ extension Date: SQLiteValueConvertible {
 
     /// A date from any of the text forms above, or from `INTEGER`/`REAL` seconds since
     /// 1970; `nil` for other text, blobs and `NULL`.
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .text(let text):
             guard let date = DateCoding.parse(text) else { return nil }
             self = date
@@ -47,7 +47,7 @@ extension Date: SQLiteValueConvertible {
     }
 }
 
-extension SQLiteValue {
+extension DatabaseValue {
     /// Whether this is text in the canonical `Date` form, `YYYY-MM-DD HH:MM:SS.SSS`.
     package var isDateText: Bool {
         guard case .text(let text) = self, text.utf8.count == 23 else { return false }
@@ -232,14 +232,14 @@ enum DateCoding {
 /// UUIDs are stored as lowercase canonical text (`"8f0c…-…"`); reading also accepts
 /// uppercase text and a 16-byte `BLOB`.
 ///
-/// For example, `try UUID().sqliteValue()` is a 36-character `.text`.
-extension UUID: SQLiteValueConvertible {
+/// For example, `try UUID().databaseValue()` is a 36-character `.text`.
+extension UUID: DatabaseValueConvertible {
     /// The UUID as lowercase canonical text.
-    public func sqliteValue() -> SQLiteValue { .text(uuidString.lowercased()) }
+    public func databaseValue() -> DatabaseValue { .text(uuidString.lowercased()) }
 
     /// A UUID from its text (either case) or a 16-byte blob; `nil` for anything else.
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .text(let text):
             guard let uuid = UUID(uuidString: text) else { return nil }
             self = uuid
@@ -267,10 +267,10 @@ extension UUID: SQLiteValueConvertible {
 /// `REAL` as the shortest decimal that reads back as the same double (`0.99` stored as
 /// a `REAL` reads as `0.99`, not `0.98999999999999999112`).
 ///
-/// For example, `try Decimal(string: "0.1")!.sqliteValue() == .text("0.1")`.
-extension Decimal: SQLiteValueConvertible {
+/// For example, `try Decimal(string: "0.1")!.databaseValue() == .text("0.1")`.
+extension Decimal: DatabaseValueConvertible {
     /// The decimal as text, without loss; throws ``DALError/Code/invalidValue`` for NaN.
-    public func sqliteValue() throws -> SQLiteValue {
+    public func databaseValue() throws -> DatabaseValue {
         guard !isNaN else {
             throw DALError(.invalidValue, "a NaN Decimal cannot be stored")
         }
@@ -281,8 +281,8 @@ extension Decimal: SQLiteValueConvertible {
     /// `nil` for text that is not a number, blobs and `NULL`, and for a number that a
     /// `Decimal` cannot hold exactly (more than 38 significant digits, or a power of ten
     /// out of its range): never a rounded value.
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .text(let text):
             guard let decimal = Self.exactly(text) else { return nil }
             self = decimal

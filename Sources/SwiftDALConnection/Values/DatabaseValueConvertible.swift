@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A Swift type that converts to and from an ``SQLiteValue``.
+/// A Swift type that converts to and from an ``DatabaseValue``.
 ///
 /// SwiftDAL ships conformances for every integer width (range-checked in both
 /// directions), `Double`, `Float`, `Bool`, `String`, `Data`, `Date`, `UUID`, `Decimal`
@@ -10,27 +10,27 @@ public import Foundation
 /// For example:
 ///
 /// ```swift
-/// enum Status: String, SQLiteValueConvertible {
+/// enum Status: String, DatabaseValueConvertible {
 ///     case active, banned
-///     func sqliteValue() throws -> SQLiteValue { .text(rawValue) }
-///     init?(sqliteValue: SQLiteValue) {
-///         guard let text = sqliteValue.string else { return nil }
+///     func databaseValue() throws -> DatabaseValue { .text(rawValue) }
+///     init?(databaseValue: DatabaseValue) {
+///         guard let text = databaseValue.string else { return nil }
 ///         self.init(rawValue: text)
 ///     }
 /// }
 /// ```
-public protocol SQLiteValueConvertible: Sendable {
+public protocol DatabaseValueConvertible: Sendable {
     /// The value to store. Throws ``DALError`` with code ``DALError/Code/invalidValue``
     /// when the value cannot be stored without loss (a `UInt64` above `Int64.max`, NaN).
-    func sqliteValue() throws -> SQLiteValue
+    func databaseValue() throws -> DatabaseValue
 
     /// Converts a stored value, or returns `nil` when it has the wrong storage class or
     /// does not fit (callers turn `nil` into an error naming the column and the type).
-    init?(sqliteValue: SQLiteValue)
+    init?(databaseValue: DatabaseValue)
 
     /// Reads column `index` of `row` (0-based). You do not implement this: the default
-    /// goes through ``init(sqliteValue:)``; SwiftDAL's own `String`, `Int`, `Int64` and
-    /// `Double` read SQLite's value directly, without an ``SQLiteValue`` in between.
+    /// goes through ``init(databaseValue:)``; SwiftDAL's own `String`, `Int`, `Int64` and
+    /// `Double` read SQLite's value directly, without an ``DatabaseValue`` in between.
     ///
     /// For example, `let name = try String.decodeColumn(of: row, at: 1)` (what
     /// `let name: String = try row[1]` calls).
@@ -43,15 +43,15 @@ public protocol SQLiteValueConvertible: Sendable {
     static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Self?
 }
 
-extension SQLiteValueConvertible {
-    /// Reads column `index` of `row` through ``init(sqliteValue:)``; throws
+extension DatabaseValueConvertible {
+    /// Reads column `index` of `row` through ``init(databaseValue:)``; throws
     /// ``DALError/Code/conversionFailed`` naming the column when the value does not convert.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Self {
         try row.decodeColumn(Self.self, at: index)
     }
 
-    /// Reads column `index` of `row` through ``init(sqliteValue:)``, `NULL` as `nil`; throws
+    /// Reads column `index` of `row` through ``init(databaseValue:)``, `NULL` as `nil`; throws
     /// ``DALError/Code/conversionFailed`` naming the column when the value does not convert.
     @inlinable
     public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Self? {
@@ -77,11 +77,11 @@ extension SQLiteValueConvertible {
     }
 }
 
-extension SQLiteValue: SQLiteValueConvertible {
-    /// The value itself: an ``SQLiteValue`` is stored as it is.
-    @inlinable public func sqliteValue() -> SQLiteValue { self }
+extension DatabaseValue: DatabaseValueConvertible {
+    /// The value itself: an ``DatabaseValue`` is stored as it is.
+    @inlinable public func databaseValue() -> DatabaseValue { self }
     /// The stored value as it is, whatever its storage class; never `nil`.
-    @inlinable public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
+    @inlinable public init?(databaseValue: DatabaseValue) { self = databaseValue }
 }
 
 // MARK: - Integers
@@ -89,11 +89,11 @@ extension SQLiteValue: SQLiteValueConvertible {
 /// Integer conversions share one range-checked implementation: a stored value that does
 /// not fit the Swift type is a conversion failure, never a silent truncation. Integral
 /// `REAL` values (as SQLite's NUMERIC affinity may leave them) convert when exact.
-extension SQLiteValueConvertible where Self: FixedWidthInteger {
+extension DatabaseValueConvertible where Self: FixedWidthInteger {
     /// The integer as an `INTEGER`; throws ``DALError/Code/invalidValue`` for a value above
     /// `Int64.max` (a large `UInt64`), which SQLite's 64-bit signed integers cannot hold.
     @inlinable
-    public func sqliteValue() throws -> SQLiteValue {
+    public func databaseValue() throws -> DatabaseValue {
         guard let value = Int64(exactly: self) else { throw integerOverflow(self) }
         return .integer(value)
     }
@@ -101,8 +101,8 @@ extension SQLiteValueConvertible where Self: FixedWidthInteger {
     /// An `INTEGER` that fits the type, or an integral `REAL` it holds exactly; `nil`
     /// (a conversion failure) for anything else, never a truncated value.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .integer(let value):
             guard let exact = Self(exactly: value) else { return nil }
             self = exact
@@ -121,9 +121,9 @@ func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
     DALError(.invalidValue, "a \(type(of: value)) value above Int64.max does not fit SQLite's 64-bit signed INTEGER")
 }
 
-extension Int: SQLiteValueConvertible {
-    /// Reads the column's integer directly from SQLite (no ``SQLiteValue`` in between),
-    /// range-checked like ``init(sqliteValue:)``.
+extension Int: DatabaseValueConvertible {
+    /// Reads the column's integer directly from SQLite (no ``DatabaseValue`` in between),
+    /// range-checked like ``init(databaseValue:)``.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int {
         try fastColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
@@ -135,14 +135,14 @@ extension Int: SQLiteValueConvertible {
         try fastOptionalColumn(row.integerColumn(at: index).exactly(Int.self), of: row, at: index)
     }
 }
-extension Int8: SQLiteValueConvertible {}
-extension Int16: SQLiteValueConvertible {}
-extension Int32: SQLiteValueConvertible {}
-extension Int64: SQLiteValueConvertible {
+extension Int8: DatabaseValueConvertible {}
+extension Int16: DatabaseValueConvertible {}
+extension Int32: DatabaseValueConvertible {}
+extension Int64: DatabaseValueConvertible {
     /// The integer as an `INTEGER`: every `Int64` fits.
-    @inlinable public func sqliteValue() -> SQLiteValue { .integer(self) }
+    @inlinable public func databaseValue() -> DatabaseValue { .integer(self) }
 
-    /// Reads the column's integer directly from SQLite (no ``SQLiteValue`` in between).
+    /// Reads the column's integer directly from SQLite (no ``DatabaseValue`` in between).
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Int64 {
         try fastColumn(row.integerColumn(at: index), of: row, at: index)
@@ -156,8 +156,8 @@ extension Int64: SQLiteValueConvertible {
 
     /// An `INTEGER`, or an integral `REAL` an `Int64` holds exactly; `nil` otherwise.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .integer(let value): self = value
         case .real(let value):
             guard let exact = Int64(exactly: value) else { return nil }
@@ -166,11 +166,11 @@ extension Int64: SQLiteValueConvertible {
         }
     }
 }
-extension UInt: SQLiteValueConvertible {}
-extension UInt8: SQLiteValueConvertible {}
-extension UInt16: SQLiteValueConvertible {}
-extension UInt32: SQLiteValueConvertible {}
-extension UInt64: SQLiteValueConvertible {}
+extension UInt: DatabaseValueConvertible {}
+extension UInt8: DatabaseValueConvertible {}
+extension UInt16: DatabaseValueConvertible {}
+extension UInt32: DatabaseValueConvertible {}
+extension UInt64: DatabaseValueConvertible {}
 
 // MARK: - Floating point, Bool, String, Data
 
@@ -182,7 +182,7 @@ func nanError() -> DALError {
     )
 }
 
-extension Double: SQLiteValueConvertible {
+extension Double: DatabaseValueConvertible {
     /// Reads the column's `REAL` directly from SQLite; an `INTEGER` converts too.
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Double {
@@ -197,15 +197,15 @@ extension Double: SQLiteValueConvertible {
 
     /// Throws for NaN, which SQLite would silently store as `NULL`.
     @inlinable
-    public func sqliteValue() throws -> SQLiteValue {
+    public func databaseValue() throws -> DatabaseValue {
         guard !isNaN else { throw nanError() }
         return .real(self)
     }
 
     /// A `REAL`, or an `INTEGER` as the nearest double; `nil` for text, blobs and `NULL`.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        switch sqliteValue {
+    public init?(databaseValue: DatabaseValue) {
+        switch databaseValue {
         case .real(let value): self = value
         case .integer(let value): self = Double(value)
         default: return nil
@@ -213,38 +213,38 @@ extension Double: SQLiteValueConvertible {
     }
 }
 
-extension Float: SQLiteValueConvertible {
+extension Float: DatabaseValueConvertible {
     /// Stored as a `REAL` (a `Double`); throws for NaN.
     @inlinable
-    public func sqliteValue() throws -> SQLiteValue {
-        try Double(self).sqliteValue()
+    public func databaseValue() throws -> DatabaseValue {
+        try Double(self).databaseValue()
     }
 
     /// Fails for finite values beyond `Float`'s range (they would become infinity).
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        guard let double = Double(sqliteValue: sqliteValue) else { return nil }
+    public init?(databaseValue: DatabaseValue) {
+        guard let double = Double(databaseValue: databaseValue) else { return nil }
         let value = Float(double)
         if value.isInfinite && double.isFinite { return nil }
         self = value
     }
 }
 
-extension Bool: SQLiteValueConvertible {
+extension Bool: DatabaseValueConvertible {
     /// Stored as `INTEGER` 1 or 0; any non-zero integer reads as `true`.
-    @inlinable public func sqliteValue() -> SQLiteValue { .integer(self ? 1 : 0) }
+    @inlinable public func databaseValue() -> DatabaseValue { .integer(self ? 1 : 0) }
 
     /// An `INTEGER`: 0 is `false`, any other value `true`; `nil` for other storage classes.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        guard case .integer(let value) = sqliteValue else { return nil }
+    public init?(databaseValue: DatabaseValue) {
+        guard case .integer(let value) = databaseValue else { return nil }
         self = value != 0
     }
 }
 
-extension String: SQLiteValueConvertible {
+extension String: DatabaseValueConvertible {
     /// The string as `TEXT`, bound with its byte length (an embedded NUL survives).
-    @inlinable public func sqliteValue() -> SQLiteValue { .text(self) }
+    @inlinable public func databaseValue() -> DatabaseValue { .text(self) }
 
     /// Reads the column's text directly from SQLite; invalid UTF-8 throws
     /// ``DALError/Code/conversionFailed``.
@@ -261,29 +261,29 @@ extension String: SQLiteValueConvertible {
 
     /// `TEXT`; `nil` for other storage classes (a number is not read as text).
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        guard case .text(let value) = sqliteValue else { return nil }
+    public init?(databaseValue: DatabaseValue) {
+        guard case .text(let value) = databaseValue else { return nil }
         self = value
     }
 }
 
-extension Data: SQLiteValueConvertible {
+extension Data: DatabaseValueConvertible {
     /// Stored as a `BLOB`; empty data stays an empty blob, never `NULL`.
-    @inlinable public func sqliteValue() -> SQLiteValue { .blob(self) }
+    @inlinable public func databaseValue() -> DatabaseValue { .blob(self) }
 
     /// A `BLOB`; `nil` for other storage classes.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        guard case .blob(let value) = sqliteValue else { return nil }
+    public init?(databaseValue: DatabaseValue) {
+        guard case .blob(let value) = databaseValue else { return nil }
         self = value
     }
 }
 
 // MARK: - Optional
 
-extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     /// Reads the column as `Wrapped`, `NULL` as `nil` (through `Wrapped`'s
-    /// ``SQLiteValueConvertible/decodeOptionalColumn(of:at:)``).
+    /// ``DatabaseValueConvertible/decodeOptionalColumn(of:at:)``).
     @inlinable
     public static func decodeColumn(of row: RowView, at index: Int) throws -> Wrapped? {
         try Wrapped.decodeOptionalColumn(of: row, at: index)
@@ -291,20 +291,46 @@ extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible
 
     /// `nil` is stored as `NULL`.
     @inlinable
-    public func sqliteValue() throws -> SQLiteValue {
+    public func databaseValue() throws -> DatabaseValue {
         guard let wrapped = self else { return .null }
-        return try wrapped.sqliteValue()
+        return try wrapped.databaseValue()
     }
 
     /// `NULL` reads as `nil`; any other value must convert to `Wrapped`.
     @inlinable
-    public init?(sqliteValue: SQLiteValue) {
-        if sqliteValue.isNull {
+    public init?(databaseValue: DatabaseValue) {
+        if databaseValue.isNull {
             self = .none
-        } else if let wrapped = Wrapped(sqliteValue: sqliteValue) {
+        } else if let wrapped = Wrapped(databaseValue: databaseValue) {
             self = .some(wrapped)
         } else {
             return nil
         }
     }
+}
+
+/// The protocol ``DatabaseValueConvertible`` had before PostgreSQL and MariaDB joined
+/// SQLite, with its requirements' old names: a type that conforms to it keeps working,
+/// its `sqliteValue()` and `init?(sqliteValue:)` serving as ``DatabaseValueConvertible``'s
+/// ``DatabaseValueConvertible/databaseValue()`` and
+/// ``DatabaseValueConvertible/init(databaseValue:)``. Rename them and conform to
+/// ``DatabaseValueConvertible`` instead.
+///
+/// For example, `enum Status: String, SQLiteValueConvertible { … }` becomes
+/// `enum Status: String, DatabaseValueConvertible { … }` with `databaseValue()` and
+/// `init?(databaseValue:)`.
+@available(*, deprecated, renamed: "DatabaseValueConvertible")
+public protocol SQLiteValueConvertible: DatabaseValueConvertible {
+    /// The value to store (``DatabaseValueConvertible/databaseValue()``'s old name).
+    func sqliteValue() throws -> DatabaseValue
+    /// Converts a stored value (``DatabaseValueConvertible/init(databaseValue:)``'s old name).
+    init?(sqliteValue: DatabaseValue)
+}
+
+@available(*, deprecated, renamed: "DatabaseValueConvertible")
+extension SQLiteValueConvertible {
+    /// ``sqliteValue()``.
+    public func databaseValue() throws -> DatabaseValue { try sqliteValue() }
+    /// ``init(sqliteValue:)``.
+    public init?(databaseValue: DatabaseValue) { self.init(sqliteValue: databaseValue) }
 }
