@@ -14,7 +14,7 @@ import Foundation
 /// released. As root, the server runs as the `mysql` user (`setpriv`), which owns the
 /// directory. It starts with `--no-defaults`: nothing of the machine's `my.cnf` applies,
 /// and its character set and time zone are the server's built-in defaults (SwiftDAL's
-/// connections set theirs per session; ``makeDatabaseName()`` creates `utf8mb4_bin`
+/// connections set theirs per session; ``makeDatabaseName()`` creates `utf8mb4_nopad_bin`
 /// databases).
 ///
 /// Nothing it starts outlives the test process: ``stop()`` (or `deinit`) ends the server,
@@ -179,7 +179,7 @@ public final class MariaDBServer: @unchecked Sendable {
             databases += 1
             return "test_\(databases)"
         }
-        try sql("CREATE DATABASE \(name) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        try sql("CREATE DATABASE \(name) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin")
         return name
     }
 

@@ -12,7 +12,7 @@ import Testing
             try server.sql(
                 "SELECT DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '\(name)'"
             )
-            .trimmingCharacters(in: .whitespacesAndNewlines) == "utf8mb4_bin")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "utf8mb4_nopad_bin")
         server.stop()
         #expect(kill(pid, 0) != 0)
         #expect(!FileManager.default.fileExists(atPath: server.directory))
