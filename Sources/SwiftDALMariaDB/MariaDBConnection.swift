@@ -584,7 +584,13 @@ final class MariaDBConnection: EngineConnection {
         try uncounted {
             _ = try run(SQL(sql: "EXPLAIN " + sql, arguments: arguments)) { row in
                 func field(_ name: String) throws -> String {
-                    try row.decode(String?.self, named: name) ?? "NULL"
+                    switch try row.decode(SQLiteValue.self, named: name) {
+                    case .null: "NULL"
+                    case .integer(let value): String(value)
+                    case .real(let value): String(value)
+                    case .text(let value): value
+                    case .blob(let value): String(decoding: value, as: UTF8.self)
+                    }
                 }
                 let table = try field("table")
                 let quotedTable = table.contains(" ") ? quoteIdentifier(table) : table

@@ -186,9 +186,10 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
             return (nil, nil, key)
         case 1451, 1452:
             // … fails (`db`.`child`, CONSTRAINT `fk` FOREIGN KEY (`parent_id`) REFERENCES `parent` (`id`))
-            let table = quoted(in: message, after: "`.", quote: "`")
-            let constraint = quoted(in: message, after: "CONSTRAINT ", quote: "`")
-            let column = quoted(in: message, after: "FOREIGN KEY (", quote: "`")
+            // (names in double quotes under ANSI_QUOTES, as SwiftDAL's sessions run)
+            let table = name(in: message, afterQualifier: true)
+            let constraint = name(in: message, after: "CONSTRAINT ")
+            let column = name(in: message, after: "FOREIGN KEY (")
             return (table, column, constraint)
         case 1048, 1364:
             // Column 'name' cannot be null; Field 'name' doesn't have a default value
@@ -211,6 +212,16 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         default:
             return (nil, nil, nil)
         }
+    }
+
+    /// The name quoted with backticks or double quotes right after `marker`.
+    private static func name(in message: String, after marker: String) -> String? {
+        quoted(in: message, after: marker, quote: "`") ?? quoted(in: message, after: marker, quote: "\"")
+    }
+
+    /// The name right after the first `db`.` qualifier (backticks or double quotes).
+    private static func name(in message: String, afterQualifier: Bool) -> String? {
+        quoted(in: message, after: "`.", quote: "`") ?? quoted(in: message, after: "\".", quote: "\"")
     }
 
     /// The text between `quote`s right after `marker` in `message`.
