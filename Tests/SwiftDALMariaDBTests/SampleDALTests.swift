@@ -71,6 +71,9 @@ import Testing
         try users.upsert(UserInfo(id: 1, name: "ann2", email: "ann@example.com", age: 32))
         #expect(try users.findById(Int64(1))?.name == "ann2")
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 1)).items.count == 1)
+        withKnownIssue("upsert of a new row: `INSERT … ON CONFLICT(\"id\") DO UPDATE …` is not MariaDB's syntax") {
+            try users.upsert(UserInfo(id: 3, name: "cy", email: "cy@example.com", age: 40))
+        }
         withKnownIssue("findByIds: `(\"id\") IN (SELECT value FROM json_each(?))`: MariaDB has no json_each") {
             let found = try users.findByIds([Int64(1), Int64(2)])
             #expect(found.count == 2)
