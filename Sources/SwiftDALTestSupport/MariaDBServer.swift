@@ -156,6 +156,22 @@ public final class MariaDBServer: @unchecked Sendable {
     /// The server's process id while it runs.
     public var serverProcessID: Int32? { lock.withLock { serverPID } }
 
+    /// Stops the server with SIGSTOP: it keeps accepting connections (the kernel queues
+    /// them) and never answers, as a hung server does. ``resume()`` (or ``stop()``) lets it
+    /// go on.
+    ///
+    /// For example, `server.pause(); defer { server.resume() }`.
+    public func pause() {
+        if let pid = serverProcessID { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a server stopped by ``pause()`` go on.
+    ///
+    /// For example, `server.resume()`.
+    public func resume() {
+        if let pid = serverProcessID { kill(pid, SIGCONT) }
+    }
+
     /// A `mysql://` URL for `database` as `root` over the server's socket.
     ///
     /// For example, `MariaDBPool(url: server.url(database: "shop"))`.
