@@ -73,12 +73,15 @@ public final class MariaDBServer: @unchecked Sendable {
         }
         // Short: a Unix socket path must fit in 107 bytes.
         let directory = "/tmp/swiftdal-my-" + UUID().uuidString.prefix(8).lowercased()
-        for path in [directory, directory + "/run"] {
+        // A temporary directory of its own: servers installed at once in the shared /tmp
+        // collided on their temporary tables' names ("Unknown table 'mysql.tmp_proxies_priv'").
+        let paths = [directory, directory + "/run", directory + "/tmp"]
+        for path in paths {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
         let runAsMySQL = geteuid() == 0
         if runAsMySQL {
-            for path in [directory, directory + "/run"] {
+            for path in paths {
                 try FileManager.default.setAttributes(
                     [.ownerAccountName: "mysql", .groupOwnerAccountName: "mysql"], ofItemAtPath: path)
             }
@@ -103,7 +106,8 @@ public final class MariaDBServer: @unchecked Sendable {
 
     private func install() throws {
         let install = command([
-            Self.installDB, "--no-defaults", "--datadir=\(dataDirectory)", "--auth-root-authentication-method=normal",
+            Self.installDB, "--no-defaults", "--datadir=\(dataDirectory)", "--tmpdir=\(directory)/tmp",
+            "--auth-root-authentication-method=normal",
             "--skip-test-db", "--skip-name-resolve"
         ])
         let (status, output) = try runProgram(install[0], Array(install.dropFirst()))
@@ -115,7 +119,8 @@ public final class MariaDBServer: @unchecked Sendable {
     private func startServer(options: [String]) throws {
         let arguments =
             [
-                Self.server, "--no-defaults", "--datadir=\(dataDirectory)", "--socket=\(socketPath)",
+                Self.server, "--no-defaults", "--datadir=\(dataDirectory)", "--tmpdir=\(directory)/tmp",
+                "--socket=\(socketPath)",
                 "--skip-networking", "--pid-file=\(directory)/run/m.pid", "--log-error=\(directory)/err.log",
                 "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=0",
                 "--skip-log-bin", "--max-connections=200"
@@ -161,8 +166,21 @@ public final class MariaDBServer: @unchecked Sendable {
     /// go on.
     ///
     /// For example, `server.pause(); defer { server.resume() }`.
+    /// Returns once every thread of the server has stopped (`kill` returns before that:
+    /// a thread on another core can still answer a statement sent just after it).
     public func pause() {
-        if let pid = serverProcessID { kill(pid, SIGSTOP) }
+        guard let pid = serverProcessID else { return }
+        kill(pid, SIGSTOP)
+        _ = waitFor(attempts: 200, pause: 5_000) {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return !tasks.isEmpty
+                && tasks.allSatisfy { task in
+                    // /proc/<pid>/task/<tid>/stat: "tid (name) state …"; T is stopped.
+                    let stat = readWholeFile("/proc/\(pid)/task/\(task)/stat")
+                    guard let close = stat.lastIndex(of: ")") else { return false }
+                    return stat[stat.index(after: close)...].dropFirst().first == "T"
+                }
+        }
     }
 
     /// Lets a server stopped by ``pause()`` go on.

@@ -9,7 +9,7 @@ import Testing
     private func sleepers(_ outside: OutsideView) throws -> Int {
         Int(
             try outside.sql(
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%' AND ID <> CONNECTION_ID()"
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'SELECT SLEEP%' AND ID <> CONNECTION_ID()"
             )) ?? -1
     }
 

@@ -49,3 +49,23 @@ import Testing
         #expect(elapsed < .seconds(8), "ended after \(elapsed)")
     }
 }
+
+extension MariaDBHungServerTests {
+    /// A COMMIT sent to a server that stops answering: whether it committed is unknown,
+    /// and the error says so (never a plain failure a caller would retry blindly).
+    @Test func aCommitLostInFlightIsAnUnknownOutcome() throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration())
+        defer { try? pool.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY)") }
+        let error = #expect(throws: DALError.self) {
+            try pool.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                server.pause()  // the COMMIT that follows gets no answer
+            }
+        }
+        server.resume()
+        #expect(error?.code == .outcomeUnknown, "\(String(describing: error))")
+    }
+}
