@@ -141,8 +141,10 @@ public final class MariaDBServer: @unchecked Sendable {
     /// A process that ends the server and removes the directory once this process is gone
     /// (it polls every second); ``stop()`` ends it first.
     private func startWatcher(serverPID: pid_t) {
+        // SIGTERM (from `stop()`) ends it at once, its `sleep` included.
         let script = """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            trap 'kill $s 2>/dev/null; exit 0' TERM
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1 & s=$!; wait $s; done
             kill -TERM \(serverPID) 2>/dev/null
             for i in $(seq 1 100); do kill -0 \(serverPID) 2>/dev/null || break; sleep 0.1; done
             kill -KILL \(serverPID) 2>/dev/null
@@ -254,8 +256,11 @@ public final class MariaDBServer: @unchecked Sendable {
             }
         }
         if let watcher {
-            kill(watcher, SIGKILL)
-            _ = waitFor(attempts: 100, pause: 10_000, until: { !isRunning(watcher) })
+            kill(watcher, SIGTERM)
+            if !waitFor(attempts: 200, pause: 10_000, until: { !isRunning(watcher) }) {
+                kill(watcher, SIGKILL)
+                _ = waitFor(attempts: 100, pause: 10_000, until: { !isRunning(watcher) })
+            }
         }
         try? FileManager.default.removeItem(atPath: directory)
     }

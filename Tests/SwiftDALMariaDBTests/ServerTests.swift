@@ -16,5 +16,13 @@ import Testing
         server.stop()
         #expect(kill(pid, 0) != 0)
         #expect(!FileManager.default.fileExists(atPath: server.directory))
+        // Nothing started for it remains (the server, its watcher, the watcher's sleep).
+        let remaining = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard Int32(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else {
+                return false
+            }
+            return String(decoding: data, as: UTF8.self).contains(server.directory)
+        }
+        #expect(remaining.isEmpty, "processes \(remaining)")
     }
 }
