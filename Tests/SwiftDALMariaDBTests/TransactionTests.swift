@@ -51,6 +51,20 @@ import Testing
         #expect(changed == 2)
     }
 
+    /// MariaDB 10.5+ returns an insert's new key with `RETURNING` (what a MariaDB SQL
+    /// dialect's insert2 would use).
+    @Test func anInsertReturnsItsNewKey() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        let ids = try pool.write { db -> [Int64?] in
+            try db.execute(sql: "CREATE TABLE k(id BIGINT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
+            return try (0..<3).map { value in
+                try db.fetchScalar(Int64.self, "INSERT INTO k(v) VALUES (\(String(value))) RETURNING id")
+            }
+        }
+        #expect(ids == [1, 2, 3])
+    }
+
     @Test func aStreamReadsRowsThroughACursor() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
