@@ -68,6 +68,9 @@ import Testing
             UserInfo(id: 1, name: "ann", email: "ann@example.com", age: 31),
             UserInfo(id: 2, name: "bob", email: "bob@example.com", age: 25)
         ])
+        // copyRows answers nil (no bulk path): bulkInsert falls back to INSERTs.
+        #expect(try users.bulkInsert([UserInfo(id: 5, name: "eve", email: "eve@example.com", age: 50)]) == 1)
+        #expect(try users.getRecordCount() == 3)
         try users.upsert(UserInfo(id: 1, name: "ann2", email: "ann@example.com", age: 32))
         #expect(try users.findById(Int64(1))?.name == "ann2")
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 1)).items.count == 1)
