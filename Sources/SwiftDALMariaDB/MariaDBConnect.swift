@@ -42,10 +42,10 @@ enum MariaDBConnect {
     }
 }
 
-/// One `KILL QUERY` request for the statement a connection runs. It is sent from a thread
-/// of its own over a short-lived second connection, never by the thread that asks for it
-/// (connecting waits for the server: a server that does not answer would hold the
-/// caller, and with it the path that fires every time limit of the process).
+/// One `KILL QUERY` request for the statement a connection runs. It is sent by a
+/// ``MariaDBKillSender`` thread over a short-lived second connection, never by the thread
+/// that asks for it (connecting waits for the server: a server that does not answer would
+/// hold the caller, and with it the path that fires every time limit of the process).
 final class MariaDBKillRequest: @unchecked Sendable {
     private enum Phase {
         case waiting, sending, answered, withdrawn
@@ -61,18 +61,10 @@ final class MariaDBKillRequest: @unchecked Sendable {
         self.connectionID = connectionID
     }
 
-    /// Starts the request on a thread of its own; returns at once.
-    func start() {
-        Thread { [self] in
-            setCurrentThreadName("dal-my-kill")
-            send()
-        }.start()
-    }
-
     /// Connects, sends `KILL QUERY <id>`, disconnects (unless withdrawn first). Whether it
     /// was delivered does not matter here: the statement's own result (1317, query
     /// interrupted, or its rows) is what the call sees.
-    private func send() {
+    func send() {
         let proceed = phase.withLock { phase -> Bool in
             guard phase == .waiting else { return false }
             phase = .sending
@@ -102,5 +94,42 @@ final class MariaDBKillRequest: @unchecked Sendable {
             let nanoseconds = Int(clamping: limit.clampedNanoseconds)
             return answered.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
         }
+    }
+}
+
+/// The threads that send one pool's kill requests: at most two at once, so that a server
+/// that does not answer holds two threads at most (each for its connect timeout), and the
+/// requests behind them wait their turn (their calls abandon their connections when the
+/// grace period passes first). A thread ends when no request is left.
+final class MariaDBKillSender: @unchecked Sendable {
+    private struct State {
+        var queue: [MariaDBKillRequest] = []
+        var threads = 0
+    }
+
+    private let state = Locked(State())
+    static let maximumThreads = 2
+
+    /// Sends `request` from a sender thread, starting one when fewer than two run; returns at once.
+    func send(_ request: MariaDBKillRequest) {
+        let startThread = state.withLock { state -> Bool in
+            state.queue.append(request)
+            guard state.threads < Self.maximumThreads else { return false }
+            state.threads += 1
+            return true
+        }
+        guard startThread else { return }
+        Thread { [self] in
+            setCurrentThreadName("dal-my-kill")
+            while let next = state.withLock({ state -> MariaDBKillRequest? in
+                guard !state.queue.isEmpty else {
+                    state.threads -= 1
+                    return nil
+                }
+                return state.queue.removeFirst()
+            }) {
+                next.send()
+            }
+        }.start()
     }
 }

@@ -44,6 +44,8 @@ final class MariaDBConnection: EngineConnection {
     /// connection back: a statement about to be sent then fails at once; a `ROLLBACK`
     /// still runs, once the `KILL QUERY` has been answered (so that it cannot stop it).
     private let cancelRequested = Atomic<Bool>(false)
+    /// The pool's sender of kill requests.
+    private let killSender: MariaDBKillSender
     /// The kill requests made for the current call, until they are settled.
     private let pendingKills = Locked<[MariaDBKillRequest]>([])
     /// Statements completed for the calls (the connection's own catalog queries aside).
@@ -70,7 +72,8 @@ final class MariaDBConnection: EngineConnection {
     }
 
     /// Connects to `endpoint` and sets the session up (see the type's documentation).
-    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration) throws {
+    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: MariaDBKillSender) throws {
+        self.killSender = killSender
         self.endpoint = endpoint
         self.configuration = configuration
         name = endpoint.name
@@ -134,7 +137,7 @@ final class MariaDBConnection: EngineConnection {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
         let request = MariaDBKillRequest(endpoint: endpoint, connectionID: connectionID)
         pendingKills.withLock { $0.append(request) }
-        request.start()
+        killSender.send(request)
     }
 
     var interruptGracePeriod: Duration { configuration.stopGracePeriod }

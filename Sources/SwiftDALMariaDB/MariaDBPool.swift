@@ -58,13 +58,15 @@ public final class MariaDBPool: DatabaseWriter, @unchecked Sendable {
         settings.observer = configuration.observer
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         measuresWaits = settings.observer != nil
+        let killSender = MariaDBKillSender()
         core = PoolCore(
             PoolCore.Options(
                 name: "the MariaDB pool on \(name)", threadName: "dal-my-",
                 capacity: configuration.maximumConnections,
                 acquireTimeout: configuration.acquireTimeout, callTimeout: configuration.callTimeout)
         ) { [settings] in
-            let connection = try MariaDBConnection(endpoint: endpoint, configuration: configuration)
+            let connection = try MariaDBConnection(
+                endpoint: endpoint, configuration: configuration, killSender: killSender)
             return Database(engine: connection, name: name, configuration: settings)
         }
     }
