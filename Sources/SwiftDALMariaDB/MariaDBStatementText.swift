@@ -46,11 +46,12 @@ struct MariaDBStatementText: Sendable, Equatable {
             switch byte {
             case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
                 // A literal or quoted identifier: copied up to its closing quote (doubled
-                // quotes inside; backslash escapes in strings only).
+                // quotes inside; backslash escapes in '…' strings only: "…" is a name under
+                // ANSI_QUOTES, where a backslash is a character).
                 var end = index + 1
                 var closed = false
                 while end < bytes.count {
-                    if bytes[end] == UInt8(ascii: "\\"), byte != UInt8(ascii: "`") {
+                    if bytes[end] == UInt8(ascii: "\\"), byte == UInt8(ascii: "'") {
                         end += 2
                         continue
                     }

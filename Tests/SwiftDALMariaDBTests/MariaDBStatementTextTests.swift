@@ -14,10 +14,12 @@ import Testing
                 try db.fetchScalar(SQLiteValue.self, SQL(sql: #"SELECT 'it\'s ?' /* ? */ # ?"#)),
                 try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT `a?` FROM (SELECT ? AS `a?`) t", arguments: [7])),
                 try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT ?1 + ?1 + ?", arguments: [1, 10])),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT :a + :a", arguments: ["a": 2]))
+                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT :a + :a", arguments: ["a": 2])),
+                try db.fetchScalar(
+                    SQLiteValue.self, SQL(sql: #"SELECT "a\" FROM (SELECT ? AS "a\") t"#, arguments: [8]))
             ]
         }
-        #expect(values == [.text("it's ?"), .integer(7), .integer(12), .integer(4)])
+        #expect(values == [.text("it's ?"), .integer(7), .integer(12), .integer(4), .integer(8)])
         #expect(throws: DALError.self) {
             try pool.read { db in _ = try db.fetchScalar(Int.self, SQL(sql: "SELECT ? + :a", arguments: [1])) }
         }
