@@ -82,7 +82,7 @@ final class MariaDBParameterBinding {
 /// - `DATETIME`, `TIMESTAMP`: `TEXT` `YYYY-MM-DD HH:MM:SS[.ffffff]` (the column's own
 ///   fraction digits), `DATE`: `YYYY-MM-DD`, `TIME`: `[-]HH:MM:SS[.ffffff]`: the forms a
 ///   `Date` decodes (a session's time zone is UTC, so `TIMESTAMP`s read in UTC);
-/// - `BIT`: `INTEGER` (its bits, big-endian);
+/// - `BIT`: `INTEGER` (its bits, big-endian; a `BIT(64)` above `Int64.max` as its digits);
 /// - text types, `ENUM`, `SET`, `JSON` (MariaDB's `LONGTEXT`): `TEXT`;
 /// - binary types (`BLOB`, `BINARY`, `VARBINARY`, the binary character set), `GEOMETRY`: `BLOB`.
 enum MariaDBColumnKind {
@@ -235,7 +235,10 @@ final class MariaDBResultBinding {
                 let bytes = try variableBytes(statement, index)
                 switch kind {
                 case .bytes: values.append(.blob(Data(bytes)))
-                case .bit: values.append(.integer(bytes.suffix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }))
+                case .bit:
+                    // At most 64 bits: above Int64.max (BIT(64) with its top bit set), the digits.
+                    let bits = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    values.append(bits <= UInt64(Int64.max) ? .integer(Int64(bits)) : .text(String(bits)))
                 default:
                     if let text = String(validating: bytes, as: UTF8.self) {
                         values.append(.text(text))

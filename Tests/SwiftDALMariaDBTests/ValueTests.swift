@@ -97,6 +97,13 @@ import Testing
         #expect(throws: DALError.self) { _ = try low.decode(Int64.self, named: "ub") }
         #expect(try rows[1].decode(Int64.self, named: "ub") == Int64.max)
         #expect(try rows[1].decode(Int64.self, named: "b") == Int64.max)
+        // BIT(64) with its top bit set: its digits, like an unsigned BIGINT.
+        let bits = try pool.write { db -> [SQLiteValue?] in
+            try db.execute(sql: "CREATE TABLE bits(b BIT(64))")
+            try db.execute(sql: "INSERT INTO bits VALUES (b'1' << 63 | 1), (b'101')")
+            return try db.fetchAll("SELECT b FROM bits ORDER BY b").map { try $0.decode(SQLiteValue?.self, at: 0) }
+        }
+        #expect(bits == [.integer(5), .text("9223372036854775809")])
         // Bound values at the extremes, through the binary protocol both ways.
         let echoed = try pool.read { db in
             try db.fetchScalar(Int64.self, "SELECT CAST(\(Int64.min) AS SIGNED) + 0 * \(Int64.max)")
