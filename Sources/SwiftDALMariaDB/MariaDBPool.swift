@@ -39,7 +39,9 @@ public final class MariaDBPool: DatabaseWriter, @unchecked Sendable {
     private let core: PoolCore
 
     /// A pool for the server at `url`: `mysql://user:password@host:port/database`, over a
-    /// Unix socket with `?socket=/path` (`connect_timeout=` seconds may follow). No
+    /// Unix socket with `?socket=/path` (`connect_timeout=` seconds may follow). Host
+    /// `localhost` without a socket means Connector/C's default socket; use `127.0.0.1` for
+    /// TCP on this machine. User and password may be percent-encoded. No
     /// connection opens until the first use; call ``checkConnection()`` to fail fast at
     /// startup.
     ///
