@@ -67,8 +67,8 @@ struct MariaDBEndpoint: Sendable {
     /// What the connection is called in errors: host (or socket) and database, never the
     /// user's password.
     var name: String {
-        let place = socket.map { "localhost:\($0)" } ?? "\(host ?? "localhost")\(port == 0 ? "" : ":\(port)")"
-        return "mysql://\(place)/\(database ?? "")"
+        let place = socket == nil ? "\(host ?? "localhost")\(port == 0 ? "" : ":\(port)")" : "localhost"
+        return "mysql://\(place)/\(database ?? "")" + (socket.map { " (socket \($0))" } ?? "")
     }
 
     /// Parses `mysql://user:password@host:port/database?socket=/path&connect_timeout=5`
