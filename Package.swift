@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
+        .library(name: "SwiftDALMariaDB", targets: ["SwiftDALMariaDB"]),
         .executable(name: "swiftdal-demo", targets: ["swiftdal-demo"]),
         .executable(name: "swiftdal-gen", targets: ["swiftdal-gen"])
     ],
@@ -45,6 +46,17 @@ let package = Package(
         .target(
             name: "SwiftDALPostgres",
             dependencies: ["CSwiftDALPostgres", "SwiftDALConnection"]
+        ),
+        // The MariaDB/MySQL engine: the MySQL C API of libmariadb (Connector/C), imported by
+        // SwiftDALMariaDB only. A service that uses SQLite alone never builds (or needs) it.
+        .systemLibrary(
+            name: "CSwiftDALMariaDB",
+            pkgConfig: "libmariadb",
+            providers: [.apt(["libmariadb-dev"])]
+        ),
+        .target(
+            name: "SwiftDALMariaDB",
+            dependencies: ["CSwiftDALMariaDB", "SwiftDALConnection"]
         ),
         .target(
             name: "SwiftDALEntity",
@@ -153,6 +165,10 @@ let package = Package(
         .testTarget(
             name: "SwiftDALPostgresTests",
             dependencies: ["SwiftDALPostgres", "SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
+        ),
+        .testTarget(
+            name: "SwiftDALMariaDBTests",
+            dependencies: ["SwiftDALMariaDB", "SwiftDAL", "SampleDAL", "SwiftDALTestSupport"]
         ),
         .testTarget(
             name: "SwiftDALTests",

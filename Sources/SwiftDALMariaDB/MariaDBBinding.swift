@@ -1,0 +1,310 @@
+internal import CSwiftDALMariaDB
+import Foundation
+import SwiftDALConnection
+
+/// A statement's parameters as Connector/C takes them (`MYSQL_BIND`s pointing into one
+/// buffer of the values' bytes), alive until released: bind, execute, then let go.
+/// `.null` binds as `MYSQL_TYPE_NULL`, `.integer` as `LONGLONG`, `.real` as `DOUBLE`,
+/// `.text` as a string in the connection's character set (`utf8mb4`), `.blob` as `BLOB`
+/// (bytes, never converted).
+final class MariaDBParameterBinding {
+    let binds: UnsafeMutablePointer<MYSQL_BIND>
+    private let bytes: UnsafeMutableRawPointer
+    let count: Int
+
+    init(_ values: [SQLiteValue]) {
+        count = values.count
+        binds = .allocate(capacity: max(1, values.count))
+        binds.initialize(repeating: MYSQL_BIND(), count: max(1, values.count))
+        var size = 8
+        for value in values {
+            switch value {
+            case .null: break
+            case .integer, .real: size += 8
+            case .text(let text): size += (text.utf8.count + 7) & ~7
+            case .blob(let data): size += (data.count + 7) & ~7
+            }
+        }
+        bytes = .allocate(byteCount: size, alignment: 8)
+        var offset = 0
+        for (index, value) in values.enumerated() {
+            let pointer = bytes + offset
+            switch value {
+            case .null:
+                binds[index].buffer_type = MYSQL_TYPE_NULL
+            case .integer(let integer):
+                pointer.storeBytes(of: integer, as: Int64.self)
+                binds[index].buffer_type = MYSQL_TYPE_LONGLONG
+                binds[index].buffer = pointer
+                binds[index].buffer_length = 8
+                offset += 8
+            case .real(let double):
+                pointer.storeBytes(of: double, as: Double.self)
+                binds[index].buffer_type = MYSQL_TYPE_DOUBLE
+                binds[index].buffer = pointer
+                binds[index].buffer_length = 8
+                offset += 8
+            case .text(var text):
+                let length = text.utf8.count
+                text.withUTF8 { utf8 in
+                    if let base = utf8.baseAddress { pointer.copyMemory(from: base, byteCount: length) }
+                }
+                binds[index].buffer_type = MYSQL_TYPE_STRING
+                binds[index].buffer = pointer
+                binds[index].buffer_length = UInt(length)
+                offset += (length + 7) & ~7
+            case .blob(let data):
+                data.withUnsafeBytes { source in
+                    if let base = source.baseAddress { pointer.copyMemory(from: base, byteCount: source.count) }
+                }
+                binds[index].buffer_type = MYSQL_TYPE_BLOB
+                binds[index].buffer = pointer
+                binds[index].buffer_length = UInt(data.count)
+                offset += (data.count + 7) & ~7
+            }
+        }
+    }
+
+    deinit {
+        binds.deallocate()
+        bytes.deallocate()
+    }
+}
+
+/// How a result column is read from the binary protocol into SQLite's storage classes.
+///
+/// - integers of every width (`TINYINT` … `BIGINT`, `YEAR`), signed: `INTEGER`; unsigned:
+///   `INTEGER` up to `Int64.max`, and the exact decimal digits as `TEXT` above it (never
+///   wrapped: an `Int64` read of such a value fails as a conversion error; `UInt64`,
+///   `Decimal` and `String` read it);
+/// - `DOUBLE`: `REAL`; `FLOAT`: `REAL`, the float widened (0.1 reads 0.10000000149011612);
+/// - `DECIMAL`: its exact digits as `TEXT` (a `Decimal` reads them losslessly);
+/// - `DATETIME`, `TIMESTAMP`: `TEXT` `YYYY-MM-DD HH:MM:SS[.ffffff]` (the column's own
+///   fraction digits), `DATE`: `YYYY-MM-DD`, `TIME`: `[-]HH:MM:SS[.ffffff]`: the forms a
+///   `Date` decodes (a session's time zone is UTC, so `TIMESTAMP`s read in UTC);
+/// - `BIT`: `INTEGER` (its bits, big-endian; a `BIT(64)` above `Int64.max` as its digits);
+/// - text types, `ENUM`, `SET`, `JSON` (MariaDB's `LONGTEXT`): `TEXT`;
+/// - binary types (`BLOB`, `BINARY`, `VARBINARY`, the binary character set), `GEOMETRY`: `BLOB`.
+enum MariaDBColumnKind {
+    case signed, unsigned, real, float, decimal
+    case dateTime(digits: Int)
+    case date
+    case time(digits: Int)
+    case bit, text, bytes, null
+
+    init(_ field: MYSQL_FIELD) {
+        let isUnsigned = field.flags & swiftdal_mariadb_unsigned_flag != 0
+        switch field.type {
+        case MYSQL_TYPE_TINY, MYSQL_TYPE_SHORT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG, MYSQL_TYPE_LONGLONG, MYSQL_TYPE_YEAR:
+            self = isUnsigned ? .unsigned : .signed
+        case MYSQL_TYPE_DOUBLE: self = .real
+        case MYSQL_TYPE_FLOAT: self = .float
+        case MYSQL_TYPE_DECIMAL, MYSQL_TYPE_NEWDECIMAL: self = .decimal
+        case MYSQL_TYPE_DATETIME, MYSQL_TYPE_TIMESTAMP, MYSQL_TYPE_DATETIME2, MYSQL_TYPE_TIMESTAMP2:
+            self = .dateTime(digits: Int(min(field.decimals, 6)))
+        case MYSQL_TYPE_DATE, MYSQL_TYPE_NEWDATE: self = .date
+        case MYSQL_TYPE_TIME, MYSQL_TYPE_TIME2: self = .time(digits: Int(min(field.decimals, 6)))
+        case MYSQL_TYPE_BIT: self = .bit
+        case MYSQL_TYPE_NULL: self = .null
+        case MYSQL_TYPE_GEOMETRY: self = .bytes
+        default:
+            // Strings and blobs: the binary character set (63) marks bytes.
+            self = field.charsetnr == 63 ? .bytes : .text
+        }
+    }
+
+    /// Whether the value's length varies (read with `mysql_stmt_fetch_column`).
+    var isVariable: Bool {
+        switch self {
+        case .decimal, .bit, .text, .bytes: true
+        default: false
+        }
+    }
+}
+
+/// A result's columns bound for `mysql_stmt_fetch`: fixed-size values (integers, doubles,
+/// `MYSQL_TIME`) land in a slot per column; variable-length ones are bound with no
+/// buffer (the fetch reports their length) and read with `mysql_stmt_fetch_column`.
+final class MariaDBResultBinding {
+    let layout: ColumnLayout
+    let kinds: [MariaDBColumnKind]
+    let count: Int
+    let binds: UnsafeMutablePointer<MYSQL_BIND>
+    private let isNull: UnsafeMutablePointer<CChar>
+    private let lengths: UnsafeMutablePointer<UInt>
+    private let errors: UnsafeMutablePointer<CChar>
+    private let slots: UnsafeMutableRawPointer
+    private static let slotSize = 64
+
+    /// The binding of the result `statement` just produced (its metadata).
+    init?(_ statement: UnsafeMutablePointer<MYSQL_STMT>) {
+        guard let metadata = mysql_stmt_result_metadata(statement) else { return nil }
+        defer { mysql_free_result(metadata) }
+        let count = Int(mysql_num_fields(metadata))
+        self.count = count
+        var names = [String]()
+        var kinds = [MariaDBColumnKind]()
+        if let fields = mysql_fetch_fields(metadata) {
+            for index in 0..<count {
+                let field = fields[index]
+                names.append(field.name.map { String(cString: $0) } ?? "column\(index)")
+                kinds.append(MariaDBColumnKind(field))
+            }
+        }
+        layout = ColumnLayout(names: names)
+        self.kinds = kinds
+        let capacity = max(1, count)
+        binds = .allocate(capacity: capacity)
+        binds.initialize(repeating: MYSQL_BIND(), count: capacity)
+        isNull = .allocate(capacity: capacity)
+        isNull.initialize(repeating: 0, count: capacity)
+        lengths = .allocate(capacity: capacity)
+        lengths.initialize(repeating: 0, count: capacity)
+        errors = .allocate(capacity: capacity)
+        errors.initialize(repeating: 0, count: capacity)
+        slots = .allocate(byteCount: capacity * Self.slotSize, alignment: 16)
+        slots.initializeMemory(as: UInt8.self, repeating: 0, count: capacity * Self.slotSize)
+        for (index, kind) in kinds.enumerated() {
+            binds[index].is_null = isNull + index
+            binds[index].length = lengths + index
+            binds[index].error = errors + index
+            let slot = slots + index * Self.slotSize
+            switch kind {
+            case .signed, .unsigned:
+                binds[index].buffer_type = MYSQL_TYPE_LONGLONG
+                binds[index].is_unsigned = kind.isUnsignedKind ? 1 : 0
+                binds[index].buffer = slot
+                binds[index].buffer_length = 8
+            case .real, .float:
+                binds[index].buffer_type = MYSQL_TYPE_DOUBLE
+                binds[index].buffer = slot
+                binds[index].buffer_length = 8
+            case .dateTime, .date, .time:
+                binds[index].buffer_type = MYSQL_TYPE_DATETIME
+                if case .date = kind { binds[index].buffer_type = MYSQL_TYPE_DATE }
+                if case .time = kind { binds[index].buffer_type = MYSQL_TYPE_TIME }
+                binds[index].buffer = slot
+                binds[index].buffer_length = UInt(MemoryLayout<MYSQL_TIME>.size)
+            case .bit, .bytes:
+                binds[index].buffer_type = MYSQL_TYPE_BLOB
+            case .decimal, .text:
+                binds[index].buffer_type = MYSQL_TYPE_STRING
+            case .null:
+                binds[index].buffer_type = MYSQL_TYPE_NULL
+            }
+        }
+    }
+
+    deinit {
+        binds.deallocate()
+        isNull.deallocate()
+        lengths.deallocate()
+        errors.deallocate()
+        slots.deallocate()
+    }
+
+    /// Appends the values of the row the last `mysql_stmt_fetch` of `statement` read.
+    func appendRow(of statement: UnsafeMutablePointer<MYSQL_STMT>, to values: inout [SQLiteValue]) throws {
+        for index in 0..<count {
+            guard isNull[index] == 0 else {
+                values.append(.null)
+                continue
+            }
+            let slot = UnsafeRawPointer(slots + index * Self.slotSize)
+            let kind = kinds[index]
+            switch kind {
+            case .signed:
+                values.append(.integer(slot.load(as: Int64.self)))
+            case .unsigned:
+                let value = slot.load(as: UInt64.self)
+                values.append(value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value)))
+            case .real, .float:
+                let double = slot.load(as: Double.self)
+                values.append(double.isNaN ? .null : .real(double))
+            case .dateTime(let digits):
+                values.append(
+                    .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: true, digits: digits)))
+            case .date:
+                values.append(.text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: false, digits: 0)))
+            case .time(let digits):
+                values.append(
+                    .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: false, time: true, digits: digits)))
+            case .null:
+                values.append(.null)
+            case .decimal, .text, .bytes, .bit:
+                let bytes = try variableBytes(statement, index)
+                switch kind {
+                case .bytes: values.append(.blob(Data(bytes)))
+                case .bit:
+                    // At most 64 bits: above Int64.max (BIT(64) with its top bit set), the digits.
+                    let bits = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    values.append(bits <= UInt64(Int64.max) ? .integer(Int64(bits)) : .text(String(bits)))
+                default:
+                    if let text = String(validating: bytes, as: UTF8.self) {
+                        values.append(.text(text))
+                    } else {
+                        values.append(.blob(Data(bytes)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of variable-length column `index` of the current row.
+    private func variableBytes(_ statement: UnsafeMutablePointer<MYSQL_STMT>, _ index: Int) throws -> [UInt8] {
+        let length = Int(lengths[index])
+        guard length > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: length)
+        var got: UInt = 0
+        var null: CChar = 0
+        let code = bytes.withUnsafeMutableBytes { buffer -> Int32 in
+            var bind = MYSQL_BIND()
+            bind.buffer_type = binds[index].buffer_type
+            bind.buffer = buffer.baseAddress
+            bind.buffer_length = UInt(length)
+            return withUnsafeMutablePointer(to: &got) { got in
+                withUnsafeMutablePointer(to: &null) { null in
+                    bind.length = got
+                    bind.is_null = null
+                    return mysql_stmt_fetch_column(statement, &bind, UInt32(index), 0)
+                }
+            }
+        }
+        guard code == 0 else {
+            throw MariaDBError(
+                code: Int(mysql_stmt_errno(statement)), sqlState: String(cString: mysql_stmt_sqlstate(statement)),
+                message: String(cString: mysql_stmt_error(statement)))
+        }
+        return bytes
+    }
+
+    /// `YYYY-MM-DD`, `HH:MM:SS[.f…]` (hours may pass 24, negative with a `-`) or both
+    /// separated by a space, with `digits` fraction digits.
+    static func text(of time: MYSQL_TIME, date: Bool, time hasTime: Bool, digits: Int) -> String {
+        func padded(_ value: UInt, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        var text = ""
+        if date {
+            text = padded(UInt(time.year), 4) + "-" + padded(UInt(time.month), 2) + "-" + padded(UInt(time.day), 2)
+        }
+        if hasTime {
+            if date { text += " " } else if time.neg != 0 { text += "-" }
+            text += padded(UInt(time.hour), 2) + ":" + padded(UInt(time.minute), 2) + ":" + padded(UInt(time.second), 2)
+            if digits > 0 {
+                var fraction = UInt(time.second_part)
+                for _ in digits..<6 { fraction /= 10 }
+                text += "." + padded(fraction, digits)
+            }
+        }
+        return text
+    }
+}
+
+extension MariaDBColumnKind {
+    fileprivate var isUnsignedKind: Bool {
+        if case .unsigned = self { return true }
+        return false
+    }
+}

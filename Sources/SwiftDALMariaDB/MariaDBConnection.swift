@@ -1,0 +1,553 @@
+internal import CSwiftDALMariaDB
+import Foundation
+import SwiftDALConnection
+import Synchronization
+
+/// One Connector/C connection (`MYSQL*`) to MariaDB, used by one thread at a time (a
+/// ``MariaDBPool`` lends it inside a ``SwiftDAL/Database``). Statements run as server-side
+/// prepared statements (`mysql_stmt_*`), cached per connection by their text, values
+/// always bound; results are read in the binary protocol (see ``MariaDBColumnKind`` for
+/// the type mapping). Transaction control and `SET` statements without arguments go
+/// through the text protocol.
+///
+/// The session, set at connection:
+/// - `SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin`: UTF-8 with 4-byte characters both ways;
+///   comparisons between values that carry no collation of their own (parameters,
+///   literals) are binary-exact, trailing spaces included (`utf8mb4_bin` is PAD SPACE:
+///   `'a' = 'a '` holds there). A column compares by its own collation: `=` is
+///   binary-exact only on `utf8mb4_nopad_bin` (or binary) columns; `utf8mb4_bin` ignores
+///   trailing spaces, MariaDB's default `utf8mb4_general_ci` also case. Create the
+///   database (or tables) with `utf8mb4_nopad_bin` to compare as SQLite and PostgreSQL
+///   (`"C"`) do. (MariaDB-only: MySQL 8 has no `nopad` collations.)
+/// - `time_zone = '+00:00'`: `TIMESTAMP`s read and written in UTC, `NOW()` in UTC.
+/// - `sql_mode` = ``sessionSQLMode``: strict (a value that does not fit fails instead of
+///   being truncated or zeroed), `ANSI_QUOTES` (`"name"` is an identifier, as SwiftDAL
+///   quotes them; strings are `'…'` only), `PIPES_AS_CONCAT`, no zero dates.
+///   `NO_BACKSLASH_ESCAPES` is *not* set: a backslash escapes inside `'…'`, which the
+///   lexicon must assume (values are always bound, never pasted).
+/// - `autocommit = 1`: a statement outside a transaction commits on its own.
+final class MariaDBConnection: EngineConnection {
+    private var mysql: UnsafeMutablePointer<MYSQL>?
+    private let endpoint: MariaDBEndpoint
+    private let configuration: MariaDBConfiguration
+    /// What the connection is called in errors (socket or host, database; no password).
+    let name: String
+    /// The server's id of this session (`CONNECTION_ID()`), for `KILL QUERY`.
+    let connectionID: UInt
+    private var statements: [String: PreparedStatement] = [:]
+    private var failed = false
+    /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
+    private let socket: Int32
+    /// Set by ``abandon()``: the socket is shut down.
+    private let abandoned = Atomic<Bool>(false)
+    /// Set when the call using the connection was stopped, until its pool takes the
+    /// connection back: a statement about to be sent then fails at once; a `ROLLBACK`
+    /// still runs, once the `KILL QUERY` has been answered (so that it cannot stop it).
+    private let cancelRequested = Atomic<Bool>(false)
+    /// The pool's sender of kill requests.
+    private let killSender: MariaDBKillSender
+    /// The kill requests made for the current call, until they are settled.
+    private let pendingKills = Locked<[MariaDBKillRequest]>([])
+    /// Statements completed for the calls (the connection's own catalog queries aside).
+    private(set) var completedStatements = 0
+
+    /// The `sql_mode` of every session (see the type's documentation).
+    static let sessionSQLMode =
+        "STRICT_ALL_TABLES,ANSI_QUOTES,PIPES_AS_CONCAT,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+        + "NO_ENGINE_SUBSTITUTION"
+
+    static let statementCacheCapacity = 256
+
+    /// A server-side prepared statement, closed when released.
+    final class PreparedStatement {
+        let handle: UnsafeMutablePointer<MYSQL_STMT>
+        let text: MariaDBStatementText
+
+        init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText) {
+            self.handle = handle
+            self.text = text
+        }
+
+        deinit { mysql_stmt_close(handle) }
+    }
+
+    /// Connects to `endpoint` and sets the session up (see the type's documentation).
+    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: MariaDBKillSender) throws {
+        self.killSender = killSender
+        self.endpoint = endpoint
+        self.configuration = configuration
+        name = endpoint.name
+        let mysql = try MariaDBConnect.open(endpoint, multiStatements: true)
+        self.mysql = mysql
+        socket = swiftdal_mariadb_socket(mysql)
+        connectionID = mysql_thread_id(mysql)
+        do {
+            try executeScript(
+                "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
+                    + "autocommit = 1")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    var engine: DatabaseEngine { .mariadb }
+
+    var dialect: any EngineDialect { MariaDBEngineDialect() }
+
+    func close() {
+        statements.removeAll()  // closes them while the connection is open
+        if let mysql { mysql_close(mysql) }
+        mysql = nil
+    }
+
+    private func openConnection() throws -> UnsafeMutablePointer<MYSQL> {
+        guard let mysql else { throw DALError(.connectionClosed, "the connection to \(name) is closed") }
+        return mysql
+    }
+
+    // MARK: State
+
+    var isBroken: Bool { mysql == nil || failed || abandoned.load(ordering: .relaxed) }
+
+    /// A poll of the socket without waiting: an idle session has nothing to read unless
+    /// the server closed it (or sent its last error before closing: a `KILL`, a
+    /// `wait_timeout`). Never `mysql_ping`, which waits for an answer.
+    func wasClosedWhileIdle() -> Bool {
+        guard !isBroken else { return true }
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        failed = true
+        return true
+    }
+
+    var isInTransaction: Bool {
+        guard let mysql, !failed else { return false }
+        return swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0
+    }
+
+    // MARK: Stopping
+
+    func cancelRunningStatement() {
+        cancelRequested.store(true, ordering: .sequentiallyConsistent)
+        let request = MariaDBKillRequest(endpoint: endpoint, connectionID: connectionID)
+        pendingKills.withLock { $0.append(request) }
+        killSender.send(request)
+    }
+
+    var interruptGracePeriod: Duration { configuration.stopGracePeriod }
+
+    func abandon() {
+        guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }
+        shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    private func settleKillRequests() -> Bool {
+        let requests = pendingKills.withLock { requests -> [MariaDBKillRequest] in
+            defer { requests = [] }
+            return requests
+        }
+        var settled = true
+        for request in requests where !request.settle(waitingAtMost: configuration.stopGracePeriod) {
+            settled = false
+        }
+        return settled
+    }
+
+    func clearCancelRequest() {
+        if !settleKillRequests() { failed = true }
+        cancelRequested.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
+    /// its call was stopped (only a `ROLLBACK` runs then, once the kill was answered).
+    private func checkMaySend(_ sql: String, role: MariaDBStatementRole) throws {
+        if failed || abandoned.load(ordering: .acquiring) { throw brokenError(sql: sql) }
+        guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
+        guard role == .rollback else {
+            throw MariaDBError(
+                code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
+                sql: sql)
+        }
+        guard settleKillRequests() else {
+            failed = true
+            throw MariaDBError(
+                code: 2013, sqlState: "HY000",
+                message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
+                    + "connection is closed (the server rolls its transaction back)", sql: sql)
+        }
+    }
+
+    private func brokenError(sql: String?) -> MariaDBError {
+        MariaDBError(code: 2006, sqlState: "HY000", message: "the connection to \(name) is broken", sql: sql)
+    }
+
+    /// The connection's last error (`mysql_errno`), marking it broken when it failed.
+    private func connectionError(sql: String?) -> MariaDBError {
+        guard let mysql else { return brokenError(sql: sql) }
+        let error = MariaDBError(
+            code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
+            message: String(cString: mysql_error(mysql)), sql: sql)
+        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        return error
+    }
+
+    /// A prepared statement's last error, marking the connection broken when it failed.
+    private func statementError(_ handle: UnsafeMutablePointer<MYSQL_STMT>, sql: String) -> MariaDBError {
+        let error = MariaDBError(
+            code: Int(mysql_stmt_errno(handle)), sqlState: String(cString: mysql_stmt_sqlstate(handle)),
+            message: String(cString: mysql_stmt_error(handle)), sql: sql)
+        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        return error
+    }
+
+    /// The error a call sees for `error`: when the connection was lost while a statement
+    /// that commits was in flight (a `COMMIT`, or a write outside a transaction), whether it
+    /// committed is unknown, and the error says so.
+    private func outcome(of error: any Error, role: MariaDBStatementRole, autocommit: Bool, sql: String) -> any Error {
+        guard role == .commit || (autocommit && role == .write) else { return error }
+        let lost = abandoned.load(ordering: .acquiring) || (error as? MariaDBError)?.isFromServer == false
+        guard lost else { return error }
+        return DALError(
+            .outcomeUnknown,
+            "the connection to \(name) was lost while a statement that commits was in flight: it may or may not "
+                + "have committed. Check before retrying (read the row, or use an idempotency key)",
+            sql: sql, underlying: error)
+    }
+
+    // MARK: Statements
+
+    func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        if let error = query.arguments.conversionError { throw error }
+        let role = MariaDBStatementRole(of: query.sql)
+        let autocommit = !isInTransaction
+        if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql, role: role) {
+            do {
+                try checkMaySend(text, role: role)
+                return try executeText(text, body)
+            } catch {
+                if role == .rollback, !(error is DALError) { failed = true }
+                throw outcome(of: error, role: role, autocommit: autocommit, sql: text)
+            }
+        }
+        let statement = try prepared(query.sql)
+        let values = try statement.text.values(for: query.arguments)
+        do {
+            try checkMaySend(statement.text.sql, role: role)
+            let (rows, affected) = try execute(statement, values)
+            completedStatements += 1
+            guard let rows else { return affected }
+            let result = EngineResult(rows)
+            for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
+            return rows.rowCount
+        } catch {
+            throw outcome(of: error, role: role, autocommit: autocommit, sql: statement.text.sql)
+        }
+    }
+
+    /// The text-protocol form of `sql` when it is transaction control or a session
+    /// statement (`START`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `SET`, …): SQLite's
+    /// `COMMIT TRANSACTION`, `ROLLBACK TRANSACTION [TO SAVEPOINT x]` (what ``SwiftDAL/Database``
+    /// sends) in MariaDB's spelling. `nil` for anything else (prepared).
+    static func textProtocolForm(of sql: String, role: MariaDBStatementRole) -> String? {
+        let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+        guard let first = words.first?.uppercased() else { return nil }
+        switch first {
+        case "COMMIT", "ROLLBACK":
+            // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
+            let rest = words.dropFirst().filter { $0.uppercased() != "TRANSACTION" }
+            return ([first] + rest.map(String.init)).joined(separator: " ")
+        case "START", "BEGIN", "SAVEPOINT", "RELEASE", "SET", "LOCK", "UNLOCK", "USE", "KILL", "XA", "DO":
+            return sql
+        default:
+            return nil
+        }
+    }
+
+    /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared on first use.
+    private func prepared(_ sql: String) throws -> PreparedStatement {
+        if let statement = statements[sql] { return statement }
+        let text = try MariaDBStatementText(sql)
+        let mysql = try openConnection()
+        try checkMaySend(text.sql, role: .other)
+        if statements.count >= Self.statementCacheCapacity { statements.removeAll() }
+        guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
+        let statement = PreparedStatement(handle: handle, text: text)  // closes the handle on every path
+        guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
+            throw statementError(handle, sql: text.sql)
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Executes `statement` with `values`; reads its whole result (the rows, or `nil` and
+    /// the rows it changed: matched, for an `UPDATE`, through `CLIENT_FOUND_ROWS`).
+    private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> (MariaDBRows?, Int) {
+        let handle = statement.handle
+        let sql = statement.text.sql
+        guard Int(mysql_stmt_param_count(handle)) == values.count else {
+            throw DALError(
+                .argumentMismatch,
+                "the statement has \(mysql_stmt_param_count(handle)) parameter(s) but \(values.count) value(s) were bound",
+                sql: sql)
+        }
+        let parameters = MariaDBParameterBinding(values)
+        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+            throw statementError(handle, sql: sql)
+        }
+        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: sql) }
+        withExtendedLifetime(parameters) {}
+        guard mysql_stmt_field_count(handle) > 0 else {
+            let affected = mysql_stmt_affected_rows(handle)
+            return (nil, affected == UInt64.max ? 0 : Int(clamping: affected))
+        }
+        defer {
+            mysql_stmt_free_result(handle)
+            drainResults(handle)
+        }
+        guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
+        guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
+        var values = [SQLiteValue]()
+        while true {
+            let code = mysql_stmt_fetch(handle)
+            if code == swiftdal_mariadb_no_data { break }
+            guard code == 0 || code == swiftdal_mariadb_data_truncated else {
+                throw statementError(handle, sql: sql)
+            }
+            try binding.appendRow(of: handle, to: &values)
+        }
+        return (MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values), 0)
+    }
+
+    /// Reads the further results a statement may send (a procedure's), so that the
+    /// connection is ready for the next statement.
+    private func drainResults(_ handle: UnsafeMutablePointer<MYSQL_STMT>) {
+        guard let mysql else { return }
+        while mysql_more_results(mysql) != 0, mysql_stmt_next_result(handle) == 0 {
+            mysql_stmt_free_result(handle)
+        }
+    }
+
+    /// Runs `sql` (one statement or several) through the text protocol, calling `body` with
+    /// the rows of each result; returns the rows the last statement changed or returned.
+    private func executeText(_ sql: String, _ body: (RowView) throws -> Void) throws -> Int {
+        let mysql = try openConnection()
+        guard !sql.utf8.contains(0) else { throw DALError(.invalidSQL, "the SQL text contains a NUL character") }
+        guard mysql_real_query(mysql, sql, UInt(sql.utf8.count)) == 0 else { throw connectionError(sql: sql) }
+        var count = 0
+        var firstError: (any Error)?
+        while true {
+            if let result = mysql_store_result(mysql) {
+                let rows = Self.textRows(result)
+                mysql_free_result(result)
+                count = rows.rowCount
+                if firstError == nil {
+                    let view = EngineResult(rows)
+                    do {
+                        for row in 0..<rows.rowCount { try body(RowView(result: view, row: row)) }
+                    } catch {
+                        firstError = error  // the other results are still read
+                    }
+                }
+            } else if mysql_field_count(mysql) == 0 {
+                let affected = mysql_affected_rows(mysql)
+                count = affected == UInt64.max ? 0 : Int(clamping: affected)
+            } else {
+                throw connectionError(sql: sql)
+            }
+            let next = mysql_next_result(mysql)
+            if next == -1 { break }
+            if next > 0 { throw connectionError(sql: sql) }
+        }
+        completedStatements += 1
+        if let firstError { throw firstError }
+        return count
+    }
+
+    /// The rows of a text-protocol result: integers and doubles parsed, the binary
+    /// character set as blobs, everything else as the server's text.
+    private static func textRows(_ result: UnsafeMutablePointer<MYSQL_RES>) -> MariaDBRows {
+        let count = Int(mysql_num_fields(result))
+        var names = [String]()
+        var kinds = [MariaDBColumnKind]()
+        if let fields = mysql_fetch_fields(result) {
+            for index in 0..<count {
+                names.append(fields[index].name.map { String(cString: $0) } ?? "column\(index)")
+                kinds.append(MariaDBColumnKind(fields[index]))
+            }
+        }
+        var values = [SQLiteValue]()
+        while let row = mysql_fetch_row(result), let lengths = mysql_fetch_lengths(result) {
+            for index in 0..<count {
+                guard let pointer = row[index] else {
+                    values.append(.null)
+                    continue
+                }
+                let bytes = UnsafeRawBufferPointer(start: pointer, count: Int(lengths[index]))
+                let text = String(decoding: bytes, as: UTF8.self)
+                switch kinds[index] {
+                case .signed: values.append(Int64(text).map { .integer($0) } ?? .text(text))
+                case .unsigned: values.append(Int64(text).map { .integer($0) } ?? .text(text))
+                case .real, .float: values.append(Double(text).map { .real($0) } ?? .text(text))
+                case .bytes: values.append(.blob(Data(bytes)))
+                case .null: values.append(.null)
+                default: values.append(.text(text))
+                }
+            }
+        }
+        return MariaDBRows(layout: ColumnLayout(names: names), columnCount: count, values: values)
+    }
+
+    func executeScript(_ script: String) throws {
+        let role = MariaDBStatementRole(of: script)
+        let autocommit = !isInTransaction
+        do {
+            try checkMaySend(script, role: role)
+            _ = try executeText(script) { _ in }
+        } catch {
+            throw outcome(of: error, role: role, autocommit: autocommit, sql: script)
+        }
+    }
+
+    // MARK: Batches, bulk loads, streams
+
+    /// One statement after the other (a first cut: no pipelining).
+    func runBatch(
+        count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
+    ) throws -> Int {
+        var changed = 0
+        for index in 0..<count {
+            let statement = try query(index)
+            let sent = ended == nil ? nil : MonotonicTime.now
+            do {
+                let rows = try run(statement) { try row(index, $0) }
+                if let ended, let sent { ended(statement.sql, sent, rows, nil) }
+                changed += rows
+            } catch {
+                if let ended, let sent { ended(statement.sql, sent, 0, error) }
+                guard var error = error as? MariaDBError else { throw error }
+                error.batchIndex = index
+                throw error
+            }
+        }
+        return changed
+    }
+
+    /// No bulk path yet (`LOAD DATA LOCAL INFILE` would be one): `nil`, and the caller
+    /// sends `INSERT`s.
+    func copyRows(
+        into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
+        _ row: (Int, inout [SQLiteValue]) throws -> Void
+    ) throws -> Int? {
+        nil
+    }
+
+    /// Reads the rows through a server-side read-only cursor (`CURSOR_TYPE_READ_ONLY`),
+    /// `fetchSize` rows per round trip (`STMT_ATTR_PREFETCH_ROWS`): only one row is
+    /// decoded at a time, and the connection may run other statements between rows. The
+    /// statement is prepared for the stream and closed after it (which closes the cursor).
+    func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int {
+        if let error = query.arguments.conversionError { throw error }
+        let text = try MariaDBStatementText(query.sql)
+        let values = try text.values(for: query.arguments)
+        let mysql = try openConnection()
+        try checkMaySend(text.sql, role: .read)
+        guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
+        let statement = PreparedStatement(handle: handle, text: text)
+        guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
+            throw statementError(handle, sql: text.sql)
+        }
+        var cursorType = UInt(swiftdal_mariadb_cursor_type_read_only)
+        var prefetch = UInt(max(1, fetchSize))
+        mysql_stmt_attr_set(handle, STMT_ATTR_CURSOR_TYPE, &cursorType)
+        mysql_stmt_attr_set(handle, STMT_ATTR_PREFETCH_ROWS, &prefetch)
+        guard Int(mysql_stmt_param_count(handle)) == values.count else {
+            throw DALError(.argumentMismatch, "the statement's parameters do not match its arguments", sql: text.sql)
+        }
+        let parameters = MariaDBParameterBinding(values)
+        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+            throw statementError(handle, sql: text.sql)
+        }
+        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: text.sql) }
+        withExtendedLifetime(parameters) {}
+        guard mysql_stmt_field_count(handle) > 0 else { return 0 }
+        guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: text.sql) }
+        guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: text.sql) }
+        var count = 0
+        var row = [SQLiteValue]()
+        while true {
+            try checkMaySend(text.sql, role: .read)
+            let code = mysql_stmt_fetch(handle)
+            if code == swiftdal_mariadb_no_data { break }
+            guard code == 0 || code == swiftdal_mariadb_data_truncated else {
+                throw statementError(handle, sql: text.sql)
+            }
+            row.removeAll(keepingCapacity: true)
+            try binding.appendRow(of: handle, to: &row)
+            let rows = MariaDBRows(layout: binding.layout, columnCount: binding.count, values: row)
+            try body(RowView(result: EngineResult(rows), row: 0))
+            count += 1
+        }
+        completedStatements += 1
+        withExtendedLifetime(statement) {}
+        return count
+    }
+
+    // MARK: Transactions and the catalog
+
+    /// `START TRANSACTION [READ ONLY]`, preceded by `SET TRANSACTION ISOLATION LEVEL …` in
+    /// the same text (MariaDB takes no isolation level in `START TRANSACTION`; the `SET`
+    /// applies to the next transaction only). Sent as one multi-statement text.
+    func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool) -> String {
+        let start = readOnly ? "START TRANSACTION READ ONLY" : "START TRANSACTION"
+        guard let isolation else { return start }
+        return "SET TRANSACTION ISOLATION LEVEL \(isolation.rawValue); \(start)"
+    }
+
+    var cachedStatementCount: Int { statements.count }
+
+    func clearStatementCache() throws {
+        statements.removeAll()
+    }
+
+    /// Runs `body`, which sends statements the connection needs for itself, without
+    /// counting them in `completedStatements`.
+    func uncounted<T>(_ body: () throws -> T) rethrows -> T {
+        let counted = completedStatements
+        defer { completedStatements = counted }
+        return try body()
+    }
+}
+
+/// What a statement does to a transaction's outcome, read from its first word.
+enum MariaDBStatementRole {
+    /// `ROLLBACK` of the whole transaction (`ROLLBACK … TO …` is `.other`).
+    case rollback
+    /// `COMMIT`.
+    case commit
+    /// A query that changes nothing (`SELECT`, `SHOW`, `EXPLAIN`, …).
+    case read
+    /// Anything else: it may write, and commits on its own outside a transaction.
+    case write
+    /// Transaction and session control that commits nothing.
+    case other
+
+    init(of sql: String) {
+        let words = sql.prefix(80).split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" })
+        switch words.first?.uppercased() {
+        case "ROLLBACK": self = words.contains { $0.uppercased() == "TO" } ? .other : .rollback
+        case "COMMIT": self = .commit
+        case "SELECT", "SHOW", "EXPLAIN", "DESCRIBE", "VALUES", "TABLE", "WITH": self = .read
+        case "START", "BEGIN", "SAVEPOINT", "RELEASE", "SET", "DO", "KILL", "USE": self = .other
+        default: self = .write
+        }
+    }
+}
+
+@available(*, unavailable)
+extension MariaDBConnection: Sendable {}

@@ -1,0 +1,176 @@
+import SwiftDALConnection
+
+/// SQL written for SwiftDAL (parameters `?`, `?NNN`, `:name`, `@name`, `$name`), turned
+/// into MariaDB's plain `?` parameters with the order in which the arguments are bound, so
+/// that the SQL the layers above write runs unchanged.
+///
+/// The text is read the way a SwiftDAL session of MariaDB reads it (see
+/// ``MariaDBConnection``'s `sql_mode`): nothing inside a string literal (`'…'` with
+/// backslash escapes and `''`, since `NO_BACKSLASH_ESCAPES` is not set), a quoted
+/// identifier (`"…"` under `ANSI_QUOTES`, `` `…` ``) or a comment (`-- `, `#`, `/* */`) is
+/// touched. `@@name` (a system variable) and `:=` stay as they are; `@name` is a named
+/// parameter, so MariaDB's user variables cannot be used in SwiftDAL's SQL.
+struct MariaDBStatementText: Sendable, Equatable {
+    /// How the arguments map onto the `?`s.
+    enum Parameters: Sendable, Equatable {
+        /// The `?`s, in order, bound to these 1-based argument positions (`?` alone takes
+        /// the highest so far plus one, as in SQLite); `count` arguments are expected.
+        case positional(order: [Int], count: Int)
+        /// The `?`s, in order, bound to the arguments of these names.
+        case named([String])
+    }
+
+    /// The text for MariaDB.
+    let sql: String
+    let parameters: Parameters
+
+    /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
+    /// positional parameters or leaves a literal, identifier or comment open.
+    init(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var output = [UInt8]()
+        output.reserveCapacity(bytes.count)
+        var order = [Int]()
+        var highest = 0
+        var names = [String]()
+        var index = 0
+        func isIdentifierByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x5F
+                || byte == 0x24 || byte >= 0x80
+        }
+        func unterminated(_ what: String) -> DALError {
+            DALError(.invalidSQL, "the SQL text leaves \(what) open", sql: text)
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
+                // A literal or quoted identifier: copied up to its closing quote (doubled
+                // quotes inside; backslash escapes in '…' strings only: "…" is a name under
+                // ANSI_QUOTES, where a backslash is a character).
+                var end = index + 1
+                var closed = false
+                while end < bytes.count {
+                    if bytes[end] == UInt8(ascii: "\\"), byte == UInt8(ascii: "'") {
+                        end += 2
+                        continue
+                    }
+                    if bytes[end] == byte {
+                        if end + 1 < bytes.count, bytes[end + 1] == byte {
+                            end += 2
+                            continue
+                        }
+                        closed = true
+                        end += 1
+                        break
+                    }
+                    end += 1
+                }
+                guard closed else { throw unterminated(byte == UInt8(ascii: "`") ? "a quoted name" : "a literal") }
+                output.append(contentsOf: bytes[index..<end])
+                index = end
+            case UInt8(ascii: "#"):
+                let end = bytes[index...].firstIndex(of: 0x0A) ?? bytes.count
+                output.append(contentsOf: bytes[index..<end])
+                index = end
+            case UInt8(ascii: "-")
+            where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-")
+                && (index + 2 == bytes.count || [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 2])):
+                let end = bytes[index...].firstIndex(of: 0x0A) ?? bytes.count
+                output.append(contentsOf: bytes[index..<end])
+                index = end
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                var end = index + 2
+                while end + 1 < bytes.count, !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) {
+                    end += 1
+                }
+                guard end + 1 < bytes.count else { throw unterminated("a comment") }
+                output.append(contentsOf: bytes[index..<(end + 2)])
+                index = end + 2
+            case UInt8(ascii: "?"):
+                var end = index + 1
+                var number = 0
+                while end < bytes.count, bytes[end] >= 0x30, bytes[end] <= 0x39, number < 1_000_000 {
+                    number = number * 10 + Int(bytes[end] - 0x30)
+                    end += 1
+                }
+                if end == index + 1 {
+                    number = highest + 1
+                } else if number == 0 {
+                    throw DALError(.invalidSQL, "parameter ?0: numbered parameters start at ?1", sql: text)
+                }
+                guard names.isEmpty else { throw Self.mixed(text) }
+                order.append(number)
+                highest = max(highest, number)
+                output.append(UInt8(ascii: "?"))
+                index = end
+            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"):
+                let previous = index > 0 ? bytes[index - 1] : 0x20
+                var end = index + 1
+                while end < bytes.count, isIdentifierByte(bytes[end]), bytes[end] != 0x24 || byte == 0x24 {
+                    end += 1
+                }
+                // A name starts with a letter or `_`; `@@x`, `:=`, `a$b` and `1:2` are not parameters.
+                let startsName =
+                    end > index + 1 && !(bytes[index + 1] >= 0x30 && bytes[index + 1] <= 0x39)
+                    && !(byte == UInt8(ascii: "$") && isIdentifierByte(previous))
+                    && previous != UInt8(ascii: "@")
+                guard startsName else {
+                    output.append(byte)
+                    index += 1
+                    continue
+                }
+                guard order.isEmpty else { throw Self.mixed(text) }
+                names.append(String(decoding: bytes[(index + 1)..<end], as: UTF8.self))
+                output.append(UInt8(ascii: "?"))
+                index = end
+            default:
+                output.append(byte)
+                index += 1
+            }
+        }
+        sql = String(decoding: output, as: UTF8.self)
+        parameters = names.isEmpty ? .positional(order: order, count: highest) : .named(names)
+    }
+
+    private static func mixed(_ text: String) -> DALError {
+        DALError(.invalidSQL, "the SQL text mixes named and positional parameters", sql: text)
+    }
+
+    /// The values to bind, one per `?` in order; throws ``DALError/Code/argumentMismatch``
+    /// when the arguments do not match the parameters.
+    func values(for arguments: StatementArguments) throws -> [SQLiteValue] {
+        switch parameters {
+        case .positional(let order, let count):
+            guard let values = arguments.positionalValues else {
+                if count == 0, arguments.isEmpty { return [] }
+                throw DALError(
+                    .argumentMismatch, "the statement has positional parameters but the arguments are named", sql: sql)
+            }
+            guard values.count == count else {
+                throw DALError(
+                    .argumentMismatch,
+                    "the statement has \(count) parameter(s) but \(values.count) argument(s) were given", sql: sql)
+            }
+            return order.map { values[$0 - 1] }
+        case .named(let names):
+            guard let values = arguments.namedValues else {
+                throw DALError(
+                    .argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
+            }
+            let bound = try names.map { name -> SQLiteValue in
+                guard let value = values[name] else {
+                    throw DALError(.argumentMismatch, "no argument for parameter \(name)", sql: sql)
+                }
+                return value
+            }
+            let unknown = Set(values.keys).subtracting(names)
+            guard unknown.isEmpty else {
+                throw DALError(
+                    .argumentMismatch, "argument(s) \(unknown.sorted().joined(separator: ", ")) match no parameter",
+                    sql: sql)
+            }
+            return bound
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+@Suite struct MariaDBCancellationTests {
+    /// The statements of other sessions that run `SLEEP` now, from the server's process list.
+    private func sleepers(_ outside: OutsideView) throws -> Int {
+        Int(
+            try outside.sql(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'SELECT SLEEP%' AND ID <> CONNECTION_ID()"
+            )) ?? -1
+    }
+
+    @Test func aCallTimeoutStopsASleepingStatementOnTheServer() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.callTimeout = .milliseconds(500)
+        configuration.maximumConnections = 1
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        let start = ContinuousClock.now
+        let error = #expect(throws: DALError.self) {
+            try pool.read { db in _ = try db.fetchScalar(Int.self, "SELECT SLEEP(30)") }
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(error?.code == .timeout)
+        #expect(elapsed < .seconds(10), "stopped after \(elapsed)")
+        #expect(try sleepers(outside) == 0)
+        // The connection (the pool's only one) runs the next call.
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
+    }
+
+    @Test func cancellingTheTaskStopsASleepingStatementOnTheServer() async throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        let start = ContinuousClock.now
+        let task = Task {
+            try await pool.read { db in try db.fetchScalar(Int.self, "SELECT SLEEP(30)") }
+        }
+        // Wait until the statement runs on the server, then cancel the task.
+        var running = false
+        for _ in 0..<200 where !running {
+            try await Task.sleep(for: .milliseconds(25))
+            running = try await blocking { try self.sleepers(outside) } == 1
+        }
+        #expect(running)
+        task.cancel()
+        let result = await task.result
+        let elapsed = ContinuousClock.now - start
+        #expect(throws: (any Error).self) { try result.get() }
+        #expect(elapsed < .seconds(15), "stopped after \(elapsed)")
+        #expect(try await blocking { try self.sleepers(outside) } == 0)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+@Suite struct MariaDBErrorTests {
+    private func makeSchema() throws -> (MariaDBPool, OutsideView) {
+        let (pool, outside) = try makeMariaDBPool()
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE parent(id BIGINT PRIMARY KEY, email VARCHAR(100) NOT NULL,
+                        age INT NOT NULL DEFAULT 0, CONSTRAINT parent_email UNIQUE (email),
+                        CONSTRAINT age_positive CHECK (age >= 0))
+                    """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE child(id BIGINT PRIMARY KEY, parent_id BIGINT NOT NULL,
+                        CONSTRAINT child_parent FOREIGN KEY (parent_id) REFERENCES parent(id))
+                    """)
+            try db.execute("INSERT INTO parent VALUES (1, \("secret@example.com"), 30)")
+            try db.execute(sql: "INSERT INTO child VALUES (1, 1)")
+        }
+        return (pool, outside)
+    }
+
+    @Test func constraintViolationsAreTypedAndNameTheirObjectsWithoutValues() throws {
+        let (pool, _) = try makeSchema()
+        defer { try? pool.close() }
+        func failure(_ sql: SQL) -> MariaDBError? {
+            #expect(throws: MariaDBError.self) { try pool.write { try $0.execute(sql) } }
+        }
+        let unique = failure("INSERT INTO parent VALUES (2, \("secret@example.com"), 1)")
+        #expect(unique?.code == 1062)
+        #expect(unique?.constraintKind == .unique)
+        #expect(unique?.constraint == "parent_email")
+        #expect(unique?.description.contains("secret") == false)
+        let primary = failure("INSERT INTO parent VALUES (1, \("other@example.com"), 1)")
+        #expect(primary?.constraintKind == .primaryKey)
+        let notNull = failure("INSERT INTO parent VALUES (3, \(nil as String?), 1)")
+        #expect(notNull?.code == 1048)
+        #expect(notNull?.constraintKind == .notNull)
+        #expect(notNull?.column == "email")
+        let check = failure("INSERT INTO parent VALUES (4, \("x@example.com"), \(-5))")
+        #expect(check?.code == 4025)
+        #expect(check?.constraintKind == .check)
+        #expect(check?.constraint == "age_positive")
+        #expect(check?.table == "parent")
+        let childless = failure("INSERT INTO child VALUES (2, \(99))")
+        #expect(childless?.code == 1452)
+        #expect(childless?.constraintKind == .foreignKey)
+        #expect(childless?.table == "child")
+        #expect(childless?.constraint == "child_parent")
+        #expect(childless?.column == "parent_id")
+        let parentInUse = failure("DELETE FROM parent WHERE id = \(1)")
+        #expect(parentInUse?.code == 1451)
+        #expect(parentInUse?.constraintKind == .foreignKey)
+        // The shared `catch` patterns match.
+        do {
+            try pool.write { try $0.execute("INSERT INTO parent VALUES (1, \("a@b.c"), 1)") }
+        } catch SQLiteError.constraintPrimaryKey {
+        } catch {
+            Issue.record("not caught as a primary key violation: \(error)")
+        }
+        // A data error quotes the value refused: left out.
+        let data = failure("INSERT INTO parent VALUES (5, \("d@example.com"), \("not a number 4111"))")
+        #expect(data?.description.contains("4111") == false)
+        #expect(data?.resultCode == .mismatch)
+    }
+
+    @Test func aDeadlockIsRetryable() async throws {
+        let (pool, _) = try makeSchema()
+        defer { try? pool.close() }
+        try await pool.write { db in _ = try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)") }
+        // Two transactions lock rows 1 and 2 in opposite orders.
+        let first = Task.detached {
+            try await blocking {
+                try pool.write { db in
+                    try db.execute(sql: "UPDATE parent SET age = 10 WHERE id = 1")
+                    Thread.sleep(forTimeInterval: 0.5)
+                    try db.execute(sql: "UPDATE parent SET age = 10 WHERE id = 2")
+                }
+            }
+        }
+        let second = Task.detached {
+            try await blocking {
+                try pool.write { db in
+                    try db.execute(sql: "UPDATE parent SET age = 20 WHERE id = 2")
+                    Thread.sleep(forTimeInterval: 0.5)
+                    try db.execute(sql: "UPDATE parent SET age = 20 WHERE id = 1")
+                }
+            }
+        }
+        var errors = [any Error]()
+        for task in [first, second] {
+            do { try await task.value } catch { errors.append(error) }
+        }
+        #expect(errors.count == 1)
+        let deadlock = errors.first as? MariaDBError
+        #expect(deadlock?.code == 1213)
+        #expect(deadlock?.isRetryable == true)
+    }
+
+    @Test func aSessionKilledOnTheServerBreaksTheConnectionAndThePoolReplacesIt() throws {
+        let (pool, outside) = try makeMariaDBPool(
+            {
+                var configuration = MariaDBConfiguration()
+                configuration.maximumConnections = 1
+                return configuration
+            }())
+        defer { try? pool.close() }
+        let id = try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
+        try outside.sql("KILL CONNECTION \(id ?? 0)")
+        // Seen while idle (a poll of the socket, no round trip): replaced before it is lent.
+        let next = try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
+        #expect(next != nil && next != id)
+    }
+}

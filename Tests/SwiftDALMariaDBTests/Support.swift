@@ -1,0 +1,67 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+/// The one MariaDB server of this test process, started on first use and stopped when
+/// the process exits (its watcher stops it should the process die first). Each test gets
+/// a database of its own on it.
+enum SharedMariaDB {
+    nonisolated(unsafe) private static var server: MariaDBServer?
+    private static let lock = NSLock()
+
+    /// The shared server, started on first use.
+    static func shared() throws -> MariaDBServer {
+        try lock.withLock {
+            if let server { return server }
+            let started = try MariaDBServer.start()
+            server = started
+            atexit { SharedMariaDB.stopAtExit() }
+            return started
+        }
+    }
+
+    /// A fresh, empty database on the shared server: its name and URL.
+    static func makeDatabase() throws -> (name: String, url: String) {
+        let server = try shared()
+        let name = try server.makeDatabaseName()
+        return (name, server.url(database: name))
+    }
+
+    private static func stopAtExit() {
+        server?.stop()
+    }
+}
+
+/// A pool on a fresh database of the shared server, and a view of that database from
+/// outside the pool (the `mariadb` client).
+func makeMariaDBPool(
+    _ configuration: MariaDBConfiguration = MariaDBConfiguration()
+) throws -> (MariaDBPool, OutsideView) {
+    let (name, url) = try SharedMariaDB.makeDatabase()
+    return (
+        try MariaDBPool(url: url, configuration: configuration),
+        OutsideView(server: try SharedMariaDB.shared(), database: name)
+    )
+}
+
+/// What a second connection sees of a database: the `mariadb` client, outside the pool
+/// under test.
+struct OutsideView {
+    let server: MariaDBServer
+    let database: String
+
+    /// Runs `sql`; returns its rows, one per line, tab-separated values.
+    @discardableResult
+    func sql(_ sql: String) throws -> String {
+        try server.sql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Runs blocking `body` on a thread of its own and returns its result.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+@Suite struct MariaDBTransactionTests {
+    @Test func aTransactionRolledBackLeavesNoRowSeenFromASecondConnection() throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE notes(id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT)") }
+        #expect(throws: TestFailure.self) {
+            try pool.write { db in
+                #expect(db.isInTransaction)
+                try db.execute("INSERT INTO notes(body) VALUES (\("kept?"))")
+                #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "0")  // not committed yet
+                throw TestFailure()
+            }
+        }
+        #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "0")
+        try pool.write { db in try db.execute("INSERT INTO notes(body) VALUES (\("committed"))") }
+        #expect(try outside.sql("SELECT body FROM notes") == "committed")
+        // Savepoints: the inner throw undoes the inner work only.
+        try pool.write { db in
+            try db.execute("INSERT INTO notes(body) VALUES (\("outer"))")
+            _ = try? db.inSavepoint {
+                try db.execute("INSERT INTO notes(body) VALUES (\("inner"))")
+                throw TestFailure()
+            }
+        }
+        #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "committed\nouter")
+        // No transaction left open, reads are read-only.
+        try pool.read { db in
+            #expect(db.isInTransaction)
+            #expect(throws: MariaDBError.self) { try db.execute(sql: "INSERT INTO notes(body) VALUES ('x')") }
+        }
+        let isolation = try pool.write(isolation: .serializable) { db -> String? in
+            try db.fetchScalar(String.self, "SELECT @@tx_isolation")
+        }
+        #expect(isolation != nil)
+    }
+
+    @Test func anUpdateReportsTheRowsItMatchedEvenWhenUnchanged() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        let changed = try pool.write { db -> Int in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY, v INT)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, 5), (2, 5)")
+            return try db.execute(sql: "UPDATE t SET v = 5")
+        }
+        #expect(changed == 2)
+    }
+
+    /// MariaDB 10.5+ returns an insert's new key with `RETURNING` (what a MariaDB SQL
+    /// dialect's insert2 would use).
+    @Test func anInsertReturnsItsNewKey() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        let ids = try pool.write { db -> [Int64?] in
+            try db.execute(sql: "CREATE TABLE k(id BIGINT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
+            return try (0..<3).map { value in
+                try db.fetchScalar(Int64.self, "INSERT INTO k(v) VALUES (\(String(value))) RETURNING id")
+            }
+        }
+        #expect(ids == [1, 2, 3])
+    }
+
+    @Test func aStreamReadsRowsThroughACursor() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE s(id INT PRIMARY KEY, v VARCHAR(10))")
+            try db.execute(
+                sql: "INSERT INTO s SELECT seq, CONCAT('v', seq) FROM seq_1_to_1000")
+        }
+        var seen = 0
+        var last = ""
+        try pool.read { db in
+            try db.streamRows("SELECT id, v FROM s WHERE id > \(10) ORDER BY id", fetchSize: 64) { row in
+                seen += 1
+                last = try row.decode(String.self, at: 1)
+                // The connection runs other statements between the cursor's rows.
+                if seen == 1 { #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM s") == 1000) }
+            }
+        }
+        #expect(seen == 990)
+        #expect(last == "v1000")
+    }
+
+    @Test func catalogAndPlanQueries() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE items(id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(20) NOT NULL DEFAULT 'x', note TEXT)"
+            )
+            try db.execute(sql: "CREATE VIEW item_names AS SELECT name FROM items")
+        }
+        try pool.read { db in
+            let columns = try db.columns(in: "items")
+            #expect(columns.map(\.name) == ["id", "name", "note"])
+            #expect(columns[0].primaryKeyIndex == 1)
+            #expect(columns[0].defaultValueSQL == "AUTO_INCREMENT")
+            #expect(columns[1].isNotNull)
+            #expect(columns[1].defaultValueSQL == "'x'")
+            #expect(columns[2].defaultValueSQL == nil)
+            #expect(try db.tableExists("items"))
+            #expect(try !db.tableExists("ITEMS"))
+            #expect(try db.tableKind(of: "item_names") == .view)
+            let plan = try db.queryPlan(of: "SELECT * FROM items i WHERE note = ?")
+            #expect(plan.count == 1)
+            #expect(plan.first?.contains("type=ALL") == true)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+@Suite struct MariaDBValueTests {
+    @Test func valuesOfEveryTypeRoundTripThroughARealServer() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE t(id BIGINT AUTO_INCREMENT PRIMARY KEY, i INT, b BOOLEAN, d DOUBLE, f FLOAT,
+                        s VARCHAR(100), txt TEXT, blob_value BLOB, bin VARBINARY(10), at DATETIME(6), ts TIMESTAMP(3) NULL,
+                        day DATE, tm TIME(6), n DECIMAL(38, 9), j JSON, bits BIT(12), e ENUM('red', 'green'),
+                        st SET('a', 'b'), u UUID, y YEAR)
+                    """)
+        }
+        let uuid = UUID()
+        let date = Date(timeIntervalSince1970: 1_700_000_000.123)
+        let decimal = try #require(Decimal(string: "12345678901234567890.123456789"))
+        try pool.write { db in
+            try db.execute(
+                """
+                INSERT INTO t(i, b, d, f, s, txt, blob_value, bin, at, ts, day, tm, n, j, bits, e, st, u, y)
+                VALUES (\(Int32.min), \(true), \(0.1), \(0.5), \("é😀'\"\\"), \("a\u{0}b 𝄞"), \(Data([0, 255, 10])),
+                        \(Data()), \(date), \(date), \("2024-02-29"), \("-838:59:59.000000"), \(decimal), \(#"{"a": 1}"#),
+                        b'101', \("green"), \("a,b"), \(uuid), 2024)
+                """)
+        }
+        let row = try #require(try pool.read { try $0.fetchOne("SELECT * FROM t") })
+        #expect(try row.decode(Int64.self, named: "id") == 1)
+        #expect(try row.decode(Int32.self, named: "i") == Int32.min)
+        #expect(try row.decode(Bool.self, named: "b") == true)
+        #expect(try row.decode(Double.self, named: "d") == 0.1)
+        #expect(try row.decode(Double.self, named: "f") == 0.5)
+        #expect(try row.decode(String.self, named: "s") == "é😀'\"\\")
+        #expect(try row.decode(String.self, named: "txt") == "a\u{0}b 𝄞")
+        #expect(try row.decode(Data.self, named: "blob_value") == Data([0, 255, 10]))
+        #expect(try row.decode(Data.self, named: "bin") == Data())
+        #expect(try row.decode(Date.self, named: "at") == date)
+        #expect(try row.decode(String.self, named: "at") == "2023-11-14 22:13:20.123000")
+        #expect(try row.decode(Date.self, named: "ts") == date)
+        #expect(try row.decode(String.self, named: "day") == "2024-02-29")
+        #expect(try row.decode(Date.self, named: "day") == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(try row.decode(String.self, named: "tm") == "-838:59:59.000000")
+        #expect(try row.decode(Decimal.self, named: "n") == decimal)
+        #expect(try row.decode(String.self, named: "n") == "12345678901234567890.123456789")
+        #expect(try row.decode(String.self, named: "j") == #"{"a": 1}"#)
+        #expect(try row.decode(Int.self, named: "bits") == 5)
+        #expect(try row.decode(String.self, named: "e") == "green")
+        #expect(try row.decode(String.self, named: "st") == "a,b")
+        #expect(try row.decode(UUID.self, named: "u") == uuid)
+        #expect(try row.decode(Int.self, named: "y") == 2024)
+        // NULL, empty text and an empty blob stay three values.
+        try pool.write { db in try db.execute("INSERT INTO t(s, blob_value) VALUES (\(""), \(Data()))") }
+        let second = try #require(try pool.read { try $0.fetchOne("SELECT s, blob_value, i FROM t WHERE id = 2") })
+        #expect(try second.decode(String?.self, named: "s") == "")
+        #expect(try second.decode(Data?.self, named: "blob_value") == Data())
+        #expect(try second.decode(Int?.self, named: "i") == nil)
+    }
+
+    /// Every integer width, signed and unsigned, at its extremes; an unsigned BIGINT above
+    /// Int64.max reads as its exact digits (TEXT), never wrapped: an Int64 read of it is a
+    /// conversion error.
+    @Test func integersOfEveryWidthReadExactlyAndUnsignedNeverWraps() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE n(t TINYINT, ut TINYINT UNSIGNED, s SMALLINT, us SMALLINT UNSIGNED, m MEDIUMINT,
+                        um MEDIUMINT UNSIGNED, i INT, ui INT UNSIGNED, b BIGINT, ub BIGINT UNSIGNED)
+                    """)
+            try db.execute(
+                sql: """
+                    INSERT INTO n VALUES (-128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295,
+                        -9223372036854775808, 18446744073709551615),
+                        (127, 0, 32767, 0, 8388607, 0, 2147483647, 0, 9223372036854775807, 9223372036854775807)
+                    """)
+        }
+        let rows = try pool.read { try $0.fetchAll("SELECT * FROM n ORDER BY t") }
+        #expect(rows.count == 2)
+        let low = rows[0]
+        #expect(try low.decode(Int.self, named: "t") == -128)
+        #expect(try low.decode(Int.self, named: "ut") == 255)
+        #expect(try low.decode(Int.self, named: "s") == -32768)
+        #expect(try low.decode(Int.self, named: "us") == 65535)
+        #expect(try low.decode(Int.self, named: "m") == -8_388_608)
+        #expect(try low.decode(Int.self, named: "um") == 16_777_215)
+        #expect(try low.decode(Int64.self, named: "i") == Int64(Int32.min))
+        #expect(try low.decode(Int64.self, named: "ui") == Int64(UInt32.max))
+        #expect(try low.decode(Int64.self, named: "b") == Int64.min)
+        #expect(try low.decode(String.self, named: "ub") == "18446744073709551615")
+        #expect(try low.decode(Decimal.self, named: "ub") == Decimal(string: "18446744073709551615"))
+        #expect(throws: DALError.self) { _ = try low.decode(Int64.self, named: "ub") }
+        #expect(try rows[1].decode(Int64.self, named: "ub") == Int64.max)
+        #expect(try rows[1].decode(Int64.self, named: "b") == Int64.max)
+        // BIT(64) with its top bit set: its digits, like an unsigned BIGINT.
+        let bits = try pool.write { db -> [SQLiteValue?] in
+            try db.execute(sql: "CREATE TABLE bits(b BIT(64))")
+            try db.execute(sql: "INSERT INTO bits VALUES (b'1' << 63 | 1), (b'101')")
+            return try db.fetchAll("SELECT b FROM bits ORDER BY b").map { try $0.decode(SQLiteValue?.self, at: 0) }
+        }
+        #expect(bits == [.integer(5), .text("9223372036854775809")])
+        // Bound values at the extremes, through the binary protocol both ways.
+        let echoed = try pool.read { db in
+            try db.fetchScalar(Int64.self, "SELECT CAST(\(Int64.min) AS SIGNED) + 0 * \(Int64.max)")
+        }
+        #expect(echoed == Int64.min)
+    }
+
+    @Test func fourByteCharactersAndBinaryExactComparisons() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE w(word VARCHAR(20) PRIMARY KEY)")
+            for word in ["😀", "a", "A", "a "] { try db.execute("INSERT INTO w VALUES (\(word))") }
+        }
+        // utf8mb4_nopad_bin (the test database's collation): exact, case and trailing spaces count.
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM w WHERE word = \("a")") } == 1)
+        #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT word FROM w WHERE word = \("😀")") } == "😀")
+        let session = try pool.read { db in
+            try db.fetchOne(
+                "SELECT @@character_set_client, @@collation_connection, @@time_zone, @@sql_mode, @@autocommit")
+        }
+        let values = try #require(session)
+        #expect(try values.decode(String.self, at: 0) == "utf8mb4")
+        #expect(try values.decode(String.self, at: 1) == "utf8mb4_nopad_bin")
+        #expect(try values.decode(String.self, at: 2) == "+00:00")
+        #expect(try values.decode(String.self, at: 3).contains("STRICT_ALL_TABLES"))
+        #expect(try values.decode(String.self, at: 3).contains("ANSI_QUOTES"))
+        #expect(try values.decode(Int.self, at: 4) == 1)
+    }
+
+    @Test func placeholdersOfEveryFormAreBound() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        let results = try pool.write { db -> [SQLiteValue?] in
+            [
+                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT ?2 - ?1", arguments: [1, 10])),
+                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT :a * @b - $a", arguments: ["a": 3, "b": 5])),
+                try db.fetchScalar(
+                    SQLiteValue.self, SQL(sql: "SELECT '?' || \"x\" FROM (SELECT 1 AS \"x\") s -- ?\n")),
+                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT @@autocommit"))
+            ]
+        }
+        #expect(results == [.integer(9), .integer(12), .text("?1"), .integer(1)])
+    }
+}
