@@ -2,26 +2,29 @@ public import SwiftDALConnection
 
 extension SQL.Interpolation {
     /// `\(containing: text)`: a bound `LIKE` pattern matching `text` anywhere, with `%`,
-    /// `_` and `\` in `text` escaped so they match literally. Use after `LIKE`.
+    /// `_` and `!` in `text` escaped with `!` so they match literally. Use after `LIKE`.
+    /// (`!`, not a backslash: MariaDB and PostgreSQL without `standard_conforming_strings`
+    /// read `'\'` as an open literal, and MariaDB's `LIKE` treats `\` as an escape of its
+    /// own; `!` is plain on every engine.)
     ///
-    /// For example, `"name LIKE \(containing: keyword)"` becomes `name LIKE ? ESCAPE '\'`
+    /// For example, `"name LIKE \(containing: keyword)"` becomes `name LIKE ? ESCAPE '!'`
     /// with `%keyword%` bound.
     public mutating func appendInterpolation(containing text: String) {
-        appendLikePattern("%" + escapeLikeWildcards(text) + "%")
+        appendLikePattern("%" + escapeLikeWildcards(text, escape: "!") + "%")
     }
 
     /// `\(startingWith: text)`: a bound `LIKE` pattern for values beginning with `text`.
     ///
     /// For example, `"email LIKE \(startingWith: "admin")"`.
     public mutating func appendInterpolation(startingWith text: String) {
-        appendLikePattern(escapeLikeWildcards(text) + "%")
+        appendLikePattern(escapeLikeWildcards(text, escape: "!") + "%")
     }
 
     /// `\(endingWith: text)`: a bound `LIKE` pattern for values ending with `text`.
     ///
     /// For example, `"email LIKE \(endingWith: "@example.com")"`.
     public mutating func appendInterpolation(endingWith text: String) {
-        appendLikePattern("%" + escapeLikeWildcards(text))
+        appendLikePattern("%" + escapeLikeWildcards(text, escape: "!"))
     }
 
     private mutating func appendLikePattern(_ pattern: String) {
@@ -32,7 +35,7 @@ extension SQL.Interpolation {
         } else {
             appendInterpolation(pattern)
         }
-        appendLiteral(" ESCAPE '\\'")
+        appendLiteral(" ESCAPE '!'")
     }
 }
 
@@ -46,16 +49,19 @@ private struct UnusableLikePattern: DatabaseValueConvertible {
     init?(databaseValue: DatabaseValue) { nil }
 }
 
-/// Escapes `%`, `_` and `\` with `\`, for a `LIKE … ESCAPE '\'` pattern.
+/// Escapes `%`, `_` and `escape` itself with `escape`, for a `LIKE … ESCAPE 'x'` pattern
+/// (the default, `\`, for `ESCAPE '\'`; SwiftDAL's own patterns use `!`, which every
+/// engine's lexer reads plainly).
 ///
 /// The text is read by Unicode scalars, as SQLite reads it: a wildcard followed by a
 /// combining mark (`"%\u{301}"`, one `Character` in Swift) is still escaped.
 ///
-/// For example, `escapeLikeWildcards("50%_off") == #"50\%\_off"#`.
-public func escapeLikeWildcards(_ text: String) -> String {
+/// For example, `escapeLikeWildcards("50%_off") == #"50\%\_off"#` and
+/// `escapeLikeWildcards("50%!", escape: "!") == "50!%!!"`.
+public func escapeLikeWildcards(_ text: String, escape: Unicode.Scalar = "\\") -> String {
     var escaped = String.UnicodeScalarView()
     for scalar in text.unicodeScalars {
-        if scalar == "%" || scalar == "_" || scalar == "\\" { escaped.append("\\") }
+        if scalar == "%" || scalar == "_" || scalar == escape { escaped.append(escape) }
         escaped.append(scalar)
     }
     return String(escaped)

@@ -42,7 +42,7 @@ import Testing
         let minAge = 30
         let found = try sample.users.find(condition: "age > \(minAge) AND name LIKE \(containing: "a")", orderBy: "age")
         #expect(found.map(\.name) == ["alice", "hana"])
-        #expect(sample.recorder.last?.contains("(age > ? AND name LIKE ? ESCAPE '\\')") == true)
+        #expect(sample.recorder.last?.contains("(age > ? AND name LIKE ? ESCAPE '!')") == true)
         #expect(try sample.users.find(condition: "age > \(200)").isEmpty)
         #expect(try sample.users.find(condition: "").count == 8)
     }
