@@ -9,7 +9,7 @@ extension BaseDAL {
     /// and written back unchanged leaves the stored bytes as they were (a date stored as
     /// `'1948-12-08'`, a number stored as text, JSON with its own spacing), and a
     /// `NOT NULL` column with a default keeps its value when the entity holds `nil`.
-    /// When nothing changed, nothing is written. Use ``updateFields(_:key:)-2vi39`` to write
+    /// When nothing changed, nothing is written. Use ``updateFields(_:key:)-4v49t`` to write
     /// given values whatever is stored. With a ``ReadOnlyDAL/scope`` only a row inside it is found
     /// and updated; the tenant column is never written (an entity carrying another
     /// tenant's value throws ``DALError/Code/scopeViolation``; `nil` keeps the row's).
@@ -119,7 +119,7 @@ extension BaseDAL {
 
     /// Writes column `fieldName` (checked against the table) of the row with primary key
     /// `key`, whatever it stores now; returns `false` when no row has it. The one-column
-    /// ``updateFields(_:key:)-2vi39`` without a dictionary: the value keeps its type, and
+    /// ``updateFields(_:key:)-4v49t`` without a dictionary: the value keeps its type, and
     /// the statement is the one prepared for that column. With a ``ReadOnlyDAL/scope``
     /// only a row inside it is written, and the tenant column cannot be named
     /// (``DALError/Code/scopeViolation``).

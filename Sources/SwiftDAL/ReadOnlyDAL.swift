@@ -6,7 +6,7 @@ import Synchronization
 /// tables a service only reads; ``BaseDAL`` extends it with the writes.
 ///
 /// A view has no primary key: declare one in the entity (`static let primaryKey`) to
-/// use the key lookups (``findById(_:)-9njmh``, ``findByIds(_:)-5rxs8``, ``getFieldValue(_:fieldName:as:)-22nzr``),
+/// use the key lookups (``findById(_:)-9njmh``, ``findByIds(_:)-5rxs8``, ``getFieldValue(_:fieldName:as:)-5yv5e``),
 /// which otherwise throw ``DALError/Code/unsupportedOperation``. Without a key, rows are
 /// listed in the order of the first column unless told otherwise.
 ///
@@ -181,7 +181,7 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// AND deleted_at IS NULL`, so the query must return those columns), which keeps
     /// other tenants' and deleted entities out of the result; but the tables your query
     /// reads (a join's other tables, a subquery, an aggregate) are not scoped: write
-    /// their tenant conditions yourself. ``sqlValueList(_:as:)-5ugr9``, ``read(_:)`` and
+    /// their tenant conditions yourself. ``sqlValueList(_:as:)-1ub7f``, ``read(_:)`` and
     /// `write(_:)` are never scoped.
     ///
     /// For example, `try fetchEntities("SELECT u.* FROM users u JOIN orders o ON o.user_id = u.id WHERE o.product = \(p)")`.

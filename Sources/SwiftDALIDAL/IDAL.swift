@@ -146,18 +146,18 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// The `async` form of ``isExistRecord(condition:)-8o4ut``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExistRecord(condition: SQL) async throws -> Bool
-    /// The `async` form of ``isExist(fieldName:value:)-5v5a0``: runs it on SwiftDAL's own threads, so the
+    /// The `async` form of ``isExist(fieldName:value:)-orr2``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func isExist(fieldName: String, value: some DatabaseValueConvertible) async throws -> Bool
-    /// The `async` form of ``getFieldList(_:condition:as:)-5rev9``: runs it on SwiftDAL's own threads, so the
+    /// The `async` form of ``getFieldList(_:condition:as:)-7gb52``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldList<Value: DatabaseValueConvertible>(_ fieldName: String, condition: SQL?, as type: Value.Type)
         async throws -> [Value]
-    /// The `async` form of ``getFieldValue(_:fieldName:as:)-2p3sm``: runs it on SwiftDAL's own threads, so the
+    /// The `async` form of ``getFieldValue(_:fieldName:as:)-9p2nv``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func getFieldValue<Value: DatabaseValueConvertible>(_ id: some EntityKey, fieldName: String, as type: Value.Type)
         async throws -> Value?
-    /// The `async` form of ``sqlValueList(_:as:)-42gkh``: runs it on SwiftDAL's own threads, so the
+    /// The `async` form of ``sqlValueList(_:as:)-pwmz``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func sqlValueList<Value: DatabaseValueConvertible>(_ sql: SQL, as type: Value.Type) async throws -> [Value]
     /// The `async` form of ``insert(_:)-1e7w6``: runs it on SwiftDAL's own threads, so the
@@ -172,7 +172,7 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
     /// The `async` form of ``update(_:key:)-9nvk1``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func update(_ entity: EntityType, key: some EntityKey) async throws -> Bool
-    /// The `async` form of ``updateFields(_:key:)-6cnp9``: runs it on SwiftDAL's own threads, so the
+    /// The `async` form of ``updateFields(_:key:)-56cf4``: runs it on SwiftDAL's own threads, so the
     /// caller's task waits without blocking a thread of Swift's cooperative pool.
     func updateFields(_ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey) async throws -> Bool
     /// The `async` form of ``upsert(_:)-71gjf``: runs it on SwiftDAL's own threads, so the

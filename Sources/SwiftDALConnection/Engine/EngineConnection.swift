@@ -32,8 +32,14 @@ public struct DatabaseEngine: Sendable, Hashable, CustomStringConvertible {
     /// The engine's name: `"sqlite"`, `"postgres"`.
     public var description: String { rawValue }
 
+    /// Whether two values name the same engine.
+    ///
+    /// For example, `db.engine == .sqlite`.
     public static func == (lhs: DatabaseEngine, rhs: DatabaseEngine) -> Bool { lhs.rawValue == rhs.rawValue }
 
+    /// Hashes the engine's name (equal engines hash alike).
+    ///
+    /// For example, `Set([DatabaseEngine.sqlite, db.engine]).count`.
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
