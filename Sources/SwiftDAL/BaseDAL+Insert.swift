@@ -258,8 +258,24 @@ extension BaseDAL {
         let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
         if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
         let plan = try mapping.insertPlan(for: columns.names)
-        let changed = try db.execute(plan.query(columns.takeValues(), upsert: true))
+        let query = plan.query(columns.takeValues(), upsert: true)
+        let changed = try refusingOutOfScopeUpserts(mapping) { try db.execute(query) }
         if changed == 0 && mapping.isScoped {
+            throw DALError(
+                .scopeViolation,
+                "upsert: a row with this key exists outside this DAL's scope (another tenant's, or deleted); "
+                    + "nothing was written",
+                table: mapping.table)
+        }
+    }
+
+    /// Runs `body`, an upsert (or a batch holding some), turning the engine's refusal of a
+    /// row outside the scope (see `EngineDialect.isUpsertRefusal`) into
+    /// ``DALError/Code/scopeViolation``.
+    func refusingOutOfScopeUpserts<R>(_ mapping: TableMapping, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch  where mapping.isScoped && mapping.dialect.isUpsertRefusal(error, conflictColumns: mapping.primaryKey) {
             throw DALError(
                 .scopeViolation,
                 "upsert: a row with this key exists outside this DAL's scope (another tenant's, or deleted); "

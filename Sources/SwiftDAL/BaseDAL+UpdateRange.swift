@@ -70,7 +70,7 @@ extension BaseDAL {
     }
 
     /// Writes the given columns of many rows, each by its key, exactly as
-    /// ``updateFields(_:key:)-2vi39`` does for one row, in one transaction (all or none);
+    /// ``updateFields(_:key:)-4v49t`` does for one row, in one transaction (all or none);
     /// returns how many rows were found (and written).
     ///
     /// On PostgreSQL the updates are pipelined (a round trip per thousand rows). When one
@@ -151,8 +151,10 @@ extension BaseDAL {
                     }
                 }
                 guard !writes.isEmpty else { return }
-                let changed = try renumberingBatchErrors({ writes[$0].entity }) {
-                    try db.executeBatch(count: writes.count) { writes[$0].query }
+                let changed = try refusingOutOfScopeUpserts(mapping) {
+                    try renumberingBatchErrors({ writes[$0].entity }) {
+                        try db.executeBatch(count: writes.count) { writes[$0].query }
+                    }
                 }
                 // Each write changes its row, but an upsert whose key belongs to a row outside
                 // the scope, which its conflict clause leaves alone.

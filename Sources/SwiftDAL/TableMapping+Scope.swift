@@ -78,7 +78,7 @@ struct ScopeSQL: Sendable {
         let namedParts = [quotedTenant.map { "\($0) = :\(Self.tenantArgument)" }, live].compactMap { $0 }
         visibleRowsNamed = namedParts.isEmpty ? nil : namedParts.joined(separator: " AND ")
         let guardParts = [
-            quotedTenant.map { "\(quotedTable).\($0) = excluded.\($0)" },
+            quotedTenant.map { "\(quotedTable).\($0) = \(dialect.insertedValue(ofQuoted: $0))" },
             quotedSoftDeleteColumn.map { "\(quotedTable).\($0) IS NULL" }
         ].compactMap { $0 }
         upsertGuard = guardParts.isEmpty ? nil : guardParts.joined(separator: " AND ")

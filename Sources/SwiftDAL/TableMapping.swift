@@ -384,8 +384,8 @@ final class InsertPlan: Sendable {
         let insert = TableMapping.insertSQL(table, columns, dialect)
         let keySet = Set(key)
         let updated = columns.filter { !keySet.contains($0) }
-        var upsert = dialect.upsertClause(conflictColumns: key, updateColumns: updated)
-        if let upsertGuard, !updated.isEmpty { upsert += " WHERE \(upsertGuard)" }
+        let upsert = dialect.upsertClause(
+            conflictColumns: key, updateColumns: updated, where: updated.isEmpty ? nil : upsertGuard)
         let returning =
             key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
         return [insert, "\(insert) \(upsert)", returning]

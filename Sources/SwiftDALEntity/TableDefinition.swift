@@ -300,9 +300,15 @@ public struct TableDefinition: Sendable, Hashable {
         try validate()
         let dialect = engine.dialect
         let rowidAlias = primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer && !isWithoutRowID
+        var keyed = Set(
+            (primaryKey + uniqueKeys.flatMap { $0 } + foreignKeys.flatMap(\.columns) + indexes.flatMap(\.columns))
+                .map(\.identifierKey))
+        keyed.formUnion(columns.filter(\.isUnique).map(\.name.identifierKey))
         var parts = [String]()
         for column in columns {
-            var part = "\(quoteIdentifier(column.name)) \(dialect.columnType(affinity: column.type.rawValue))"
+            let type = dialect.columnType(
+                affinity: column.type.rawValue, inKey: keyed.contains(column.name.identifierKey))
+            var part = "\(quoteIdentifier(column.name)) \(type)"
             if rowidAlias && column.name.identifierKey == primaryKey[0].identifierKey {
                 part += dialect.generatedKeyClause(autoincrement: isAutoincrement)
             }
@@ -347,7 +353,7 @@ extension ColumnType {
     /// For example, `"ALTER TABLE users ADD COLUMN avatar \(ColumnType.blob.sql(in: db.engine))"`
     /// (`BLOB` on SQLite, `BYTEA` on PostgreSQL).
     public func sql(in engine: DatabaseEngine) -> String {
-        engine.dialect.columnType(affinity: rawValue)
+        engine.dialect.columnType(affinity: rawValue, inKey: false)
     }
 
     /// The PostgreSQL type for this affinity.

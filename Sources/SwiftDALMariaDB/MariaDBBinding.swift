@@ -12,7 +12,7 @@ final class MariaDBParameterBinding {
     private let bytes: UnsafeMutableRawPointer
     let count: Int
 
-    init(_ values: [SQLiteValue]) {
+    init(_ values: [DatabaseValue]) {
         count = values.count
         binds = .allocate(capacity: max(1, values.count))
         binds.initialize(repeating: MYSQL_BIND(), count: max(1, values.count))
@@ -204,7 +204,7 @@ final class MariaDBResultBinding {
     }
 
     /// Appends the values of the row the last `mysql_stmt_fetch` of `statement` read.
-    func appendRow(of statement: UnsafeMutablePointer<MYSQL_STMT>, to values: inout [SQLiteValue]) throws {
+    func appendRow(of statement: UnsafeMutablePointer<MYSQL_STMT>, to values: inout [DatabaseValue]) throws {
         for index in 0..<count {
             guard isNull[index] == 0 else {
                 values.append(.null)

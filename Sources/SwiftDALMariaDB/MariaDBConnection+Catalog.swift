@@ -79,13 +79,14 @@ extension MariaDBConnection {
         switch text.parameters {
         case .positional(_, let count): arguments = StatementArguments(values: Array(repeating: .null, count: count))
         case .named(let names):
-            arguments = StatementArguments(namedValues: Dictionary(names.map { ($0, SQLiteValue.null) }) { a, _ in a })
+            arguments = StatementArguments(
+                namedValues: Dictionary(names.map { ($0, DatabaseValue.null) }) { a, _ in a })
         }
         var lines = [String]()
         try uncounted {
             _ = try run(SQL(sql: "EXPLAIN " + sql, arguments: arguments)) { row in
                 func field(_ name: String) throws -> String {
-                    switch try row.decode(SQLiteValue.self, named: name) {
+                    switch try row.decode(DatabaseValue.self, named: name) {
                     case .null: "NULL"
                     case .integer(let value): String(value)
                     case .real(let value): String(value)

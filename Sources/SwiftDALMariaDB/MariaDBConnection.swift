@@ -287,7 +287,7 @@ final class MariaDBConnection: EngineConnection {
 
     /// Executes `statement` with `values`; reads its whole result (the rows, or `nil` and
     /// the rows it changed: matched, for an `UPDATE`, through `CLIENT_FOUND_ROWS`).
-    private func execute(_ statement: PreparedStatement, _ values: [SQLiteValue]) throws -> (MariaDBRows?, Int) {
+    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> (MariaDBRows?, Int) {
         let handle = statement.handle
         let sql = statement.text.sql
         guard Int(mysql_stmt_param_count(handle)) == values.count else {
@@ -312,7 +312,7 @@ final class MariaDBConnection: EngineConnection {
         }
         guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         while true {
             let code = mysql_stmt_fetch(handle)
             if code == swiftdal_mariadb_no_data { break }
@@ -381,7 +381,7 @@ final class MariaDBConnection: EngineConnection {
                 kinds.append(MariaDBColumnKind(fields[index]))
             }
         }
-        var values = [SQLiteValue]()
+        var values = [DatabaseValue]()
         while let row = mysql_fetch_row(result), let lengths = mysql_fetch_lengths(result) {
             for index in 0..<count {
                 guard let pointer = row[index] else {
@@ -442,7 +442,7 @@ final class MariaDBConnection: EngineConnection {
     /// sends `INSERT`s.
     func copyRows(
         into table: String, columns: [String], blobColumns: Set<Int>, count: Int,
-        _ row: (Int, inout [SQLiteValue]) throws -> Void
+        _ row: (Int, inout [DatabaseValue]) throws -> Void
     ) throws -> Int? {
         nil
     }
@@ -479,7 +479,7 @@ final class MariaDBConnection: EngineConnection {
         guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: text.sql) }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: text.sql) }
         var count = 0
-        var row = [SQLiteValue]()
+        var row = [DatabaseValue]()
         while true {
             try checkMaySend(text.sql, role: .read)
             let code = mysql_stmt_fetch(handle)

@@ -19,7 +19,8 @@ public import SwiftDALConnection
 ///   of its own, then rolls its transaction back.
 /// - The async forms run on the pool's own threads, never on Swift's cooperative pool.
 ///
-/// MariaDB's DDL commits the open transaction (see ``MariaDBEngineDialect``).
+/// MariaDB's DDL commits the open transaction: a migration step that runs DDL keeps what it
+/// ran up to a failure (the error says so).
 ///
 /// For example:
 ///

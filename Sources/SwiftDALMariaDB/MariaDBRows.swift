@@ -8,9 +8,9 @@ final class MariaDBRows: EngineRows {
     let layout: ColumnLayout
     let rowCount: Int
     private let columnCount: Int
-    private let values: [SQLiteValue]
+    private let values: [DatabaseValue]
 
-    init(layout: ColumnLayout, columnCount: Int, values: [SQLiteValue]) {
+    init(layout: ColumnLayout, columnCount: Int, values: [DatabaseValue]) {
         self.layout = layout
         self.columnCount = columnCount
         self.values = values
@@ -18,12 +18,12 @@ final class MariaDBRows: EngineRows {
     }
 
     @inline(__always)
-    private func stored(_ row: Int, _ column: Int) -> SQLiteValue? {
+    private func stored(_ row: Int, _ column: Int) -> DatabaseValue? {
         guard column >= 0, column < columnCount, row >= 0, row < rowCount else { return nil }
         return values[row * columnCount + column]
     }
 
-    func value(row: Int, column: Int) throws -> SQLiteValue {
+    func value(row: Int, column: Int) throws -> DatabaseValue {
         guard column >= 0, column < columnCount else {
             throw DALError(
                 .invalidColumn,

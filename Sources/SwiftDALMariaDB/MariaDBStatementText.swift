@@ -139,7 +139,7 @@ struct MariaDBStatementText: Sendable, Equatable {
 
     /// The values to bind, one per `?` in order; throws ``DALError/Code/argumentMismatch``
     /// when the arguments do not match the parameters.
-    func values(for arguments: StatementArguments) throws -> [SQLiteValue] {
+    func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
         switch parameters {
         case .positional(let order, let count):
             guard let values = arguments.positionalValues else {
@@ -158,7 +158,7 @@ struct MariaDBStatementText: Sendable, Equatable {
                 throw DALError(
                     .argumentMismatch, "the statement has named parameters but the arguments are positional", sql: sql)
             }
-            let bound = try names.map { name -> SQLiteValue in
+            let bound = try names.map { name -> DatabaseValue in
                 guard let value = values[name] else {
                     throw DALError(.argumentMismatch, "no argument for parameter \(name)", sql: sql)
                 }

@@ -81,7 +81,7 @@ struct PostgresEngineDialect: EngineDialect {
     // MARK: Tables and the catalog
 
     /// `BIGINT`, `DOUBLE PRECISION`, `TEXT`, `BYTEA` and `NUMERIC`.
-    func columnType(affinity: String) -> String {
+    func columnType(affinity: String, inKey: Bool) -> String {
         switch affinity {
         case "INTEGER": "BIGINT"
         case "REAL": "DOUBLE PRECISION"

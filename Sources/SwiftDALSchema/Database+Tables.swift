@@ -25,7 +25,7 @@ extension Database {
     /// For example, `try db.addColumn(ColumnDefinition(name: "avatar", type: .blob), to: "users")`.
     public func addColumn(_ column: ColumnDefinition, to table: String) throws {
         var sql = "ALTER TABLE \(quoteIdentifier(table)) ADD COLUMN \(quoteIdentifier(column.name)) "
-        sql += dialect.columnType(affinity: column.type.rawValue)
+        sql += dialect.columnType(affinity: column.type.rawValue, inKey: column.isUnique)
         if column.isNotNull { sql += " NOT NULL" }
         if column.isUnique { sql += " UNIQUE" }
         if let defaultValue = column.defaultValue {

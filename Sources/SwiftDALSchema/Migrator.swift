@@ -162,14 +162,23 @@ public struct Migrator: Sendable {
                     SQL(sql: "INSERT INTO \(quoteIdentifier(Self.historyTable)) (id) VALUES (?)", arguments: [step.id]))
             }
         } catch let error as DALError {
+            let failed = Self.failed(db)
             var failure = error
-            failure.message = "migration \(step.id) failed and was rolled back: \(error.message)"
+            failure.message = "migration \(step.id) \(failed): \(error.message)"
             throw failure
         } catch {
             throw DALError(
-                .schemaMismatch, "migration \(step.id) failed and was rolled back: \(error)", underlying: error)
+                .schemaMismatch, "migration \(step.id) \(Self.failed(db)): \(error)", underlying: error)
         }
         try db.clearStatementCache()
+    }
+
+    /// What a failed step left: nothing where the engine rolls DDL back; elsewhere the
+    /// engine's dialect says, in the error, whether DDL had committed part of the step.
+    private static func failed(_ db: Database) -> String {
+        db.dialect.rollsBackDDL
+            ? "failed and was rolled back"
+            : "failed and is not recorded"
     }
 }
 

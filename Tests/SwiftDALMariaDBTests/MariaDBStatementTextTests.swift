@@ -9,14 +9,15 @@ import Testing
     @Test func literalsCommentsAndQuotedNamesAreLeftAlone() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
-        let values = try pool.read { db -> [SQLiteValue?] in
+        let values = try pool.read { db -> [DatabaseValue?] in
             [
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: #"SELECT 'it\'s ?' /* ? */ # ?"#)),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT `a?` FROM (SELECT ? AS `a?`) t", arguments: [7])),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT ?1 + ?1 + ?", arguments: [1, 10])),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT :a + :a", arguments: ["a": 2])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: #"SELECT 'it\'s ?' /* ? */ # ?"#)),
                 try db.fetchScalar(
-                    SQLiteValue.self, SQL(sql: #"SELECT "a\" FROM (SELECT ? AS "a\") t"#, arguments: [8]))
+                    DatabaseValue.self, SQL(sql: "SELECT `a?` FROM (SELECT ? AS `a?`) t", arguments: [7])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ?1 + ?1 + ?", arguments: [1, 10])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT :a + :a", arguments: ["a": 2])),
+                try db.fetchScalar(
+                    DatabaseValue.self, SQL(sql: #"SELECT "a\" FROM (SELECT ? AS "a\") t"#, arguments: [8]))
             ]
         }
         #expect(values == [.text("it's ?"), .integer(7), .integer(12), .integer(4), .integer(8)])

@@ -53,4 +53,45 @@ import Testing
         defer { try? third.close() }
         #expect(try await blocking { try Self.migrator.migrate(third) } == [])
     }
+
+    /// MariaDB's DDL commits at once, with what ran before it, and what follows runs
+    /// outside a transaction: a step that fails after a `CREATE TABLE` keeps the rows
+    /// inserted before and after it and the table (seen from outside), is not recorded, and
+    /// its error says so rather than "rolled back". A step without DDL is rolled back
+    /// whole, and its error says that.
+    @Test func aFailedStepSaysItsDDLStaysAndIsNotRecorded() throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        var migrator = Migrator()
+        migrator.register("0-before") { db in try db.execute(sql: "CREATE TABLE early(id INT PRIMARY KEY)") }
+        migrator.register("1-half") { db in
+            try db.execute(sql: "INSERT INTO early VALUES (7)")
+            try db.execute(sql: "CREATE TABLE kept(id INT PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO kept VALUES (1)")
+            try db.execute(sql: "INSERT INTO kept VALUES (1)")
+        }
+        let error = try #require(#expect(throws: DALError.self) { try migrator.migrate(pool) })
+        #expect(
+            error.message.contains("everything up to the failure stays applied"),
+            "\(error.message)")
+        #expect(!error.message.contains("was rolled back:"))
+        #expect(
+            try outside.sql(
+                "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'kept'"
+            ) == "1")
+        #expect(try outside.sql("SELECT COUNT(*) FROM kept") == "1")
+        #expect(try outside.sql("SELECT COUNT(*) FROM early") == "1")
+        #expect(try outside.sql("SELECT id FROM swiftdal_migrations") == "0-before")
+        // No DDL: the step is rolled back whole.
+        var second = Migrator()
+        second.register("0-before") { _ in }
+        second.register("1-rows") { db in
+            try db.execute(sql: "INSERT INTO early VALUES (8)")
+            try db.execute(sql: "INSERT INTO early VALUES (8)")
+        }
+        let rolledBack = try #require(#expect(throws: DALError.self) { try second.migrate(pool) })
+        #expect(!rolledBack.message.contains("stays applied"), "\(rolledBack.message)")
+        #expect(rolledBack.message.contains("failed and is not recorded"))
+        #expect(try outside.sql("SELECT id FROM early ORDER BY id") == "7")
+    }
 }

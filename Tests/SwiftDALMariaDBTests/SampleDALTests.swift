@@ -45,23 +45,22 @@ import Testing
         #expect(try users.findByEmail("bob@example.com")?.id == 2)
     }
 
-    /// insert2 needs the new key: BaseDAL's dialect for an engine other than PostgreSQL
-    /// is SQLite's (the rowid), which MariaDB has not; MariaDB 10.5+ has `INSERT …
-    /// RETURNING`, which a MariaDB SQL dialect would use (being moved by another change).
+    /// insert2 reads the new key back with `INSERT … RETURNING` (MariaDB 10.5+), and the
+    /// row is there, seen from outside.
     @Test func userDALInsert2() throws {
-        let (pool, _) = try makeUsers()
+        let (pool, outside) = try makeUsers()
         defer { try? pool.close() }
         let users = UserDAL(database: pool)
-        withKnownIssue("BaseDAL's dialect for MariaDB is SQLite's: insert2 asks for a rowid") {
-            let id = try users.insert2(UserInfo(name: "cy", email: "cy@example.com", age: 40))
-            #expect(try users.findById(id)?.name == "cy")
-        }
+        let id = try users.insert2(UserInfo(name: "cy", email: "cy@example.com", age: 40))
+        #expect(try users.findById(id)?.name == "cy")
+        #expect(try outside.sql("SELECT name FROM users WHERE id = \(id)") == "cy")
     }
 
-    /// BaseDAL statements that do not run on MariaDB yet, while BaseDAL's SQL dialect is
-    /// being moved to the engines (each names the statement in its known issue).
-    @Test func baseDALStatementsWrittenForSQLite() throws {
-        let (pool, _) = try makeUsers()
+    /// BaseDAL's statements that differ by engine, in MariaDB's dialect: upsert (`ON
+    /// DUPLICATE KEY UPDATE`), key lists, LIKE patterns with their wildcards escaped, and
+    /// the bulk path's fallback; every outcome checked against the rows from outside.
+    @Test func baseDALStatementsInMariaDBsDialect() throws {
+        let (pool, outside) = try makeUsers()
         defer { try? pool.close() }
         let users = UserDAL(database: pool)
         _ = try users.insertRange([
@@ -72,29 +71,30 @@ import Testing
         #expect(try users.bulkInsert([UserInfo(id: 5, name: "eve", email: "eve@example.com", age: 50)]) == 1)
         #expect(try users.getRecordCount() == 3)
         try users.upsert(UserInfo(id: 1, name: "ann2", email: "ann@example.com", age: 32))
-        #expect(try users.findById(Int64(1))?.name == "ann2")
+        #expect(try outside.sql("SELECT name, age FROM users WHERE id = 1") == "ann2\t32")
+        try users.upsert(UserInfo(id: 3, name: "cy", email: "cy@example.com", age: 40))
+        #expect(try outside.sql("SELECT name FROM users WHERE id = 3") == "cy")
         #expect(try users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 1)).items.count == 1)
-        withKnownIssue("upsert of a new row: `INSERT … ON CONFLICT(\"id\") DO UPDATE …` is not MariaDB's syntax") {
-            try users.upsert(UserInfo(id: 3, name: "cy", email: "cy@example.com", age: 40))
-        }
-        withKnownIssue("findByIds: `(\"id\") IN (SELECT value FROM json_each(?))`: MariaDB has no json_each") {
-            let found = try users.findByIds([Int64(1), Int64(2)])
-            #expect(found.count == 2)
-        }
-        withKnownIssue("search: `LIKE ? ESCAPE '\\'` is an open literal where backslashes escape (MariaDB's default)") {
-            let found = try users.search(keyword: "an")
-            #expect(found.count == 1)
-        }
+        #expect(try users.findByIds([Int64(1), Int64(2), Int64(99)]).compactMap(\.id).sorted() == [1, 2])
+        #expect(try users.search(keyword: "an").map(\.name) == ["ann2"])
+        // Wildcards and the escape character in a keyword match only themselves.
+        try users.insert(UserInfo(id: 6, name: "50%_off!", email: "sale@example.com", age: 20))
+        #expect(try users.find(condition: "name LIKE \(containing: "%_off!")").compactMap(\.id) == [6])
+        #expect(try users.find(condition: "name LIKE \(containing: "0!")").isEmpty)
     }
 
-    /// The sample migrations: step 1 runs; step 2's `CREATE TABLE … WITHOUT ROWID` is
-    /// SQLite's, and its `ALTER TABLE`s before it stay applied (MariaDB's DDL commits).
+    /// The sample migrations run on MariaDB in its DDL (text in a key as VARCHAR, the
+    /// rowid alias as AUTO_INCREMENT, no WITHOUT ROWID), every step recorded in order.
     @Test func sampleMigrations() throws {
         let (pool, outside) = try makeMariaDBPool()
         defer { try? pool.close() }
-        withKnownIssue("SampleSchema step 2: CREATE TABLE user_tags … WITHOUT ROWID") {
-            try SampleSchema.migrator.migrate(pool)
-        }
-        #expect(try outside.sql("SELECT id FROM swiftdal_migrations ORDER BY position") == "1-create-users-and-orders")
+        try SampleSchema.migrator.migrate(pool)
+        #expect(
+            try outside.sql("SELECT id FROM swiftdal_migrations ORDER BY position")
+                == SampleSchema.migrator.migrations.map(\.id).joined(separator: "\n"))
+        #expect(
+            try outside.sql(
+                "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'user_tags' AND COLUMN_NAME = 'tag'"
+            ) == "varchar")
     }
 }

@@ -98,10 +98,10 @@ import Testing
         #expect(try rows[1].decode(Int64.self, named: "ub") == Int64.max)
         #expect(try rows[1].decode(Int64.self, named: "b") == Int64.max)
         // BIT(64) with its top bit set: its digits, like an unsigned BIGINT.
-        let bits = try pool.write { db -> [SQLiteValue?] in
+        let bits = try pool.write { db -> [DatabaseValue?] in
             try db.execute(sql: "CREATE TABLE bits(b BIT(64))")
             try db.execute(sql: "INSERT INTO bits VALUES (b'1' << 63 | 1), (b'101')")
-            return try db.fetchAll("SELECT b FROM bits ORDER BY b").map { try $0.decode(SQLiteValue?.self, at: 0) }
+            return try db.fetchAll("SELECT b FROM bits ORDER BY b").map { try $0.decode(DatabaseValue?.self, at: 0) }
         }
         #expect(bits == [.integer(5), .text("9223372036854775809")])
         // Bound values at the extremes, through the binary protocol both ways.
@@ -137,13 +137,13 @@ import Testing
     @Test func placeholdersOfEveryFormAreBound() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
-        let results = try pool.write { db -> [SQLiteValue?] in
+        let results = try pool.write { db -> [DatabaseValue?] in
             [
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT ?2 - ?1", arguments: [1, 10])),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT :a * @b - $a", arguments: ["a": 3, "b": 5])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ?2 - ?1", arguments: [1, 10])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT :a * @b - $a", arguments: ["a": 3, "b": 5])),
                 try db.fetchScalar(
-                    SQLiteValue.self, SQL(sql: "SELECT '?' || \"x\" FROM (SELECT 1 AS \"x\") s -- ?\n")),
-                try db.fetchScalar(SQLiteValue.self, SQL(sql: "SELECT @@autocommit"))
+                    DatabaseValue.self, SQL(sql: "SELECT '?' || \"x\" FROM (SELECT 1 AS \"x\") s -- ?\n")),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT @@autocommit"))
             ]
         }
         #expect(results == [.integer(9), .integer(12), .text("?1"), .integer(1)])

@@ -19,11 +19,13 @@ import Testing
     ]
 
     /// The modules that are an engine (or its C library): branches inside are its own.
-    static let engineModules: Set<String> = ["SwiftDALPostgres", "CSwiftDALPostgres", "CSwiftDALSQLite"]
+    static let engineModules: Set<String> = [
+        "SwiftDALPostgres", "CSwiftDALPostgres", "CSwiftDALSQLite", "SwiftDALMariaDB", "CSwiftDALMariaDB"
+    ]
 
     /// `engine == .x`, `engine != .x`, `case .x` and `.x:` / `.x ?` for an engine `x`.
     static let branchPattern =
-        #"engine\s*[!=]=\s*\.(sqlite|postgres)\b|case\s+\.(sqlite|postgres)\b|\.(sqlite|postgres)\s*[:?]"#
+        #"engine\s*[!=]=\s*\.(sqlite|postgres|mariadb)\b|case\s+\.(sqlite|postgres|mariadb)\b|\.(sqlite|postgres|mariadb)\s*[:?]"#
 
     /// The number of engine branches in each Swift file under `Sources/`, outside engine
     /// modules and comments.

@@ -32,6 +32,9 @@ package protocol EngineDialect: Sendable {
     /// `disablesForeignKeys`, and checked before the commit where the engine does not
     /// check them itself. Rolls back and throws when anything fails.
     func runMigrationStep(_ db: Database, disablesForeignKeys: Bool, _ body: () throws -> Void) throws
+    /// Whether a step's DDL is undone when the step fails (SQLite, PostgreSQL); where DDL
+    /// commits at once (MariaDB), a failed step leaves the DDL it ran applied.
+    var rollsBackDDL: Bool { get }
     /// Whether a table is changed by rebuilding it (create a copy, move the rows, drop,
     /// rename: SQLite's way around its `ALTER TABLE`) rather than altered in place.
     var rebuildsTables: Bool { get }
@@ -51,8 +54,18 @@ package protocol EngineDialect: Sendable {
     var placeholder: String { get }
     /// The clause that turns an `INSERT` into an atomic upsert on a conflict over
     /// `conflictColumns`, setting `updateColumns` to the inserted values (none: the row is
-    /// left as it is). Default: `ON CONFLICT(…) DO UPDATE SET … = excluded.…`.
-    func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String
+    /// left as it is), only where the existing row meets `condition` when one is given
+    /// (a scope's guard: its placeholders are bound once, after the inserted values).
+    /// Default: `ON CONFLICT(…) DO UPDATE SET … = excluded.… [WHERE condition]`.
+    func upsertClause(conflictColumns: [String], updateColumns: [String], where condition: String?) -> String
+    /// The value an upsert's `INSERT` proposed for the column `quotedColumn`, as its
+    /// conflict clause refers to it (default: `excluded."c"`).
+    func insertedValue(ofQuoted quotedColumn: String) -> String
+    /// Whether `error`, thrown by an upsert whose clause carries a condition (see
+    /// ``upsertClause(conflictColumns:updateColumns:where:)``), is the engine's way of
+    /// refusing a row that fails it (default: `false`, for engines whose upsert leaves such
+    /// a row alone and reports no change).
+    func isUpsertRefusal(_ error: any Error, conflictColumns: [String]) -> Bool
     /// A predicate `(key columns) IN (…)` over `keys`, any number of them, with its
     /// arguments; `types` are the columns' declared types (as the catalog writes them).
     func keyListPredicate(columns: [String], types: [String], keys: [[DatabaseValue]]) throws -> SQL
@@ -74,8 +87,9 @@ package protocol EngineDialect: Sendable {
     // MARK: Tables (DDL) and what the catalog says of them
 
     /// The column type a table definition's column of SQLite affinity `affinity` gets
-    /// (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`).
-    func columnType(affinity: String) -> String
+    /// (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`); `inKey` when the column is part of a
+    /// key or index (an engine that cannot index long text gives it a bounded type).
+    func columnType(affinity: String, inKey: Bool) -> String
     /// A constant as an SQL literal in a `DEFAULT` clause (default: ``sqlLiteral(_:)``).
     func defaultLiteral(_ value: DatabaseValue) -> String
     /// What follows a table's single integer primary-key column that the database fills
@@ -108,13 +122,21 @@ extension EngineDialect {
 
     package var placeholder: String { "?" }
 
+    package var rollsBackDDL: Bool { true }
+
+    package func isUpsertRefusal(_ error: any Error, conflictColumns: [String]) -> Bool { false }
+
+    package func insertedValue(ofQuoted quotedColumn: String) -> String { "excluded.\(quotedColumn)" }
+
     package func defaultLiteral(_ value: DatabaseValue) -> String { sqlLiteral(value) }
 
-    package func upsertClause(conflictColumns: [String], updateColumns: [String]) -> String {
+    package func upsertClause(conflictColumns: [String], updateColumns: [String], where condition: String?)
+        -> String
+    {
         let target = conflictColumns.map(quote).joined(separator: ", ")
         guard !updateColumns.isEmpty else { return "ON CONFLICT(\(target)) DO NOTHING" }
         let assignments = updateColumns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
-        return "ON CONFLICT(\(target)) DO UPDATE SET \(assignments)"
+        return "ON CONFLICT(\(target)) DO UPDATE SET \(assignments)" + (condition.map { " WHERE \($0)" } ?? "")
     }
 
     /// `(columns) IN ([VALUES] (?, …), …)` with every value bound, at most `limit` values

@@ -87,7 +87,7 @@ package struct SQLiteEngineDialect: EngineDialect {
     // MARK: Tables and the catalog
 
     /// The affinity's own name: `INTEGER`, `REAL`, `TEXT`, `BLOB`, `NUMERIC`.
-    package func columnType(affinity: String) -> String { affinity }
+    package func columnType(affinity: String, inKey: Bool) -> String { affinity }
 
     package func generatedKeyClause(autoincrement: Bool) -> String {
         " PRIMARY KEY" + (autoincrement ? " AUTOINCREMENT" : "")
