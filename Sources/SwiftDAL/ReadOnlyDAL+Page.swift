@@ -85,7 +85,11 @@ extension ReadOnlyDAL {
         let after = try cursor.map { try order.values(of: $0, key: key, table: mapping.table) }
         let filter = try scopedCondition(condition, mapping)
         let named = filter?.arguments.namedValues != nil
-        let seek = after.map { order.seekPredicate($0, sortsNullsFirst: mapping.dialect.sortsNullsFirst, named: named) }
+        let seek = after.map {
+            order.seekPredicate(
+                $0, sortsNullsFirst: mapping.dialect.sortsNullsFirst, rowValues: mapping.dialect.seeksWithRowValues,
+                named: named)
+        }
         let text = try mapping.sql(
             .page(condition: filter?.sql, order: order.cacheKey, after: after?.map(\.isNull), named: named)
         ) {
@@ -223,12 +227,13 @@ struct KeysetOrder {
     /// order (named `swiftdal_after_N` when `named`).
     ///
     /// When every column is `NOT NULL` and every direction the same, a row-value
-    /// comparison, `(a, b, id) > (?, ?, ?)`, which the engines read as one index range.
+    /// comparison, `(a, b, id) > (?, ?, ?)`, which the engines read as one index range
+    /// (with `rowValues`: an engine whose planner does not, gets the expanded form).
     /// Otherwise the expanded form, `a > ? OR (a = ? AND b < ?) OR …`, where a `NULL`
     /// value or a nullable column is compared with `IS [NOT] NULL` at the place the
     /// engine sorts `NULL`; with a `NOT NULL` first column it is prefixed by `a >= ?`
     /// (or `<=`), which gives the planner an index range on that column.
-    func seekPredicate(_ values: [DatabaseValue], sortsNullsFirst: Bool, named: Bool) -> (
+    func seekPredicate(_ values: [DatabaseValue], sortsNullsFirst: Bool, rowValues: Bool = true, named: Bool) -> (
         sql: String, arguments: [(String, DatabaseValue)]
     ) {
         var arguments = [(String, DatabaseValue)]()
@@ -238,7 +243,9 @@ struct KeysetOrder {
             return named ? ":\(name)" : "?"
         }
         let allSameDirection = directions.allSatisfy { $0 == directions[0] }
-        if allSameDirection && notNull.allSatisfy({ $0 }) && !values.contains(where: \.isNull) {
+        if allSameDirection && notNull.allSatisfy({ $0 }) && !values.contains(where: \.isNull)
+            && (rowValues || columns.count == 1)
+        {
             let comparison = directions[0] == .ascending ? ">" : "<"
             if columns.count == 1 { return ("\(quoted[0]) \(comparison) \(bind(values[0]))", arguments) }
             let placeholders = values.map(bind).joined(separator: ", ")

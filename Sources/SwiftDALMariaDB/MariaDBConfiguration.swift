@@ -80,8 +80,14 @@ struct MariaDBEndpoint: Sendable {
         else {
             throw DALError(.invalidValue, "a MariaDB URL looks like mysql://user:password@host:port/database")
         }
+        /// Whole seconds, rounded up, from 1 to the most Connector/C counts in milliseconds
+        /// without overflowing (`Int32.max` ms, about 24.8 days): a longer time limit,
+        /// however large, is that one (it once trapped on `.seconds(Int64.max)`).
         func seconds(_ duration: Duration) -> UInt32 {
-            UInt32(clamping: max(1, (duration.clampedMilliseconds + 999) / 1000))
+            let milliseconds = Int(duration.clampedMilliseconds)
+            let rounded: Int = milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)
+            let most: Int = Int(Int32.max) / 1000
+            return UInt32(min(max(1, rounded), most))
         }
         host = components.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
         port = components.port.map { UInt32(clamping: $0) } ?? 0

@@ -199,11 +199,32 @@ final class MariaDBConnection: EngineConnection {
 
     /// A prepared statement's last error, marking the connection broken when it failed.
     private func statementError(_ handle: UnsafeMutablePointer<MYSQL_STMT>, sql: String) -> MariaDBError {
-        let error = MariaDBError(
+        var error = MariaDBError(
             code: Int(mysql_stmt_errno(handle)), sqlState: String(cString: mysql_stmt_sqlstate(handle)),
             message: String(cString: mysql_stmt_error(handle)), sql: sql)
         if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        guard !failed, [1062, 1586, 1048, 1364].contains(error.code) else { return error }
+        // MariaDB's messages name no table for these, and a duplicate only its key's name:
+        // the statement's table, and the key's columns from the catalog (an error path only).
+        if error.table == nil { error.table = MariaDBError.targetTable(of: sql) }
+        if error.code != 1048, error.code != 1364, let table = error.table, let key = error.constraint {
+            error.columns = (try? keyColumns(table: table, key: key)) ?? []
+        }
         return error
+    }
+
+    /// The columns of `table`'s index `key`, in the index's order.
+    private func keyColumns(table: String, key: String) throws -> [String] {
+        try uncounted {
+            var columns = [String]()
+            _ = try run(
+                SQL(
+                    sql: "SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
+                        + "AND BINARY TABLE_NAME = ? AND BINARY INDEX_NAME = ? ORDER BY SEQ_IN_INDEX",
+                    arguments: [table, key])
+            ) { row in columns.append(try row.decode(String.self, at: 0)) }
+            return columns
+        }
     }
 
     /// The error a call sees for `error`: when the connection was lost while a statement

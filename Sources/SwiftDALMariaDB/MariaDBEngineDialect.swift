@@ -108,24 +108,23 @@ extension MariaDBEngineDialect {
     /// scope check encloses a condition only when all three read it alike.
     var lexicons: [SQLLexicon] { [.mariadb, .mariadbWithoutANSIQuotes, .mariadbWithoutBackslashEscapes] }
 
-    /// `ON DUPLICATE KEY UPDATE "a" = VALUES("a"), …` (MariaDB has no `excluded`). No
-    /// column to update: the key set to itself (nothing changes).
+    /// No clause at all: the upsert's `INSERT` is a plain one. MariaDB's only upsert,
+    /// `ON DUPLICATE KEY UPDATE`, fires on a conflict over *any* unique key, not only the
+    /// primary key: a new row whose `email` another row holds would update that other row
+    /// (the conformance suite caught `upsertRange` doing so, where PostgreSQL and SQLite
+    /// throw a unique violation). And it has no `WHERE` for a scope's guard (an assignment
+    /// that sets the key to `NULL` where the guard fails is not refused: MariaDB stores the
+    /// column's implicit default, and another tenant's row was overwritten in a test).
     ///
-    /// With `condition` (a scope's guard), no clause at all: `ON DUPLICATE KEY UPDATE` has
-    /// no `WHERE`, and an assignment that sets the key to `NULL` where the guard fails is
-    /// not refused in an upsert (MariaDB stores the column's implicit default instead, with
-    /// a warning: another tenant's row was overwritten in a test). BaseDAL reaches this
-    /// insert only after finding no row with the key inside the scope, with the key's rows
-    /// locked (`FOR UPDATE`, which in InnoDB also locks the gap where it would be), so a
-    /// conflict left can only be a row outside the scope: the plain `INSERT` fails with a
-    /// duplicate primary key (1062), which ``isUpsertRefusal(_:conflictColumns:)`` reads
-    /// as the refusal it is.
+    /// BaseDAL reaches this insert only after finding no row with the key (inside the
+    /// scope), with the key's rows locked (`FOR UPDATE`, which in InnoDB also locks the gap
+    /// where the key would be, under the default `REPEATABLE READ`): a conflict on another
+    /// unique key throws its duplicate-key error (1062), as on the other engines; one on
+    /// the primary key is a row outside the scope, which
+    /// ``isUpsertRefusal(_:conflictColumns:)`` reads as the refusal it is (or, without a
+    /// scope under `READ COMMITTED`, a row inserted since: a duplicate key, not a lost write).
     func upsertClause(conflictColumns: [String], updateColumns: [String], where condition: String?) -> String {
-        guard condition == nil else { return "" }
-        let key = quote(conflictColumns[0])
-        let assignments = updateColumns.map { "\(quote($0)) = VALUES(\(quote($0)))" }
-        return "ON DUPLICATE KEY UPDATE "
-            + (assignments.isEmpty ? ["\(key) = \(key)"] : assignments).joined(separator: ", ")
+        ""
     }
 
     /// `VALUES("c")` (MariaDB has no `excluded`).
@@ -158,6 +157,11 @@ extension MariaDBEngineDialect {
     var returnsInsertedKeys: Bool { true }
     /// `NULL` sorts first in an ascending order, as on SQLite.
     var sortsNullsFirst: Bool { true }
+    /// MariaDB's range optimizer does not read `(a, id) > (?, ?)` as an index range: with
+    /// it, a page after a cursor scanned the index from its start (`EXPLAIN`: type
+    /// `index`), so a deep page cost as much as an offset. The expanded form with its
+    /// leading `a >= ?` is a `range`.
+    var seeksWithRowValues: Bool { false }
 
     // MARK: Tables and the catalog
 

@@ -32,10 +32,14 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
     public let sqlState: String
     /// The message, with the values it quotes left out.
     public let message: String
-    /// The table the message names, when it names one.
-    public let table: String?
+    /// The table the message names, or for a duplicate key or a missing value (whose
+    /// messages name none) the table the failing statement writes to.
+    public package(set) var table: String?
     /// The column the message names (not-null violations, foreign keys).
     public let column: String?
+    /// The columns of the violated constraint: the column the message names, or for a
+    /// duplicate key the key's columns, read from the catalog (`[]` when unknown).
+    public package(set) var columns: [String]
     /// The constraint (or, for a duplicate, the key) the message names.
     public let constraint: String?
     /// The SQL that failed, as SwiftDAL wrote it (placeholders, never values).
@@ -52,6 +56,43 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         self.message = Self.redacted(message, code: code, sqlState: sqlState)
         self.sql = sql
         (table, column, constraint) = Self.names(in: message, code: code)
+        columns = column.map { [$0] } ?? []
+    }
+
+    /// The table `sql` writes to, as SwiftDAL writes its statements (`INSERT INTO "t"`,
+    /// `UPDATE "t"`, `DELETE FROM "t"`, `REPLACE INTO "t"`; a qualified name's last part).
+    static func targetTable(of sql: String) -> String? {
+        var rest = Substring(sql.drop { $0.isWhitespace })
+        let upper = rest.prefix(24).uppercased()
+        guard
+            let verb = ["INSERT INTO ", "INSERT IGNORE INTO ", "REPLACE INTO ", "UPDATE ", "DELETE FROM "].first(
+                where: { upper.hasPrefix($0) })
+        else { return nil }
+        rest = rest.dropFirst(verb.count).drop { $0.isWhitespace }
+        var name: String?
+        while let first = rest.first {
+            var part = ""
+            if first == "\"" || first == "`" {
+                rest = rest.dropFirst()
+                while let character = rest.first {
+                    rest = rest.dropFirst()
+                    if character == first {
+                        guard rest.first == first else { break }
+                        rest = rest.dropFirst()
+                    }
+                    part.append(character)
+                }
+            } else {
+                let word = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" }
+                guard !word.isEmpty else { break }
+                part = String(word)
+                rest = rest.dropFirst(word.count)
+            }
+            name = part
+            guard rest.first == "." else { break }
+            rest = rest.dropFirst()
+        }
+        return name
     }
 
     /// Always ``DatabaseEngine/mariadb``.
@@ -238,7 +279,7 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
 extension MariaDBError: DetailedConstraintError {
     /// The table, column and constraint (a duplicate's key name) the message names.
     package func violation(_ kind: ConstraintKind) -> ConstraintViolation {
-        ConstraintViolation(kind: kind, table: table, columns: column.map { [$0] } ?? [], constraint: constraint)
+        ConstraintViolation(kind: kind, table: table, columns: columns, constraint: constraint)
     }
 }
 

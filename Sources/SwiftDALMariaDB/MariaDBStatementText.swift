@@ -1,3 +1,4 @@
+import Foundation
 import SwiftDALConnection
 
 /// SQL written for SwiftDAL (parameters `?`, `?NNN`, `:name`, `@name`, `$name`), turned
@@ -22,12 +23,25 @@ struct MariaDBStatementText: Sendable, Equatable {
 
     /// The text for MariaDB.
     let sql: String
+
+    /// SwiftDAL's own SQLite forms that have a MariaDB spelling: the JSON arrays that bind
+    /// long `\(values:)` lists, read by `JSON_TABLE` (MariaDB 10.6+) as one column of
+    /// `BIGINT` or of text (in the session's `utf8mb4_nopad_bin`, as SwiftDAL's tables).
+    static func mariaDBSpelling(of sql: String) -> String {
+        guard containsBytes(sql, "json_each(?)") else { return sql }
+        return sql.replacingOccurrences(
+            of: "SELECT CAST(value AS INTEGER) FROM json_each(?)",
+            with: "SELECT v FROM JSON_TABLE(?, '$[*]' COLUMNS (v BIGINT PATH '$')) AS swiftdal_values"
+        ).replacingOccurrences(
+            of: "SELECT value FROM json_each(?)",
+            with: "SELECT v FROM JSON_TABLE(?, '$[*]' COLUMNS (v LONGTEXT PATH '$')) AS swiftdal_values")
+    }
     let parameters: Parameters
 
     /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
     /// positional parameters or leaves a literal, identifier or comment open.
     init(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        let bytes = Array(Self.mariaDBSpelling(of: text).utf8)
         var output = [UInt8]()
         output.reserveCapacity(bytes.count)
         var order = [Int]()

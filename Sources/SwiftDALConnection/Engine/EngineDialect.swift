@@ -79,6 +79,10 @@ package protocol EngineDialect: Sendable {
     /// (PostgreSQL); descending orders put it at the other end. Keyset paging follows
     /// the engine's own order, which its indexes serve.
     var sortsNullsFirst: Bool { get }
+    /// Whether the planner reads a row-value comparison, `(a, id) > (?, ?)`, as one index
+    /// range (SQLite, PostgreSQL). Where it does not (MariaDB scans the index from its
+    /// start), keyset paging writes the expanded form, led by `a >= ?` (default: `true`).
+    var seeksWithRowValues: Bool { get }
     /// How the engine reads SQL text (literals, quoted names, comments): every reading it
     /// may apply, where a session setting changes it. The scope check encloses a condition
     /// only when every one of them reads it the same way.
@@ -121,6 +125,8 @@ extension EngineDialect {
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
 
     package var placeholder: String { "?" }
+
+    package var seeksWithRowValues: Bool { true }
 
     package var rollsBackDDL: Bool { true }
 
