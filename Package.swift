@@ -164,7 +164,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALPostgresTests",
-            dependencies: ["SwiftDALPostgres", "SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
+            dependencies: [
+                "SwiftDALPostgres", "SwiftDALMariaDB", "SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"
+            ]
         ),
         .testTarget(
             name: "SwiftDALMariaDBTests",

@@ -4,36 +4,6 @@ import SwiftDALMariaDB
 import SwiftDALTestSupport
 import Testing
 
-/// The one MariaDB server of this test process, started on first use and stopped when
-/// the process exits (its watcher stops it should the process die first). Each test gets
-/// a database of its own on it.
-enum SharedMariaDB {
-    nonisolated(unsafe) private static var server: MariaDBServer?
-    private static let lock = NSLock()
-
-    /// The shared server, started on first use.
-    static func shared() throws -> MariaDBServer {
-        try lock.withLock {
-            if let server { return server }
-            let started = try MariaDBServer.start()
-            server = started
-            atexit { SharedMariaDB.stopAtExit() }
-            return started
-        }
-    }
-
-    /// A fresh, empty database on the shared server: its name and URL.
-    static func makeDatabase() throws -> (name: String, url: String) {
-        let server = try shared()
-        let name = try server.makeDatabaseName()
-        return (name, server.url(database: name))
-    }
-
-    private static func stopAtExit() {
-        server?.stop()
-    }
-}
-
 /// A pool on a fresh database of the shared server, and a view of that database from
 /// outside the pool (the `mariadb` client).
 func makeMariaDBPool(

@@ -2,6 +2,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -46,41 +47,47 @@ private struct Blob: Entity, Codable {
 }
 
 @Suite struct BatchTests {
-    /// The users whose email starts with `prefix`, counted from outside the pool on
-    /// PostgreSQL (psql), through the pool on SQLite.
+    /// The users whose email starts with `prefix`, counted from outside the pool on a
+    /// server (psql, the mariadb client), through the pool on SQLite.
     private func count(_ sample: SampleDatabase, prefix: String) throws -> Int {
-        guard sample.engine == .postgres, let pool = sample.database as? PostgresPool else {
-            return try sample.users.getRecordCount(condition: "email LIKE \(prefix + "%")")
-        }
-        let printed = try OutsideView.of(pool).psql("SELECT count(*) FROM users WHERE email LIKE '\(prefix)%'")
-        return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        try scalar(sample, "SELECT count(*) FROM users WHERE email LIKE '\(prefix)%'")
     }
 
-    /// A number a query returns, read from outside the pool on PostgreSQL (psql), through
-    /// the pool on SQLite.
+    /// A number a query returns, read from outside the pool on a server (psql, the
+    /// mariadb client), through the pool on SQLite.
     private func scalar(_ sample: SampleDatabase, _ sql: String) throws -> Int {
-        guard sample.engine == .postgres, let pool = sample.database as? PostgresPool else {
+        guard let printed = try sample.fromOutside(sql) else {
             return try sample.database.read { try $0.fetchScalar(Int.self, SQL(sql: sql)) } ?? -1
         }
-        return Int(try OutsideView.of(pool).psql(sql).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        return Int(printed) ?? -1
     }
 
     /// Counts in `updates_seen` every row an `UPDATE` of `users` writes (a trigger): what
     /// a batch wrote, seen from the table.
     private func countUpdates(_ sample: SampleDatabase) throws {
         try sample.database.write { db in
-            try db.executeScript(
-                sample.engine == .postgres
-                    ? """
+            switch sample.engine {
+            case .sqlite:
+                try db.executeScript(
+                    """
+                    CREATE TABLE updates_seen(n INTEGER NOT NULL); INSERT INTO updates_seen VALUES (0);
+                    CREATE TRIGGER seen AFTER UPDATE ON users BEGIN UPDATE updates_seen SET n = n + 1; END
+                    """)
+            case .postgres:
+                try db.executeScript(
+                    """
                     CREATE TABLE updates_seen(n BIGINT NOT NULL); INSERT INTO updates_seen VALUES (0);
                     CREATE FUNCTION seen() RETURNS trigger LANGUAGE plpgsql
                         AS $$ BEGIN UPDATE updates_seen SET n = n + 1; RETURN NEW; END $$;
                     CREATE TRIGGER seen AFTER UPDATE ON users FOR EACH ROW EXECUTE FUNCTION seen()
-                    """
-                    : """
-                    CREATE TABLE updates_seen(n INTEGER NOT NULL); INSERT INTO updates_seen VALUES (0);
-                    CREATE TRIGGER seen AFTER UPDATE ON users BEGIN UPDATE updates_seen SET n = n + 1; END
                     """)
+            case .mariadb:
+                try db.executeScript(
+                    """
+                    CREATE TABLE updates_seen(n BIGINT NOT NULL); INSERT INTO updates_seen VALUES (0);
+                    CREATE TRIGGER seen AFTER UPDATE ON users FOR EACH ROW UPDATE updates_seen SET n = n + 1
+                    """)
+            }
         }
     }
 
@@ -178,7 +185,9 @@ private struct Blob: Entity, Codable {
         sqlite.observer = log
         var postgres = PostgresConfiguration()
         postgres.observer = log
-        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        var mariadb = MariaDBConfiguration()
+        mariadb.observer = log
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         defer { try? sample.close() }
         let (_, events) = try log.during { try sample.users.insertRange(batch("heard", 1_200)) }
         let inserts = events.filter { $0.sql.uppercased().hasPrefix("INSERT") }

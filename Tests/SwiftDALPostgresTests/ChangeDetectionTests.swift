@@ -1,6 +1,7 @@
 import Foundation
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -71,6 +72,21 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
                     """)
             }
             return (pool, nil)
+        case .mariadb:
+            // The database's collation is utf8mb4_nopad_bin: `=` compares bytes.
+            var configuration = MariaDBConfiguration()
+            configuration.observer = counter
+            let pool = try MariaDBPool(url: SharedMariaDB.makeDatabase().url, configuration: configuration)
+            try pool.reentrantWrite { db in
+                try db.executeScript(
+                    """
+                    CREATE TABLE things(id BIGINT AUTO_INCREMENT PRIMARY KEY, name TEXT NOT NULL,
+                                        amount DOUBLE NOT NULL, payload BLOB NOT NULL);
+                    CREATE TABLE tenant_things(id BIGINT AUTO_INCREMENT PRIMARY KEY,
+                                               tenant VARCHAR(100) NOT NULL, name TEXT NOT NULL);
+                    """)
+            }
+            return (pool, nil)
         }
     }
 
@@ -79,9 +95,9 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
     {
         try db.reentrantRead { db in
             let sql: SQL =
-                engine == .sqlite
-                ? "SELECT hex(name), amount FROM things WHERE id = \(id)"
-                : "SELECT encode(convert_to(name, 'UTF8'), 'hex'), amount FROM things WHERE id = \(id)"
+                engine == .postgres
+                ? "SELECT encode(convert_to(name, 'UTF8'), 'hex'), amount FROM things WHERE id = \(id)"
+                : "SELECT hex(name), amount FROM things WHERE id = \(id)"
             let row = try #require(try db.fetchOne(sql))
             return (try row.decode(String.self, at: 0).uppercased(), try row.decode(Double.self, at: 1).sign == .minus)
         }
@@ -107,11 +123,11 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
         #expect(try stored(database, engine, id: id).name == "43616665CC81")
         #expect(counter.updates == 1)
 
-        // -0.0 after 0.0: written; PostgreSQL keeps the sign, SQLite (a column of no
-        // affinity here) too.
+        // -0.0 after 0.0: written (the UPDATE is sent); PostgreSQL keeps the sign, SQLite
+        // (a column of no affinity here) too; MariaDB's DOUBLE stores -0 as 0.
         thing.amount = -0.0
         #expect(try things.update(thing))
-        #expect(try stored(database, engine, id: id).negative)
+        #expect(try stored(database, engine, id: id).negative == (engine != .mariadb))
         #expect(counter.updates == 2)
 
         // Unchanged (the entity read back, written back): nothing written.

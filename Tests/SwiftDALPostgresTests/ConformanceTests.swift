@@ -1,14 +1,32 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
 
 /// The engines every conformance test runs on.
 enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, postgres
+    case sqlite, postgres, mariadb
     var testDescription: String { rawValue }
+
+    /// The engine's value in the library (what `Database.engine` reports).
+    var databaseEngine: DatabaseEngine {
+        switch self {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        case .mariadb: .mariadb
+        }
+    }
+
+    /// The engines `swiftdal-probe` (a process of its own, for what a test process cannot
+    /// measure about itself) opens.
+    static let probed: [Engine] = [.sqlite, .postgres]
+
+    /// Whether the engine is a server (each connection its own session) rather than an
+    /// embedded file.
+    var isServer: Bool { self != .sqlite }
 }
 
 let sampleFixture = URL(fileURLWithPath: #filePath)
@@ -16,8 +34,8 @@ let sampleFixture = URL(fileURLWithPath: #filePath)
     .appendingPathComponent("Fixtures/sample.sqlite").path
 
 /// The sample DALs on a fresh database of `engine`, holding the sample data: a pool on a
-/// copy of the SQLite fixture, or a PostgreSQL database migrated by the same migrations
-/// and filled through the same DALs.
+/// copy of the SQLite fixture, or a PostgreSQL or MariaDB database migrated by the same
+/// migrations and filled through the same DALs.
 struct SampleDatabase: @unchecked Sendable {
     let engine: Engine
     let database: any DatabaseWriter
@@ -25,29 +43,28 @@ struct SampleDatabase: @unchecked Sendable {
     let orders: OrderDAL
     let tags: UserTagDAL
     private let directory: TemporaryDirectory?
+    /// Runs SQL on the database from outside the pool (`psql`, the `mariadb` client).
+    private let outside: (@Sendable (String) throws -> String)?
 
     init(
         _ engine: Engine, sqlite: Configuration = Configuration(),
-        postgres: PostgresConfiguration = PostgresConfiguration()
+        postgres: PostgresConfiguration = PostgresConfiguration(),
+        mariadb: MariaDBConfiguration = MariaDBConfiguration()
     ) throws {
         self.engine = engine
         switch engine {
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
+            outside = nil
             database = try DatabasePool(
                 path: directory.file("sample.sqlite"), template: sampleFixture, configuration: sqlite)
         case .postgres:
             directory = nil
             let pool = try makePostgresPool(postgres)
-            try SampleSchema.migrator.migrate(pool)
-            let source = try DatabaseQueue(path: sampleFixture, mode: .readOnly)
-            try pool.write { _ in
-                try UserDAL(database: pool).insertRange(UserDAL(database: source).getAll(orderBy: "id"))
-                try OrderDAL(database: pool).insertRange(OrderDAL(database: source).getAll(orderBy: "id"))
-                try UserTagDAL(database: pool).insertRange(UserTagDAL(database: source).getAll())
-            }
-            try source.close()
+            let view = try OutsideView.of(pool)
+            outside = { try view.psql($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            try Self.fill(pool)
             // Rows copied with their ids leave the identity sequences behind: move them on.
             try pool.write { db in
                 for table in ["users", "orders"] {
@@ -57,6 +74,15 @@ struct SampleDatabase: @unchecked Sendable {
                 }
             }
             database = pool
+        case .mariadb:
+            // AUTO_INCREMENT moves past the ids copied in by itself.
+            directory = nil
+            let (name, url) = try SharedMariaDB.makeDatabase()
+            let server = try SharedMariaDB.shared()
+            outside = { try server.sql($0, database: name).trimmingCharacters(in: .whitespacesAndNewlines) }
+            let pool = try MariaDBPool(url: url, configuration: mariadb)
+            try Self.fill(pool)
+            database = pool
         }
         users = UserDAL(database: database)
         orders = OrderDAL(database: database)
@@ -65,14 +91,36 @@ struct SampleDatabase: @unchecked Sendable {
 
     func close() throws { try database.close() }
 
-    /// Configurations that leave one connection to read with on either engine (one SQLite
-    /// reader beside the writer, one PostgreSQL connection): for tests of what waits.
-    static var oneConnection: (sqlite: Configuration, postgres: PostgresConfiguration) {
+    /// What `sql` prints when run from outside the pool under test (`psql`, the `mariadb`
+    /// client; values separated by `|` or a tab), trimmed; `nil` on SQLite, whose file has
+    /// no second client here.
+    func fromOutside(_ sql: String) throws -> String? {
+        try outside?(sql)
+    }
+
+    /// Migrates `pool`'s empty database with the sample's migrations and copies the
+    /// fixture's rows in through the sample DALs.
+    private static func fill(_ pool: some DatabaseWriter) throws {
+        try SampleSchema.migrator.migrate(pool)
+        let source = try DatabaseQueue(path: sampleFixture, mode: .readOnly)
+        defer { try? source.close() }
+        try pool.write { _ in
+            try UserDAL(database: pool).insertRange(UserDAL(database: source).getAll(orderBy: "id"))
+            try OrderDAL(database: pool).insertRange(OrderDAL(database: source).getAll(orderBy: "id"))
+            try UserTagDAL(database: pool).insertRange(UserTagDAL(database: source).getAll())
+        }
+    }
+
+    /// Configurations that leave one connection to read with on every engine (one SQLite
+    /// reader beside the writer, one server connection): for tests of what waits.
+    static var oneConnection: (sqlite: Configuration, postgres: PostgresConfiguration, mariadb: MariaDBConfiguration) {
         var sqlite = Configuration()
         sqlite.maximumReaderCount = 1
         var postgres = PostgresConfiguration()
         postgres.maximumConnections = 1
-        return (sqlite, postgres)
+        var mariadb = MariaDBConfiguration()
+        mariadb.maximumConnections = 1
+        return (sqlite, postgres, mariadb)
     }
 }
 
@@ -244,8 +292,8 @@ struct SampleDatabase: @unchecked Sendable {
         }
         #expect(foreignKey.0?.kind == .foreignKey)
         #expect(foreignKey.1 == 422)
-        // SQLite's message names no table or column for a foreign key; PostgreSQL's does.
-        #expect(foreignKey.0?.columns == (engine == .postgres ? ["user_id"] : []))
+        // SQLite's message names no table or column for a foreign key; the servers' do.
+        #expect(foreignKey.0?.columns == (engine == .sqlite ? [] : ["user_id"]))
         let check = violation {
             try sample.orders.insert(OrderInfo(userID: 1, product: "x", quantity: 0, unitPrice: 1))
         }
@@ -301,5 +349,20 @@ struct SampleDatabase: @unchecked Sendable {
         }
         #expect(try await sample.users.getRecordCount() == 16)
         try sample.close()
+    }
+}
+
+/// MariaDB's plan of `query`, a line per table: its name, access type and index, from
+/// `EXPLAIN` ("users range users_age"). With `seeksPricedLow`, the session prices an index
+/// seek low first (`max_seeks_for_key = 1`: the sample tables are tiny, and a scan of them
+/// would cost less than any index), and back to its default after.
+func mariaDBPlan(_ query: SQL, _ database: any DatabaseWriter, seeksPricedLow: Bool) throws -> String {
+    try database.read { db in
+        if seeksPricedLow { _ = try db.execute("SET SESSION max_seeks_for_key = 1") }
+        defer { if seeksPricedLow { _ = try? db.execute("SET SESSION max_seeks_for_key = DEFAULT") } }
+        let rows = try db.fetchAll(SQL(sql: "EXPLAIN " + query.sql, arguments: query.arguments))
+        return rows.map { row in
+            [2, 3, 5].map { (try? row.decode(String.self, at: $0)) ?? "NULL" }.joined(separator: " ")
+        }.joined(separator: "\n")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import Testing
 
@@ -46,7 +47,13 @@ import Testing
         postgres.acquireTimeout = .seconds(Int64.max)
         postgres.statementTimeout = .seconds(Int64.max)
         postgres.callTimeout = .seconds(Int64.max)
-        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        var mariadb = MariaDBConfiguration()
+        mariadb.acquireTimeout = .seconds(Int64.max)
+        mariadb.connectTimeout = .seconds(Int64.max)
+        mariadb.readTimeout = .seconds(Int64.max)
+        mariadb.writeTimeout = .seconds(Int64.max)
+        mariadb.callTimeout = .seconds(Int64.max)
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         defer { try? sample.close() }
         let users = sample.users
         func countSynchronously(within limit: Duration) -> Int? {

@@ -1,6 +1,7 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -13,6 +14,8 @@ func endlessQuery(_ engine: Engine) -> SQL {
         "SELECT COUNT(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT x FROM c)"
     case .postgres:
         "SELECT COUNT(*) FROM pg_sleep(60)"
+    case .mariadb:
+        "SELECT COUNT(*) FROM (SELECT SLEEP(60) AS s) AS c"
     }
 }
 
@@ -54,11 +57,12 @@ private final class HeldConnection: @unchecked Sendable {
     /// for a reader, the writer, a queue's connection and a PostgreSQL connection.
     @Test(arguments: Engine.allCases)
     func aCallWaitingForAConnectionStopsAtItsTimeLimitOrWhenCancelled(_ engine: Engine) async throws {
-        var (sqlite, postgres) = SampleDatabase.oneConnection
+        var (sqlite, postgres, mariadb) = SampleDatabase.oneConnection
         // No bound on the wait for a connection that could end it before the test's
         // cancellation does, on a test process whose tasks wait for a cooperative thread.
         postgres.acquireTimeout = .seconds(600)
-        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        mariadb.acquireTimeout = .seconds(600)
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         let users = sample.users
         let queue: DatabaseQueue? = engine == .sqlite ? try DatabaseQueue.inMemory() : nil
         var databases: [(any DatabaseWriter, Bool)] = [(sample.database, false), (sample.database, true)]
@@ -212,6 +216,10 @@ private final class HeldConnection: @unchecked Sendable {
             var configuration = PostgresConfiguration()
             configuration.callTimeout = .milliseconds(300)
             database = try makePostgresPool(configuration)
+        case .mariadb:
+            var configuration = MariaDBConfiguration()
+            configuration.callTimeout = .milliseconds(300)
+            database = try MariaDBPool(url: SharedMariaDB.makeDatabase().url, configuration: configuration)
         }
         let query = endlessQuery(engine)
         #expect(

@@ -3,6 +3,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -48,7 +49,11 @@ func eventually(_ condition: () -> Bool) -> Bool {
         postgres.observer = observer
         postgres.slowStatementThreshold = threshold
         postgres.maximumConnections = connections
-        return try SampleDatabase(engine, sqlite: sqlite, postgres: postgres)
+        var mariadb = MariaDBConfiguration()
+        mariadb.observer = observer
+        mariadb.slowStatementThreshold = threshold
+        mariadb.maximumConnections = connections
+        return try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
     }
 
     @Test(arguments: Engine.allCases)
@@ -60,7 +65,7 @@ func eventually(_ condition: () -> Bool) -> Bool {
         let query = try #require(findEvents.last { $0.sql.contains("users") })
         #expect(query.rowCount == found.count)
         #expect(found.count > 1)
-        #expect(query.engine == (engine == .postgres ? .postgres : .sqlite))
+        #expect(query.engine == engine.databaseEngine)
         #expect(query.error == nil)
         #expect(query.isSlow == false)
         #expect(!query.sql.contains("30"))
@@ -114,7 +119,7 @@ func eventually(_ condition: () -> Bool) -> Bool {
         #expect(idle.connectionsInUse == 0)
         #expect(idle.callersWaiting == 0)
         #expect(idle.connectionsOpen >= 1)
-        #expect(idle.maximumConnections == (engine == .postgres ? 1 : 2))
+        #expect(idle.maximumConnections == (engine.isServer ? 1 : 2))
 
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -16,7 +17,9 @@ import Testing
         sqlite.observer = planGuard
         var postgres = PostgresConfiguration()
         postgres.observer = planGuard
-        return (try SampleDatabase(engine, sqlite: sqlite, postgres: postgres), planGuard)
+        var mariadb = MariaDBConfiguration()
+        mariadb.observer = planGuard
+        return (try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb), planGuard)
     }
 
     @Test(arguments: Engine.allCases)

@@ -1,6 +1,7 @@
 import Foundation
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Synchronization
@@ -31,17 +32,20 @@ private func isClosing(_ database: any DatabaseWriter) -> Bool {
     switch database {
     case let pool as DatabasePool: pool.refusesNewCalls
     case let pool as PostgresPool: pool.refusesNewCalls
+    case let pool as MariaDBPool: pool.refusesNewCalls
     default: false
     }
 }
 
 /// A pool of `connections` read connections of `engine` (the SQLite pool's readers), and
 /// what makes a read of it last about `seconds` on its connection (`pg_sleep` on
-/// PostgreSQL; a CPU-bound recursive query under a time limit on SQLite).
+/// PostgreSQL, `SLEEP` on MariaDB; a CPU-bound recursive query under a time limit on SQLite).
 private struct SlowReads: @unchecked Sendable {
     let database: any DatabaseWriter
     let engine: Engine
     private let directory: TemporaryDirectory?
+    /// MariaDB: the database's name on the shared server.
+    let mariaDBName: String?
 
     init(_ engine: Engine, connections: Int) throws {
         self.engine = engine
@@ -49,6 +53,7 @@ private struct SlowReads: @unchecked Sendable {
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
+            mariaDBName = nil
             var configuration = Configuration()
             configuration.maximumReaderCount = connections
             database = try DatabasePool(path: directory.file("load.sqlite"), configuration: configuration)
@@ -58,14 +63,59 @@ private struct SlowReads: @unchecked Sendable {
             configuration.maximumConnections = connections
             configuration.acquireTimeout = .seconds(300)  // callers wait in line as long as a test holds them
             database = try makePostgresPool(configuration)
+            mariaDBName = nil
+        case .mariadb:
+            directory = nil
+            var configuration = MariaDBConfiguration()
+            configuration.maximumConnections = connections
+            configuration.acquireTimeout = .seconds(300)
+            let (name, url) = try SharedMariaDB.makeDatabase()
+            mariaDBName = name
+            database = try MariaDBPool(url: url, configuration: configuration)
         }
     }
 
-    /// Keeps `db` busy for about `seconds` (PostgreSQL: in the server, `pg_sleep`).
+    /// Keeps `db` busy for about `seconds` (on a server: in the server, sleeping).
     func occupy(_ db: Database, seconds: Double) throws {
         switch engine {
         case .postgres: try db.execute("SELECT pg_sleep(\(seconds))")
+        case .mariadb: try db.execute("SELECT SLEEP(\(seconds))")
         case .sqlite: Thread.sleep(forTimeInterval: seconds)
+        }
+    }
+
+    /// How many sessions of this database's server are running a sleep now, asked of the
+    /// server from outside the pool (`nil` on SQLite).
+    func sessionsSleeping() throws -> Int? {
+        switch engine {
+        case .sqlite: return nil
+        case .postgres:
+            guard let pool = database as? PostgresPool else { return nil }
+            let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
+            let printed = try OutsideView.of(pool).server.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND query LIKE "
+                    + "'%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()")
+            return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
+        case .mariadb:
+            let printed = try SharedMariaDB.shared().sql(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '\(mariaDBName ?? "")' "
+                    + "AND INFO LIKE 'SELECT SLEEP(%' AND ID <> CONNECTION_ID()")
+            return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// The sessions the pool holds open on the server, asked from outside it (`nil` on SQLite).
+    func sessionsOpen() throws -> Int? {
+        switch engine {
+        case .sqlite: return nil
+        case .postgres:
+            guard let pool = database as? PostgresPool else { return nil }
+            return try OutsideView.of(pool).sessionStates().count
+        case .mariadb:
+            let printed = try SharedMariaDB.shared().sql(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '\(mariaDBName ?? "")' "
+                    + "AND ID <> CONNECTION_ID()")
+            return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
         }
     }
 }
@@ -80,21 +130,15 @@ private struct SlowReads: @unchecked Sendable {
         let reads = try SlowReads(engine, connections: pool)
         defer { try? reads.database.close() }
         let counter = ConcurrencyCounter()
-        let outside: OutsideView? = engine == .postgres ? try OutsideView.fresh().0 : nil
         let serverPeak = Locked(0)
         let sampling = Locked(true)
         // Sampled from a thread of its own (the test process's cooperative threads are
         // shared with the other tests).
         let sampler = Task {
             try await blocking {
-                guard let outside, let database = reads.database as? PostgresPool else { return }
-                let name = database.name.split(separator: "dbname=").last.map(String.init) ?? ""
+                guard engine.isServer else { return }
                 while sampling.withLock({ $0 }) {
-                    let count =
-                        (try? outside.server.psql(
-                            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND query LIKE "
-                                + "'%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()"))
-                        .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+                    let count = (try? reads.sessionsSleeping()).flatMap { $0 } ?? 0
                     serverPeak.withLock { $0 = max($0, count) }
                     usleep(50_000)
                 }
@@ -111,14 +155,14 @@ private struct SlowReads: @unchecked Sendable {
         sampling.withLock { $0 = false }
         try await sampler.value
         #expect(counter.peak == pool)
-        if engine == .postgres { #expect(serverPeak.withLock { $0 } == pool) }
+        if engine.isServer { #expect(serverPeak.withLock { $0 } == pool) }
     }
 
     /// A call waiting for a connection holds no thread: with every connection held, two
     /// thousand waiting async calls (readers, and SQLite's writer) add no thread to the
     /// process, then all complete. Measured in a process of its own (`swiftdal-probe`):
     /// this one runs other tests beside it.
-    @Test(arguments: Engine.allCases)
+    @Test(arguments: Engine.probed)
     func thousandsOfWaitingCallsCostNoThreads(_ engine: Engine) async throws {
         var arguments = ["waiters", "--engine", engine.rawValue]
         if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
@@ -134,7 +178,7 @@ private struct SlowReads: @unchecked Sendable {
     /// keeps its pace while the pool is saturated with slow queries (CPU-bound ones on
     /// SQLite), more of them waiting. Measured in a process of its own (`swiftdal-probe`),
     /// with a wide margin (the machine is shared).
-    @Test(arguments: Engine.allCases)
+    @Test(arguments: Engine.probed)
     func aTickerKeepsItsPaceWhileThePoolIsSaturated(_ engine: Engine) async throws {
         var arguments = ["ticker", "--engine", engine.rawValue]
         if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
@@ -151,12 +195,6 @@ private struct SlowReads: @unchecked Sendable {
     func shutdownRefusesNewCallsAndLetsCallsInFlightFinish(_ engine: Engine) async throws {
         let reads = try SlowReads(engine, connections: 2)
         let database = reads.database
-        let outside: OutsideView?
-        if engine == .postgres, let pool = database as? PostgresPool {
-            outside = try OutsideView.of(pool)
-        } else {
-            outside = nil
-        }
         // Two calls hold the connections until released, two wait in line behind them.
         let release = Locked(false)
         let inFlight = (0..<4).map { _ in
@@ -172,6 +210,7 @@ private struct SlowReads: @unchecked Sendable {
             switch database {
             case let pool as DatabasePool: await pool.shutdown(gracePeriod: .seconds(30))
             case let pool as PostgresPool: await pool.shutdown(gracePeriod: .seconds(30))
+            case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .seconds(30))
             default: Issue.record("unexpected database \(database)")
             }
         }
@@ -185,6 +224,6 @@ private struct SlowReads: @unchecked Sendable {
         for call in inFlight { try await call.value }  // every call in flight or in line finished
         await shutdown.value
         #expect(database.statistics.connectionsOpen == 0)
-        if let outside { #expect(try outside.sessionStates().isEmpty) }
+        if engine.isServer { #expect(try reads.sessionsOpen() == 0) }
     }
 }

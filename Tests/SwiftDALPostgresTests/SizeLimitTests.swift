@@ -1,6 +1,7 @@
 import Foundation
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
@@ -36,6 +37,14 @@ private struct Pair: Entity, Codable {
                 try db.executeScript(
                     "CREATE TABLE pairs(a BIGINT NOT NULL, b TEXT NOT NULL, token UUID NOT NULL, "
                         + "at TIMESTAMPTZ NOT NULL, amount NUMERIC NOT NULL, PRIMARY KEY(a, b))")
+            }
+            return (pool, nil)
+        case .mariadb:
+            let pool = try MariaDBPool(url: SharedMariaDB.makeDatabase().url)
+            try pool.reentrantWrite { db in
+                try db.executeScript(
+                    "CREATE TABLE pairs(a BIGINT NOT NULL, b VARCHAR(100) NOT NULL, token UUID NOT NULL, "
+                        + "at DATETIME(6) NOT NULL, amount DECIMAL(65,30) NOT NULL, PRIMARY KEY(a, b))")
             }
             return (pool, nil)
         }
