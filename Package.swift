@@ -85,11 +85,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftdal-gen",
-            dependencies: ["SwiftDALCodegen", "SwiftDAL", "SwiftDALPostgres"]
+            dependencies: ["SwiftDALCodegen", "SwiftDAL", "SwiftDALPostgres", "SwiftDALMariaDB"]
         ),
         .executableTarget(
             name: "swiftdal-demo",
-            dependencies: ["SampleDAL", "SwiftDALPostgres", "SwiftDALTestSupport"]
+            dependencies: ["SampleDAL", "SwiftDALPostgres", "SwiftDALMariaDB", "SwiftDALTestSupport"]
         ),
         // Not the library: the benchmark, its raw C baselines and its results live under
         // Tests/Benchmarks, the crash, fault and fuzz harnesses under Tests/Reliability
@@ -129,7 +129,7 @@ let package = Package(
         // run by the tests as a child process).
         .executableTarget(
             name: "swiftdal-probe",
-            dependencies: ["SwiftDAL", "SwiftDALPostgres"],
+            dependencies: ["SwiftDAL", "SwiftDALPostgres", "SwiftDALMariaDB", "SwiftDALTestSupport"],
             path: "Tests/Reliability/swiftdal-probe"
         ),
         // Reliability (out-of-memory and I/O-error sweeps).
@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALMariaDBTests",
-            dependencies: ["SwiftDALMariaDB", "SwiftDAL", "SampleDAL", "SwiftDALTestSupport"]
+            dependencies: ["SwiftDALMariaDB", "SwiftDAL", "SampleDAL", "SwiftDALCodegen", "SwiftDALTestSupport"]
         ),
         .testTarget(
             name: "SwiftDALTests",

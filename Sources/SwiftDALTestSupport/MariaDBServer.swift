@@ -34,7 +34,7 @@ public final class MariaDBServer: @unchecked Sendable {
     private let runAsMySQL: Bool
     private let lock = NSLock()
     private var serverPID: pid_t?
-    private var watcherPID: pid_t?
+    private var watcher: OrphanWatcher?
     private var databases = 0
 
     /// Why the server could not start (with the end of its error log).
@@ -138,20 +138,11 @@ public final class MariaDBServer: @unchecked Sendable {
         }
     }
 
-    /// A process that ends the server and removes the directory once this process is gone
-    /// (it polls every second); ``stop()`` ends it first.
+    /// A process that ends the server and removes the directory once this process is gone;
+    /// ``stop()`` ends it first.
     private func startWatcher(serverPID: pid_t) {
-        // SIGTERM (from `stop()`) ends it at once, its `sleep` included.
-        let script = """
-            trap 'kill $s 2>/dev/null; exit 0' TERM
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1 & s=$!; wait $s; done
-            kill -TERM \(serverPID) 2>/dev/null
-            for i in $(seq 1 100); do kill -0 \(serverPID) 2>/dev/null || break; sleep 0.1; done
-            kill -KILL \(serverPID) 2>/dev/null
-            rm -rf '\(directory)'
-            """
-        let pid = try? spawnInBackground(["/bin/sh", "-c", script], outputPath: "/dev/null")
-        lock.withLock { watcherPID = pid }
+        let watcher = OrphanWatcher(cleanup: OrphanWatcher.stopping(String(serverPID)), directory: directory)
+        lock.withLock { self.watcher = watcher }
     }
 
     /// Whether the child `pid` still runs (reaps it when it has exited).
@@ -240,12 +231,12 @@ public final class MariaDBServer: @unchecked Sendable {
     ///
     /// For example, `server.stop()`.
     public func stop() {
-        let (server, watcher) = lock.withLock { () -> (pid_t?, pid_t?) in
+        let (server, watcher) = lock.withLock { () -> (pid_t?, OrphanWatcher?) in
             defer {
                 serverPID = nil
-                watcherPID = nil
+                self.watcher = nil
             }
-            return (serverPID, watcherPID)
+            return (serverPID, self.watcher)
         }
         if let server {
             kill(server, SIGCONT)
@@ -255,13 +246,7 @@ public final class MariaDBServer: @unchecked Sendable {
                 _ = waitFor(attempts: 100, pause: 20_000, until: { !isRunning(server) })
             }
         }
-        if let watcher {
-            kill(watcher, SIGTERM)
-            if !waitFor(attempts: 200, pause: 10_000, until: { !isRunning(watcher) }) {
-                kill(watcher, SIGKILL)
-                _ = waitFor(attempts: 100, pause: 10_000, until: { !isRunning(watcher) })
-            }
-        }
+        watcher?.cancel()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

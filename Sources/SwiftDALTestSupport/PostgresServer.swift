@@ -34,6 +34,8 @@ public final class PostgresServer: @unchecked Sendable {
     private var bouncerRunning = false
     /// The processes ``pause()`` stopped.
     private var paused: [pid_t] = []
+    /// Ends the server (and its PgBouncer) should this process die without stopping it.
+    private var watcher: OrphanWatcher?
 
     /// Why the server could not start.
     public struct StartFailure: Error, CustomStringConvertible {
@@ -85,6 +87,7 @@ public final class PostgresServer: @unchecked Sendable {
             ]
             for (key, value) in settings.sorted(by: { $0.key < $1.key }) { lines.append("\(key) = \(value)") }
             try server.append(lines.joined(separator: "\n") + "\n", to: server.dataDirectory + "/postgresql.auto.conf")
+            server.startWatcher()
             try server.startServer()
         } catch {
             server.removeFiles()
@@ -152,6 +155,7 @@ public final class PostgresServer: @unchecked Sendable {
             try standby.append(
                 "port = \(standby.port)\nunix_socket_directories = '\(directory)'\nhot_standby_feedback = on\n",
                 to: standby.dataDirectory + "/postgresql.auto.conf")
+            standby.startWatcher()
             try standby.startServer()
         } catch {
             standby.removeFiles()
@@ -330,6 +334,29 @@ public final class PostgresServer: @unchecked Sendable {
         stopPgBouncer()
         stopServer()
         removeFiles()
+        let watcher = lock.withLock { () -> OrphanWatcher? in
+            defer { self.watcher = nil }
+            return self.watcher
+        }
+        watcher?.cancel()
+    }
+
+    /// Watches over the server from outside this process: should it die without stopping
+    /// the server (a crash, a trap), the postmaster named by `postmaster.pid` at that time
+    /// (a restart changes it) is continued and its children with it (a paused server), shut
+    /// down at once (SIGQUIT; SIGKILL after 10 s), and PgBouncer killed.
+    private func startWatcher() {
+        let cleanup = """
+            b=$(cat '\(directory)/pgbouncer.pid' 2>/dev/null); [ -n "$b" ] && kill -KILL "$b" 2>/dev/null
+            p=$(head -n 1 '\(dataDirectory)/postmaster.pid' 2>/dev/null)
+            if [ -n "$p" ]; then
+                pkill -CONT -P "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; kill -QUIT "$p" 2>/dev/null
+                for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+                kill -KILL "$p" 2>/dev/null
+            fi
+            """
+        let watcher = OrphanWatcher(cleanup: cleanup, directory: directory)
+        lock.withLock { self.watcher = watcher }
     }
 
     deinit {
@@ -506,4 +533,46 @@ package func waitFor(attempts: Int, pause: UInt32, until condition: () throws ->
         if attempt < attempts - 1 { usleep(pause) }
     }
     return false
+}
+
+/// A process that watches over a server this process started: once this process is gone
+/// (a crash, a kill, a trap: no `atexit` ran), it runs `cleanup` (a shell script that ends
+/// the server) and removes `directory`, so that no server outlives the tests that started
+/// it. It polls every second; ``OrphanWatcher/cancel()`` (the server's own `stop()`) ends
+/// it first, without running `cleanup`.
+struct OrphanWatcher {
+    private let pid: pid_t?
+
+    init(cleanup: String, directory: String) {
+        // SIGTERM (from `cancel()`) ends it at once, its `sleep` included.
+        let script = """
+            trap 'kill $s 2>/dev/null; exit 0' TERM
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1 & s=$!; wait $s; done
+            \(cleanup)
+            rm -rf '\(directory)'
+            """
+        pid = try? spawnInBackground(["/bin/sh", "-c", script], outputPath: "/dev/null")
+    }
+
+    /// Ends the watcher (and reaps it), leaving the server to its owner.
+    func cancel() {
+        guard let pid else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<200 {
+            if waitpid(pid, &status, WNOHANG) != 0 { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, &status, 0)
+    }
+
+    /// A script that stops the process `pid` (SIGTERM, SIGKILL after 10 s).
+    static func stopping(_ pid: String) -> String {
+        """
+        kill -TERM \(pid) 2>/dev/null
+        for i in $(seq 1 100); do kill -0 \(pid) 2>/dev/null || break; sleep 0.1; done
+        kill -KILL \(pid) 2>/dev/null
+        """
+    }
 }

@@ -20,10 +20,6 @@ enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
-    /// The engines `swiftdal-probe` (a process of its own, for what a test process cannot
-    /// measure about itself) opens.
-    static let probed: [Engine] = [.sqlite, .postgres]
-
     /// Whether the engine is a server (each connection its own session) rather than an
     /// embedded file.
     var isServer: Bool { self != .sqlite }

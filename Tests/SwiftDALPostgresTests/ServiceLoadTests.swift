@@ -120,6 +120,15 @@ private struct SlowReads: @unchecked Sendable {
     }
 }
 
+/// `--url` and a fresh database of the shared server of `engine`, for `swiftdal-probe`.
+private func probeURL(_ engine: Engine) throws -> [String] {
+    switch engine {
+    case .sqlite: []
+    case .postgres: ["--url", try SharedPostgres.makeDatabase()]
+    case .mariadb: ["--url", try SharedMariaDB.makeDatabase().url]
+    }
+}
+
 @Suite struct ServiceLoadTests {
     /// N concurrent async calls on a pool of P connections keep min(N, P) connections busy,
     /// on any number of cores (this machine has two): the calls count themselves, and on
@@ -162,10 +171,9 @@ private struct SlowReads: @unchecked Sendable {
     /// thousand waiting async calls (readers, and SQLite's writer) add no thread to the
     /// process, then all complete. Measured in a process of its own (`swiftdal-probe`):
     /// this one runs other tests beside it.
-    @Test(arguments: Engine.probed)
+    @Test(arguments: Engine.allCases)
     func thousandsOfWaitingCallsCostNoThreads(_ engine: Engine) async throws {
-        var arguments = ["waiters", "--engine", engine.rawValue]
-        if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
+        let arguments = ["waiters", "--engine", engine.rawValue] + (try probeURL(engine))
         let result = try await runProbe(arguments)
         #expect(result["callers_waiting"] == 2_000)
         #expect(result["completed"] == 2_000)
@@ -178,10 +186,9 @@ private struct SlowReads: @unchecked Sendable {
     /// keeps its pace while the pool is saturated with slow queries (CPU-bound ones on
     /// SQLite), more of them waiting. Measured in a process of its own (`swiftdal-probe`),
     /// with a wide margin (the machine is shared).
-    @Test(arguments: Engine.probed)
+    @Test(arguments: Engine.allCases)
     func aTickerKeepsItsPaceWhileThePoolIsSaturated(_ engine: Engine) async throws {
-        var arguments = ["ticker", "--engine", engine.rawValue]
-        if engine == .postgres { arguments += ["--url", try SharedPostgres.makeDatabase()] }
+        let arguments = ["ticker", "--engine", engine.rawValue] + (try probeURL(engine))
         let result = try await runProbe(arguments)
         #expect(result["reads_completed"] == 8)
         let gap = result["longest_gap_ms"] ?? .max

@@ -121,8 +121,7 @@ func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: 
 /// `key=value` lines it printed. The wait runs on a thread of its own, not on one of the
 /// test process's cooperative threads.
 func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Int] {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-    let probe = ProcessInfo.processInfo.environment["SWIFTDAL_PROBE"] ?? directory + "/swiftdal-probe"
+    let probe = probePath
     guard FileManager.default.isExecutableFile(atPath: probe) else {
         Issue.record("swiftdal-probe is not built at \(probe) (swift build builds it)", sourceLocation: sourceLocation)
         return [:]
@@ -145,4 +144,11 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
+}
+
+/// Where `swiftdal-probe` is: beside the test binary (`swift build` builds it), or
+/// `SWIFTDAL_PROBE`.
+var probePath: String {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+    return ProcessInfo.processInfo.environment["SWIFTDAL_PROBE"] ?? directory + "/swiftdal-probe"
 }

@@ -5,18 +5,23 @@
 // process, measured there say more about the other tests than about SwiftDAL. The tests
 // run this probe as a child process and check what it prints (`key=value` lines).
 //
-//   swiftdal-probe ticker  --engine sqlite|postgres [--url URL]
-//       4 connections, 8 slow async reads (CPU-bound on SQLite, pg_sleep on PostgreSQL)
+//   swiftdal-probe ticker  --engine sqlite|postgres|mariadb [--url URL]
+//       4 connections, 8 slow async reads (CPU-bound on SQLite, sleeping on a server)
 //       and a task ticking every 10 ms meanwhile: longest_gap_ms, reads_completed.
-//   swiftdal-probe waiters --engine sqlite|postgres [--url URL]
+//   swiftdal-probe waiters --engine sqlite|postgres|mariadb [--url URL]
 //       every connection held, 2,000 async calls waiting in line: threads_before,
 //       threads_waiting, callers_waiting, completed.
+//   swiftdal-probe orphan  --engine postgres|mariadb
+//       starts a throwaway server as the tests do, prints server_pid= and directory=, and
+//       dies by SIGKILL without stopping it (no atexit runs): the server must not outlive it.
 import Foundation
 import SwiftDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
+import SwiftDALTestSupport
 
 enum ProbeEngine: String {
-    case sqlite, postgres
+    case sqlite, postgres, mariadb
 }
 
 struct Arguments {
@@ -31,7 +36,7 @@ struct Arguments {
             switch word {
             case "--engine":
                 guard let value = words.popFirst().flatMap(ProbeEngine.init(rawValue:)) else {
-                    throw ProbeError("--engine takes sqlite or postgres")
+                    throw ProbeError("--engine takes sqlite, postgres or mariadb")
                 }
                 engine = value
             case "--url": url = words.popFirst()
@@ -59,7 +64,35 @@ func makePool(_ arguments: Arguments, connections: Int) throws -> any DatabaseWr
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = connections
         return try PostgresPool(url: url, configuration: configuration)
+    case .mariadb:
+        guard let url = arguments.url else { throw ProbeError("--engine mariadb needs --url") }
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = connections
+        return try MariaDBPool(url: url, configuration: configuration)
     }
+}
+
+/// `SELECT CAST(? AS <integer>)` of `value`, in the engine's spelling of the type.
+func integerEcho(_ value: Int, engine: ProbeEngine) -> SQL {
+    SQL(sql: "SELECT CAST(? AS \(engine == .mariadb ? "SIGNED" : "INTEGER"))", arguments: [value])
+}
+
+/// Starts a throwaway server, prints its process and directory, and dies by SIGKILL.
+func orphan(_ arguments: Arguments) throws {
+    let (pid, directory): (Int32, String)
+    switch arguments.engine {
+    case .sqlite: throw ProbeError("orphan takes --engine postgres or mariadb")
+    case .postgres:
+        let server = try PostgresServer.start()
+        (pid, directory) = (server.serverProcessIDs.first ?? 0, server.directory)
+    case .mariadb:
+        let server = try MariaDBServer.start()
+        (pid, directory) = (server.serverProcessID ?? 0, server.directory)
+    }
+    print("server_pid=\(pid)")
+    print("directory=\(directory)")
+    fflush(nil)  // every stream: what was printed reaches the pipe before the kill
+    kill(getpid(), SIGKILL)
 }
 
 /// A read that keeps a connection busy for about `seconds`: CPU-bound on SQLite (a query
@@ -68,6 +101,8 @@ func slowRead(_ pool: any DatabaseWriter, engine: ProbeEngine, seconds: Double) 
     switch engine {
     case .postgres:
         try await pool.read { db in try db.execute("SELECT pg_sleep(\(seconds))") }
+    case .mariadb:
+        try await pool.read { db in try db.execute("SELECT SLEEP(\(seconds))") }
     case .sqlite:
         do {
             _ = try await withDatabaseTimeout(.milliseconds(Int64(seconds * 1000))) {
@@ -134,9 +169,10 @@ func waiters(_ arguments: Arguments) async throws {
     let calls = (0..<count).map { index in
         Task {
             if index % 4 == 0 && arguments.engine == .sqlite {
-                return try await pool.write { db in try db.fetchScalar(Int.self, "SELECT CAST(\(index) AS INTEGER)") }
+                return try await pool.write { db in try db.fetchScalar(Int.self, integerEcho(index, engine: .sqlite)) }
             }
-            return try await pool.read { db in try db.fetchScalar(Int.self, "SELECT CAST(\(index) AS INTEGER)") }
+            let engine = arguments.engine
+            return try await pool.read { db in try db.fetchScalar(Int.self, integerEcho(index, engine: engine)) }
         }
     }
     let deadline = ContinuousClock.now.advanced(by: .seconds(60))
@@ -168,7 +204,9 @@ do {
     switch arguments.command {
     case "ticker": try await ticker(arguments)
     case "waiters": try await waiters(arguments)
-    default: throw ProbeError("usage: swiftdal-probe ticker|waiters --engine sqlite|postgres [--url URL]")
+    case "orphan": try orphan(arguments)
+    default:
+        throw ProbeError("usage: swiftdal-probe ticker|waiters|orphan --engine sqlite|postgres|mariadb [--url URL]")
     }
 } catch {
     FileHandle.standardError.write(Data("swiftdal-probe: \(error)\n".utf8))
