@@ -7,13 +7,16 @@ struct Options {
     var fixturesDirectory: String?
     /// `--postgres [URL]`: run on PostgreSQL (`""`: on a throwaway server).
     var postgresURL: String?
+    /// `--mysql [URL]`: run on MariaDB or MySQL (`""`: on a throwaway server).
+    var mysqlURL: String?
 
     static let usage = """
         usage: swift run swiftdal-demo [--database PATH] [--template PATH]
                swift run swiftdal-demo --postgres [URL]
+               swift run swiftdal-demo --mysql [URL]
 
         Runs a tour of every SwiftDAL operation on an embedded SQLite database, or with
-        --postgres the same tour, through the same DALs, on PostgreSQL.
+        --postgres or --mysql the same tour, through the same DALs, on PostgreSQL or MariaDB.
           --database PATH   the database file (default: data/swiftdal-demo.sqlite, created
                             from the template when missing; its directory is created too)
           --template PATH   the prepared database copied when the file is missing
@@ -21,6 +24,10 @@ struct Options {
           --postgres [URL]  run on the PostgreSQL server at URL (postgresql://user@host/db, or a
                             libpq keyword string); without a URL, on a throwaway server started
                             for the run (needs PostgreSQL's server programs) and stopped after
+          --mysql [URL]     run on the MariaDB or MySQL server at URL (mysql://user@host/db,
+                            ?socket=/path for a Unix socket); without a URL, on a throwaway
+                            server started for the run (needs mariadb-server) and stopped after
+                            (--mariadb is the same)
           --make-fixtures DIR  rebuild DIR's sample databases (v1, v2, current) and
                             schema.sql from the migrations and DIR's seed files, then exit
         """
@@ -37,13 +44,13 @@ struct Options {
             case "--template":
                 guard let value = remaining.popFirst() else { throw OptionError("--template needs a path") }
                 options.templatePath = value
-            case "--postgres":
+            case "--postgres", "--mysql", "--mariadb":
+                var url = ""
                 if let next = remaining.first, !next.hasPrefix("--") {
-                    options.postgresURL = next
+                    url = next
                     remaining = remaining.dropFirst()
-                } else {
-                    options.postgresURL = ""
                 }
+                if argument == "--postgres" { options.postgresURL = url } else { options.mysqlURL = url }
             case "--make-fixtures":
                 guard let value = remaining.popFirst() else { throw OptionError("--make-fixtures needs a directory") }
                 options.fixturesDirectory = value

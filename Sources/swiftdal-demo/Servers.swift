@@ -1,5 +1,6 @@
 import Foundation
 import SampleDAL
+import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 
@@ -20,7 +21,44 @@ func runOnPostgres(url: String, fixture: String) async throws {
     }
     let pool = try PostgresPool(url: connectionString)
     try pool.checkConnection()
-    print("SwiftDAL tour — PostgreSQL \(pool.name)")
+    try await runTour(on: pool, title: "PostgreSQL \(pool.name)", fixture: fixture, throwaway: server != nil) { db in
+        // Rows copied with their ids leave the identity sequences behind: move them on.
+        for table in ["users", "orders"] {
+            try db.execute(
+                "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
+        }
+    }
+    try pool.close()
+}
+
+/// The tour on MariaDB (or MySQL): the same migrations, DALs and calls. With no URL, a
+/// throwaway server is started for the run (needs `mariadb-server`) and stopped after.
+func runOnMariaDB(url: String, fixture: String) async throws {
+    var server: MariaDBServer?
+    defer { server?.stop() }
+    let address: String
+    if url.isEmpty {
+        print("starting a throwaway MariaDB server…")
+        let started = try MariaDBServer.start()
+        server = started
+        address = try started.makeDatabase()
+    } else {
+        address = url
+    }
+    let pool = try MariaDBPool(url: address)
+    try pool.checkConnection()
+    // AUTO_INCREMENT moves past the ids copied in by itself.
+    try await runTour(on: pool, title: "MariaDB \(pool.name)", fixture: fixture, throwaway: server != nil) { _ in }
+    try pool.close()
+}
+
+/// The tour on a server's `pool`: migrate, copy the sample data in when the database is
+/// empty (then `afterCopy` in the same transaction), and make every call of the tour.
+private func runTour(
+    on pool: any DatabaseWriter, title: String, fixture: String, throwaway: Bool,
+    afterCopy: @Sendable (Database) throws -> Void
+) async throws {
+    print("SwiftDAL tour — \(title)")
     let applied = try SampleSchema.migrator.migrate(pool)
     print(
         applied.isEmpty
@@ -28,7 +66,7 @@ func runOnPostgres(url: String, fixture: String) async throws {
             : "  applied migrations: \(applied.joined(separator: ", "))")
     let tour = Tour(pool: pool)
     if try await tour.users.getRecordCount() == 0 {
-        try seed(pool, from: fixture)
+        try copySampleData(into: pool, from: fixture, then: afterCopy)
         print("  copied the sample data from \(fixture) through the same DALs")
     }
     try SampleSchema.verify(users: tour.users, orders: tour.orders, tags: tour.tags)
@@ -43,24 +81,22 @@ func runOnPostgres(url: String, fixture: String) async throws {
     let (userCount, orderCount) = (try await tour.users.getRecordCount(), try await tour.orders.getRecordCount())
     print("\nDone: \(userCount) users and \(orderCount) orders stored.")
     print(
-        server == nil
-            ? "Run it again: the visitor rows and their orders are still there."
-            : "The throwaway server is stopped now; give --postgres a URL to keep the data.")
-    try pool.close()
+        throwaway
+            ? "The throwaway server is stopped now; give a URL to keep the data."
+            : "Run it again: the visitor rows and their orders are still there.")
 }
 
-/// Copies the fixture's rows into an empty PostgreSQL database through the sample DALs,
-/// then moves the identity sequences past the copied ids.
-private func seed(_ pool: PostgresPool, from fixture: String) throws {
+/// Copies the fixture's rows into `pool`'s empty tables through the sample DALs, then
+/// runs `afterCopy`, in one transaction.
+private func copySampleData(
+    into pool: any DatabaseWriter, from fixture: String, then afterCopy: (Database) throws -> Void
+) throws {
     let source = try DatabaseQueue(path: fixture, mode: .readOnly)
     defer { try? source.close() }
     try pool.write { db in
         try UserDAL(database: pool).insertRange(UserDAL(database: source).getAll(orderBy: "id"))
         try OrderDAL(database: pool).insertRange(OrderDAL(database: source).getAll(orderBy: "id"))
         try UserTagDAL(database: pool).insertRange(UserTagDAL(database: source).getAll())
-        for table in ["users", "orders"] {
-            try db.execute(
-                "SELECT setval(pg_get_serial_sequence(\(table), 'id'), (SELECT MAX(id) FROM \(identifier: table)))")
-        }
+        try afterCopy(db)
     }
 }

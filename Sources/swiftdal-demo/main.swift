@@ -10,8 +10,15 @@ do {
         print("rebuilt the fixtures in \(directory) from \(SampleSchema.versions.count) migrations")
         exit(0)
     }
+    if options.postgresURL != nil && options.mysqlURL != nil {
+        throw OptionError("give one of --postgres and --mysql")
+    }
     if let url = options.postgresURL {
         try await runOnPostgres(url: url, fixture: options.resolvedTemplate())
+        exit(0)
+    }
+    if let url = options.mysqlURL {
+        try await runOnMariaDB(url: url, fixture: options.resolvedTemplate())
         exit(0)
     }
     let directory = (options.databasePath as NSString).deletingLastPathComponent

@@ -1,11 +1,12 @@
 import Foundation
 import SwiftDAL
 import SwiftDALCodegen
+import SwiftDALMariaDB
 import SwiftDALPostgres
 
 // swiftdal-gen: explicitly mapped entities and table DALs, written from a database's schema.
 let usage = """
-    usage: swift run swiftdal-gen (--database PATH | --schema PATH | --postgres URL) [options]
+    usage: swift run swiftdal-gen (--database PATH | --schema PATH | --postgres URL | --mysql URL) [options]
 
     Writes, for each table, an entity struct mapped explicitly (columns read by index,
     no Codable: the fast mapping) and its BaseDAL subclass, from the database's schema;
@@ -14,6 +15,9 @@ let usage = """
       --schema PATH      or run this SQL script in an in-memory database and read that
       --postgres URL     or read a PostgreSQL database's catalog (postgresql://user@host/db,
                          or a libpq keyword string): the tables and views on its search path
+      --mysql URL        or read a MariaDB/MySQL database's catalog (mysql://user@host/db,
+                         ?socket=/path for a Unix socket): the tables and views of that
+                         database (--mariadb is the same)
       --tables LIST      comma-separated tables and views (default: every table and view
                          but SQLite's own and swiftdal_migrations)
       --stem TABLE=NAME  the type stem of a table (repeatable): --stem people=Person gives
@@ -33,6 +37,7 @@ func run(_ arguments: [String]) throws {
     var databasePath: String?
     var schemaPath: String?
     var postgresURL: String?
+    var mysqlURL: String?
     var tables: [String]?
     var outputPath: String?
     var options = EntityGenerator.Options()
@@ -45,6 +50,7 @@ func run(_ arguments: [String]) throws {
         case "--database": databasePath = try value(argument)
         case "--schema": schemaPath = try value(argument)
         case "--postgres": postgresURL = try value(argument)
+        case "--mysql", "--mariadb": mysqlURL = try value(argument)
         case "--tables": tables = try value(argument).split(separator: ",").map(String.init)
         case "--stem":
             let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
@@ -62,24 +68,30 @@ func run(_ arguments: [String]) throws {
     }
     try options.validate()  // before any file is opened
     let queue: any DatabaseWriter
-    switch (databasePath, schemaPath, postgresURL) {
-    case (let path?, nil, nil):
+    switch (databasePath, schemaPath, postgresURL, mysqlURL) {
+    case (let path?, nil, nil, nil):
         queue = try DatabaseQueue(path: path, mode: .readOnly)
-    case (nil, let path?, nil):
+    case (nil, let path?, nil, nil):
         let script = try String(contentsOfFile: path, encoding: .utf8)
         queue = try DatabaseQueue.inMemory()
         try queue.write { try $0.executeScript(script) }
-    case (nil, nil, let url?):
+    case (nil, nil, let url?, nil):
         queue = try PostgresPool(url: url)
+    case (nil, nil, nil, let url?):
+        queue = try MariaDBPool(url: url)
     default:
-        throw GenError(description: "give exactly one of --database, --schema and --postgres\n\(usage)")
+        throw GenError(description: "give exactly one of --database, --schema, --postgres and --mysql\n\(usage)")
     }
     // The header names the command that made the file (the same command makes the same
-    // bytes), each argument quoted for a POSIX shell, and never a password: a PostgreSQL
-    // URL is written without it (give it through PGPASSWORD or a password file).
+    // bytes), each argument quoted for a POSIX shell, and never a password: a server's
+    // URL is written without it (give PostgreSQL's through PGPASSWORD or a password file).
     var written = arguments
-    for index in written.indices.dropFirst() where written[index - 1] == "--postgres" {
-        written[index] = PostgresConnect.withoutPassword(written[index])
+    for index in written.indices.dropFirst() {
+        switch written[index - 1] {
+        case "--postgres": written[index] = PostgresConnect.withoutPassword(written[index])
+        case "--mysql", "--mariadb": written[index] = MariaDBPool.withoutPassword(written[index])
+        default: break
+        }
     }
     let origin = (["swift run swiftdal-gen"] + written.map(shellQuoted)).joined(separator: " ")
     let generator = EntityGenerator(options: options)

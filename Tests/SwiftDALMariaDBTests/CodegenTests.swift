@@ -1,0 +1,59 @@
+import Foundation
+import SwiftDAL
+import SwiftDALCodegen
+import SwiftDALMariaDB
+import Testing
+
+/// `swiftdal-gen --mysql`: the generator reads MariaDB's catalog (`information_schema`).
+@Suite struct MariaDBCodegenTests {
+    @Test func theGeneratorReadsAMariaDBCatalog() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.executeScript(
+                """
+                CREATE TABLE products(id BIGINT AUTO_INCREMENT PRIMARY KEY, sku VARCHAR(40) NOT NULL UNIQUE,
+                    price DECIMAL(10,2) NOT NULL DEFAULT 0, photo BLOB, ref UUID, added_at DATETIME(6) NOT NULL,
+                    active TINYINT(1), attributes JSON, weight DOUBLE, stock INT NOT NULL, big BIGINT UNSIGNED,
+                    kind ENUM('a', 'b'));
+                CREATE TABLE codes(code VARCHAR(20) PRIMARY KEY, label VARCHAR(40));
+                CREATE VIEW cheap AS SELECT sku, price FROM products WHERE price < 10;
+                """)
+        }
+        let generator = EntityGenerator()
+        let models = try pool.read { db in try ["products", "codes", "cheap"].map { try generator.model(of: $0, in: db) } }
+        func property(_ model: EntityModel, _ column: String) -> EntityModel.Property? {
+            model.properties.first { $0.column == column }
+        }
+        let products = models[0]
+        #expect(property(products, "id")?.isAssignedByDatabase == true)
+        #expect(property(products, "id")?.isOptional == true)
+        #expect(property(products, "sku")?.isOptional == false)
+        #expect(property(products, "price")?.typeName == "Decimal")
+        #expect(property(products, "photo")?.typeName == "Data")
+        #expect(property(products, "ref")?.typeName == "UUID")
+        #expect(property(products, "added_at")?.typeName == "Date")
+        #expect(property(products, "active")?.typeName == "Bool")
+        #expect(property(products, "attributes")?.typeName == "String")
+        #expect(property(products, "weight")?.typeName == "Double")
+        #expect(property(products, "stock")?.typeName == "Int64")
+        #expect(property(products, "big")?.typeName == "Decimal")  // past Int64.max: exact digits
+        #expect(property(products, "kind")?.typeName == "String")
+        #expect(property(models[1], "code")?.isOptional == false)  // a text key is the entity's to give
+        #expect(models[2].readOnlyReason == .view)
+        let source = try pool.read { db in try generator.source(in: db, origin: "test") }
+        #expect(source.contains("public final class ProductDAL: BaseDAL<ProductInfo>"))
+        #expect(source.contains("public final class CodeDAL: BaseDAL<CodeInfo>"))
+        #expect(source.contains("public final class CheapDAL: ReadOnlyDAL<CheapInfo>"))
+    }
+
+    /// What swiftdal-gen writes in its header: the URL without its password.
+    @Test func theURLIsWrittenWithoutItsPassword() {
+        #expect(MariaDBPool.withoutPassword("mysql://app:s3cret@db:3306/shop") == "mysql://app@db:3306/shop")
+        #expect(
+            MariaDBPool.withoutPassword("mysql://app:p%40ss@localhost/shop?socket=/run/m.sock")
+                == "mysql://app@localhost/shop?socket=/run/m.sock")
+        #expect(MariaDBPool.withoutPassword("mysql://app@db/shop") == "mysql://app@db/shop")
+        #expect(MariaDBPool.withoutPassword("mariadb://db/shop") == "mariadb://db/shop")
+    }
+}
