@@ -85,7 +85,7 @@ final class MariaDBParameterBinding {
 /// - `BIT`: `INTEGER` (its bits, big-endian; a `BIT(64)` above `Int64.max` as its digits);
 /// - text types, `ENUM`, `SET`, `JSON` (MariaDB's `LONGTEXT`): `TEXT`;
 /// - binary types (`BLOB`, `BINARY`, `VARBINARY`, the binary character set), `GEOMETRY`: `BLOB`.
-enum MariaDBColumnKind {
+enum MariaDBColumnKind: Equatable {
     case signed, unsigned, real, float, decimal
     case dateTime(digits: Int)
     case date
@@ -123,18 +123,21 @@ enum MariaDBColumnKind {
 }
 
 /// A result's columns bound for `mysql_stmt_fetch`: fixed-size values (integers, doubles,
-/// `MYSQL_TIME`) land in a slot per column; variable-length ones are bound with no
-/// buffer (the fetch reports their length) and read with `mysql_stmt_fetch_column`.
+/// `MYSQL_TIME`) land in a slot per column; variable-length ones in a slot too when they
+/// fit (`slotSize` bytes), else the fetch reports their length and they are read whole
+/// with `mysql_stmt_fetch_column`. A prepared statement keeps its binding from one
+/// execution to the next while its result's columns stay the same (``matches(_:)``).
 final class MariaDBResultBinding {
     let layout: ColumnLayout
     let kinds: [MariaDBColumnKind]
+    private let names: [String]
     let count: Int
     let binds: UnsafeMutablePointer<MYSQL_BIND>
     private let isNull: UnsafeMutablePointer<CChar>
     private let lengths: UnsafeMutablePointer<UInt>
     private let errors: UnsafeMutablePointer<CChar>
     private let slots: UnsafeMutableRawPointer
-    private static let slotSize = 64
+    private static let slotSize = 128
 
     /// The binding of the result `statement` just produced (its metadata).
     init?(_ statement: UnsafeMutablePointer<MYSQL_STMT>) {
@@ -152,6 +155,7 @@ final class MariaDBResultBinding {
             }
         }
         layout = ColumnLayout(names: names)
+        self.names = names
         self.kinds = kinds
         let capacity = max(1, count)
         binds = .allocate(capacity: capacity)
@@ -187,12 +191,31 @@ final class MariaDBResultBinding {
                 binds[index].buffer_length = UInt(MemoryLayout<MYSQL_TIME>.size)
             case .bit, .bytes:
                 binds[index].buffer_type = MYSQL_TYPE_BLOB
+                binds[index].buffer = slot
+                binds[index].buffer_length = UInt(Self.slotSize)
             case .decimal, .text:
                 binds[index].buffer_type = MYSQL_TYPE_STRING
+                binds[index].buffer = slot
+                binds[index].buffer_length = UInt(Self.slotSize)
             case .null:
                 binds[index].buffer_type = MYSQL_TYPE_NULL
             }
         }
+    }
+
+    /// Whether the result `statement` just produced has this binding's columns (names and
+    /// kinds): a table altered since the statement was prepared gives another.
+    func matches(_ statement: UnsafeMutablePointer<MYSQL_STMT>) -> Bool {
+        guard Int(mysql_stmt_field_count(statement)) == count else { return false }
+        guard let metadata = mysql_stmt_result_metadata(statement) else { return false }
+        defer { mysql_free_result(metadata) }
+        guard let fields = mysql_fetch_fields(metadata) else { return count == 0 }
+        for index in 0..<count {
+            let field = fields[index]
+            guard MariaDBColumnKind(field) == kinds[index], let name = field.name else { return false }
+            guard names[index].withCString({ strcmp($0, name) == 0 }) else { return false }
+        }
+        return true
     }
 
     deinit {
@@ -232,21 +255,30 @@ final class MariaDBResultBinding {
             case .null:
                 values.append(.null)
             case .decimal, .text, .bytes, .bit:
-                let bytes = try variableBytes(statement, index)
-                switch kind {
-                case .bytes: values.append(.blob(Data(bytes)))
-                case .bit:
-                    // At most 64 bits: above Int64.max (BIT(64) with its top bit set), the digits.
-                    let bits = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                    values.append(bits <= UInt64(Int64.max) ? .integer(Int64(bits)) : .text(String(bits)))
-                default:
-                    if let text = String(validating: bytes, as: UTF8.self) {
-                        values.append(.text(text))
-                    } else {
-                        values.append(.blob(Data(bytes)))
-                    }
+                let length = Int(lengths[index])
+                if length <= Self.slotSize {
+                    // Whole in its slot: read from there, no second call.
+                    let bytes = UnsafeBufferPointer(start: slot.assumingMemoryBound(to: UInt8.self), count: length)
+                    values.append(Self.value(of: bytes, kind: kind))
+                } else {
+                    let bytes = try variableBytes(statement, index)
+                    values.append(bytes.withUnsafeBufferPointer { Self.value(of: $0, kind: kind) })
                 }
             }
+        }
+    }
+
+    /// The value of a variable-length column of `kind` holding `bytes`: text (when valid
+    /// UTF-8; else bytes), bytes, or a `BIT` value (at most 64 bits: above `Int64.max`,
+    /// its digits).
+    private static func value(of bytes: UnsafeBufferPointer<UInt8>, kind: MariaDBColumnKind) -> DatabaseValue {
+        switch kind {
+        case .bytes: return .blob(Data(bytes))
+        case .bit:
+            let bits = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return bits <= UInt64(Int64.max) ? .integer(Int64(bits)) : .text(String(bits))
+        default:
+            return Statement.validString(bytes).map { .text($0) } ?? .blob(Data(bytes))
         }
     }
 

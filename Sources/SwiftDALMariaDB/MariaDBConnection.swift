@@ -62,6 +62,8 @@ final class MariaDBConnection: EngineConnection {
     final class PreparedStatement {
         let handle: UnsafeMutablePointer<MYSQL_STMT>
         let text: MariaDBStatementText
+        /// The binding of its last result, kept while its columns stay the same.
+        var resultBinding: MariaDBResultBinding?
 
         init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText) {
             self.handle = handle
@@ -256,11 +258,34 @@ final class MariaDBConnection: EngineConnection {
                 throw outcome(of: error, role: role, autocommit: autocommit, sql: text)
             }
         }
-        let statement = try prepared(query.sql)
+        var statement = try prepared(query.sql)
         let values = try statement.text.values(for: query.arguments)
         do {
             try checkMaySend(statement.text.sql, role: role)
-            let (rows, affected) = try execute(statement, values)
+            let rows: MariaDBRows?
+            let affected: Int
+            do {
+                (rows, affected) = try execute(statement, values)
+            } catch let error as MariaDBError where error.code == 2057 {
+                // The result's columns changed since the statement was prepared (its table
+                // was altered): Connector/C cannot read them. Prepared again for any later
+                // call; a read runs again now. A write ran (never twice), and the error says
+                // so. The result left on the wire is read off first (else: out of sync).
+                mysql_stmt_reset(statement.handle)
+                statements[query.sql] = nil
+                guard role == .read else {
+                    throw DALError(
+                        .schemaMismatch,
+                        "the statement ran, but its result could not be read: its table was altered since it was "
+                            + "prepared (it is prepared again for the next call). "
+                            + (autocommit
+                                ? "Outside a transaction, its change is committed"
+                                : "Its change is part of the transaction, which this error rolls back unless caught"),
+                        sql: statement.text.sql, underlying: error)
+                }
+                statement = try prepared(query.sql)
+                (rows, affected) = try execute(statement, values)
+            }
             completedStatements += 1
             guard let rows else { return affected }
             let result = EngineResult(rows)
@@ -276,6 +301,8 @@ final class MariaDBConnection: EngineConnection {
     /// `COMMIT TRANSACTION`, `ROLLBACK TRANSACTION [TO SAVEPOINT x]` (what ``SwiftDAL/Database``
     /// sends) in MariaDB's spelling. `nil` for anything else (prepared).
     static func textProtocolForm(of sql: String, role: MariaDBStatementRole) -> String? {
+        // Most statements are none of these: known from the first word, without a split.
+        guard FirstWord.controls.contains(FirstWord(sql)) else { return nil }
         let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
         guard let first = words.first?.uppercased() else { return nil }
         switch first {
@@ -331,7 +358,14 @@ final class MariaDBConnection: EngineConnection {
             mysql_stmt_free_result(handle)
             drainResults(handle)
         }
-        guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
+        let binding: MariaDBResultBinding
+        if let kept = statement.resultBinding, kept.matches(handle) {
+            binding = kept
+        } else {
+            guard let made = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
+            statement.resultBinding = made
+            binding = made
+        }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         var values = [DatabaseValue]()
         while true {
@@ -558,16 +592,99 @@ enum MariaDBStatementRole {
     /// Transaction and session control that commits nothing.
     case other
 
+    /// The role of `sql` by its first word, read from its UTF-8 bytes (every statement
+    /// pays for this: splitting the text into `String` words cost ~46,000 instructions a
+    /// statement, more than the rest of a lookup).
     init(of sql: String) {
-        let words = sql.prefix(80).split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" })
-        switch words.first?.uppercased() {
-        case "ROLLBACK": self = words.contains { $0.uppercased() == "TO" } ? .other : .rollback
-        case "COMMIT": self = .commit
-        case "SELECT", "SHOW", "EXPLAIN", "DESCRIBE", "VALUES", "TABLE", "WITH": self = .read
-        case "START", "BEGIN", "SAVEPOINT", "RELEASE", "SET", "DO", "KILL", "USE": self = .other
+        let word = FirstWord(sql)
+        switch word {
+        case .rollback: self = word.isFollowed(byWord: "TO", in: sql) ? .other : .rollback
+        case .commit: self = .commit
+        case .select, .show, .explain, .describe, .values, .table, .with: self = .read
+        case .start, .begin, .savepoint, .release, .set, .do, .kill, .use: self = .other
         default: self = .write
         }
     }
+}
+
+/// The first word of an SQL text (the ASCII letters after leading white space, up to 8 of
+/// them, upper-cased), packed in an integer: compared without building a `String`.
+struct FirstWord: Equatable {
+    let packed: UInt64
+    /// Where the word ends in the text's UTF-8 bytes.
+    let end: Int
+
+    init(_ sql: String) {
+        var sql = sql
+        (packed, end) = sql.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count,
+                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x09
+                    || bytes[index] == 0x0D
+            {
+                index += 1
+            }
+            var packed: UInt64 = 0
+            var letters = 0
+            while index < bytes.count {
+                let byte = bytes[index] & 0xDF  // ASCII upper case
+                guard byte >= 0x41 && byte <= 0x5A else { break }
+                if letters < 8 { packed = packed << 8 | UInt64(byte) }
+                letters += 1
+                index += 1
+            }
+            return (letters > 8 ? packed | 1 << 63 : packed, index)
+        }
+    }
+
+    private init(word: StaticString) {
+        var packed: UInt64 = 0
+        var letters = 0
+        word.withUTF8Buffer { bytes in
+            for byte in bytes {
+                if letters < 8 { packed = packed << 8 | UInt64(byte) }
+                letters += 1
+            }
+        }
+        self.packed = letters > 8 ? packed | 1 << 63 : packed
+        end = 0
+    }
+
+    static func == (lhs: FirstWord, rhs: FirstWord) -> Bool { lhs.packed == rhs.packed }
+
+    /// Whether the word `word` (upper case) appears among the words after this one.
+    func isFollowed(byWord word: String, in sql: String) -> Bool {
+        let rest = sql.utf8.dropFirst(end)
+        return String(decoding: rest, as: UTF8.self).uppercased().split(whereSeparator: {
+            $0 == " " || $0 == "\n" || $0 == "\t"
+        })
+        .contains { $0 == word }
+    }
+
+    static let rollback = FirstWord(word: "ROLLBACK")
+    static let commit = FirstWord(word: "COMMIT")
+    static let select = FirstWord(word: "SELECT")
+    static let show = FirstWord(word: "SHOW")
+    static let explain = FirstWord(word: "EXPLAIN")
+    static let describe = FirstWord(word: "DESCRIBE")
+    static let values = FirstWord(word: "VALUES")
+    static let table = FirstWord(word: "TABLE")
+    static let with = FirstWord(word: "WITH")
+    static let start = FirstWord(word: "START")
+    static let begin = FirstWord(word: "BEGIN")
+    static let savepoint = FirstWord(word: "SAVEPOINT")
+    static let release = FirstWord(word: "RELEASE")
+    static let set = FirstWord(word: "SET")
+    static let `do` = FirstWord(word: "DO")
+    static let kill = FirstWord(word: "KILL")
+    static let use = FirstWord(word: "USE")
+    static let lock = FirstWord(word: "LOCK")
+    static let unlock = FirstWord(word: "UNLOCK")
+    static let xa = FirstWord(word: "XA")
+    /// Transaction and session control, sent in the text protocol.
+    static let controls: [FirstWord] = [
+        .commit, .rollback, .start, .begin, .savepoint, .release, .set, .lock, .unlock, .use, .kill, .xa, .do
+    ]
 }
 
 @available(*, unavailable)

@@ -21,7 +21,9 @@ import Testing
                 """)
         }
         let generator = EntityGenerator()
-        let models = try pool.read { db in try ["products", "codes", "cheap"].map { try generator.model(of: $0, in: db) } }
+        let models = try pool.read { db in
+            try ["products", "codes", "cheap"].map { try generator.model(of: $0, in: db) }
+        }
         func property(_ model: EntityModel, _ column: String) -> EntityModel.Property? {
             model.properties.first { $0.column == column }
         }

@@ -111,6 +111,52 @@ import Testing
         #expect(echoed == Int64.min)
     }
 
+    /// A prepared statement keeps its result's binding between executions only while the
+    /// result's columns stay the same: after an `ALTER TABLE`, the same statement reads the
+    /// new columns. Values around the binding's inline slot (128 bytes) read whole.
+    @Test func aStatementsResultFollowsItsTableAndLongValuesReadWhole() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in try db.execute("CREATE TABLE notes(id BIGINT PRIMARY KEY, body LONGTEXT, data LONGBLOB)")
+        }
+        let bodies = [127, 128, 129, 4_000].map {
+            String(repeating: "é", count: $0 / 2) + String(repeating: "x", count: $0 % 2)
+        }
+        for (index, body) in bodies.enumerated() {
+            let data = Data((0..<(body.utf8.count)).map { UInt8($0 % 256) })
+            try pool.write { db in try db.execute("INSERT INTO notes VALUES (\(index), \(body), \(data))") }
+        }
+        let query: SQL = "SELECT * FROM notes ORDER BY id"
+        let before = try pool.read { db in try db.fetchAll(query) }
+        #expect(before.map(\.columnNames) == Array(repeating: ["id", "body", "data"], count: 4))
+        #expect(try before.map { try $0.decode(String.self, at: 1) } == bodies)
+        #expect(try before.map { try $0.decode(Data.self, at: 2).count } == bodies.map(\.utf8.count))
+        try pool.write { db in
+            try db.execute("ALTER TABLE notes ADD COLUMN rank INT NOT NULL DEFAULT 7, MODIFY body VARCHAR(5000)")
+        }
+        let after = try pool.read { db in try db.fetchAll(query) }
+        #expect(after.first?.columnNames == ["id", "body", "data", "rank"])
+        #expect(try after.map { try $0.decode(Int.self, at: 3) } == [7, 7, 7, 7])
+        #expect(try after.map { try $0.decode(String.self, named: "body") } == bodies)
+        try pool.write { db in try db.execute("ALTER TABLE notes DROP COLUMN data") }
+        #expect(try pool.read { db in try db.fetchAll(query) }.first?.columnNames == ["id", "body", "rank"])
+        // A write whose result changed shape ran once, never twice, and says so: in a
+        // transaction, which the error rolls back; outside one (a statement of its own),
+        // committed.
+        func insert(_ id: Int) throws -> [Row] {
+            try pool.write { db in try db.fetchAll("INSERT INTO notes(id, body) VALUES (\(id), 'r') RETURNING *") }
+        }
+        #expect(try insert(10).first?.columnNames == ["id", "body", "rank"])
+        try pool.write { db in try db.execute("ALTER TABLE notes ADD COLUMN extra INT") }
+        let rolledBack = #expect(throws: DALError.self) { _ = try insert(11) }
+        #expect(rolledBack?.code == .schemaMismatch)
+        #expect("\(String(describing: rolledBack))".contains("rolls back"))
+        #expect(try outside.sql("SELECT COUNT(*) FROM notes WHERE id = 11") == "0")
+        #expect(try insert(12).first?.columnNames == ["id", "body", "rank", "extra"])
+    }
+
     @Test func fourByteCharactersAndBinaryExactComparisons() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
