@@ -110,11 +110,19 @@ let package = Package(
             path: "Tests/Benchmarks/CRawPostgresBench",
             linkerSettings: [.linkedLibrary("pthread")]
         ),
+        // The raw MariaDB Connector/C baseline (`swiftdal-bench --engine mariadb`); libmariadb's
+        // headers come through the system-library target.
+        .target(
+            name: "CRawMariaDBBench",
+            dependencies: ["CRawBench", "CSwiftDALMariaDB"],
+            path: "Tests/Benchmarks/CRawMariaDBBench",
+            linkerSettings: [.linkedLibrary("pthread")]
+        ),
         .executableTarget(
             name: "swiftdal-bench",
             dependencies: [
-                "CRawBench", "CRawPostgresBench", "CSwiftDALSQLite", "SwiftDAL", "SwiftDALPostgres",
-                "SwiftDALTestSupport"
+                "CRawBench", "CRawPostgresBench", "CRawMariaDBBench", "CSwiftDALSQLite", "SwiftDAL",
+                "SwiftDALPostgres", "SwiftDALMariaDB", "SwiftDALTestSupport"
             ],
             path: "Tests/Benchmarks/swiftdal-bench",
             exclude: ["results", "schema.sql"]

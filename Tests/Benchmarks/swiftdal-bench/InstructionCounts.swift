@@ -30,7 +30,8 @@ private struct CountedRun {
 /// own binary, its debug information stripped (valgrind 3.19 cannot read Swift 6's), one
 /// warm-up run then the counted run (`--zero-before` the region: only the last region's
 /// instructions remain). On PostgreSQL the count is the client's (the server's processes
-/// are not traced), on a throwaway server unless `--postgres-url` names one.
+/// are not traced), on a throwaway server unless `--postgres-url` names one; on MariaDB
+/// the same (`--mariadb-url`).
 func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] {
     let valgrind = try executable(named: "valgrind", package: "valgrind")
     let objcopy = try executable(named: "objcopy", package: "binutils")
@@ -45,6 +46,8 @@ func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] 
     var engineArguments = [String]()
     var server: PostgresServer?
     defer { server?.stop() }
+    var mariadbServer: MariaDBServer?
+    defer { mariadbServer?.stop() }
     switch options.engine {
     case .sqlite:
         for workload in workloads where options.workloads?.contains(workload.id) ?? true {
@@ -62,8 +65,17 @@ func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] 
         let url: String
         (server, url) = try benchServer(options)
         engineArguments = ["--engine", "postgres", "--postgres-url", url]
+    case .mariadb:
+        for workload in mariadbWorkloads where options.workloads?.contains(workload.id) ?? true {
+            runs += options.mariadbImplementations.map {
+                CountedRun(workload: workload.id, title: workload.title, option: $0.optionName, label: $0.rawValue)
+            }
+        }
+        let url: String
+        (mariadbServer, url) = try mariadbBenchServer(options)
+        engineArguments = ["--engine", "mariadb", "--mariadb-url", url]
     case .cluster:
-        throw BenchError("--instructions runs on sqlite or postgres")
+        throw BenchError("--instructions runs on sqlite, postgres or mariadb")
     }
 
     var counts = [InstructionCount]()
@@ -107,9 +119,15 @@ func callgrindTotal(_ path: String) throws -> Int64 {
 /// The report of `--instructions`: instructions per implementation and the ratio to raw C.
 func instructionTable(_ counts: [InstructionCount], options: BenchOptions) -> String {
     let postgres = options.engine == .postgres
-    let baseline = postgres ? PostgresImplementation.raw.rawValue : Implementation.raw.rawValue
+    let client = postgres || options.engine == .mariadb
+    let baseline =
+        switch options.engine {
+        case .postgres: PostgresImplementation.raw.rawValue
+        case .mariadb: MariaDBImplementation.raw.rawValue
+        case .sqlite, .cluster: Implementation.raw.rawValue
+        }
     var lines = [
-        (postgres ? "client instructions (this process; the server's are not counted)" : "instructions")
+        (client ? "client instructions (this process; the server's are not counted)" : "instructions")
             + " in the measured region (callgrind, one warm-up run then the counted one; \(options.rows) rows)",
         "× \(baseline): instructions ÷ \(baseline)'s for the same workload",
         "",

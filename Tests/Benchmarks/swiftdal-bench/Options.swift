@@ -35,10 +35,15 @@ struct BenchOptions {
     var engine = BenchEngine.sqlite
     /// `--postgres-url`: the server to measure on; `nil` starts a throwaway server for the run.
     var postgresURL: String?
-    /// `--server-setting NAME=VALUE`: settings of the throwaway PostgreSQL server, after the bench's own.
+    /// `--mariadb-url`: the MariaDB server to measure on; `nil` starts a throwaway server for the run.
+    var mariadbURL: String?
+    /// `--server-setting NAME=VALUE`: settings of the throwaway PostgreSQL server (or
+    /// `mariadbd` options `--NAME=VALUE` of the throwaway MariaDB server), after the bench's own.
     var serverSettings: [String: String] = [:]
     /// The PostgreSQL mode's implementations (`--implementations` with `--engine postgres`).
     var postgresImplementations: [PostgresImplementation] = PostgresImplementation.allCases
+    /// The MariaDB mode's implementations (`--implementations` with `--engine mariadb`).
+    var mariadbImplementations: [MariaDBImplementation] = MariaDBImplementation.allCases
     /// `--service`: only the service workload (ServiceBench.swift), on both engines unless
     /// `--engine` names one.
     var serviceOnly = false
@@ -95,7 +100,9 @@ struct BenchOptions {
                              --json apply). With --engine postgres: the client's
                              instructions against raw libpq's, on a throwaway server unless
                              --postgres-url (default rows 10000). Needs valgrind and objcopy
-                             (Debian: valgrind, binutils)
+                             (Debian: valgrind, binutils). With --engine mariadb: the
+                             client's instructions against raw C over Connector/C, on a
+                             throwaway server unless --mariadb-url (default rows 10000)
           --wal-growth N     only measure the write-ahead log's size while one read is held
                              and N writes run, then after the reader ends (SQLite's default
                              against SwiftDAL's journal size limit)
@@ -114,6 +121,23 @@ struct BenchOptions {
           --engine cluster   a throwaway primary and two hot standbys: the W8 mix on the
                              primary alone and on a PostgresCluster of all three, and the
                              routing cost per read (--rows, --runs up to 5, --json apply)
+
+        MariaDB (the same workloads against a raw C baseline over MariaDB Connector/C):
+          --engine mariadb   run on MariaDB instead of SQLite: SwiftDAL on a MariaDBPool
+                             against raw C with server-side prepared statements (mysql_stmt_*,
+                             binary protocol), the same SQL and transactions (default rows
+                             10000 and 100000 for W2's fetch, runs 9; --rows sets both;
+                             --rows, --runs, --warmup, --workloads, --report, --readme (block
+                             "mariadb"), --json, --csv and --instructions apply;
+                             --implementations takes raw,explicit,codable)
+          --mariadb-url URL  the server to use (mysql://user:password@host:port/database, or
+                             ?socket=/path for a Unix socket); the bench works in its own
+                             database swiftdal_bench there (created when missing). Default:
+                             a throwaway server started for the run (MariaDBServer: mariadbd
+                             as an unprivileged user in /tmp/swiftdal-my-*, InnoDB,
+                             innodb_flush_log_at_trx_commit=1) and stopped after it
+          --server-setting NAME=VALUE  with --engine mariadb: a mariadbd option --NAME=VALUE
+                             of the throwaway server (repeatable)
 
         The service workload (BENCHMARKS.md, "Service workload"):
           --service          16, 64 and 256 concurrent async tasks, each request a findById
@@ -206,11 +230,12 @@ struct BenchOptions {
             case "--engine":
                 let name = try value(argument)
                 guard let engine = BenchEngine(rawValue: name.lowercased()) else {
-                    throw BenchError("--engine takes sqlite, postgres or cluster, not \(name)")
+                    throw BenchError("--engine takes sqlite, postgres, mariadb or cluster, not \(name)")
                 }
                 options.engine = engine
                 options.engineGiven = true
             case "--postgres-url": options.postgresURL = try value(argument)
+            case "--mariadb-url": options.mariadbURL = try value(argument)
             case "--server-setting":
                 let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, !parts[0].isEmpty else { throw BenchError("--server-setting needs NAME=VALUE") }
@@ -228,6 +253,17 @@ struct BenchOptions {
                 print(usage)
                 return nil
             default: throw BenchError("unknown option \(argument)\n\(usage)")
+            }
+        }
+        if options.mariadbURL != nil && options.engine != .mariadb {
+            throw BenchError("--mariadb-url needs --engine mariadb")
+        }
+        if options.engine == .mariadb {
+            for (given, option) in [
+                (options.failoverLossTrials != nil, "--failover-loss"), (options.serviceOnly, "--service"),
+                (options.streamOnly, "--stream"), (options.postgresURL != nil, "--postgres-url")
+            ] where given {
+                throw BenchError("\(option) does not run with --engine mariadb")
             }
         }
         if options.failoverLossTrials != nil { return options }
@@ -252,6 +288,29 @@ struct BenchOptions {
                     case "rawswift": return .rawSwift
                     default: throw BenchError("unknown implementation \(name)")
                     }
+                }
+            }
+        case .mariadb:
+            if let option = sqliteOnly.first { throw BenchError("\(option) is for the SQLite run only") }
+            if options.mariadbURL != nil && !options.serverSettings.isEmpty {
+                throw BenchError("--server-setting sets up the throwaway server: it does not go with --mariadb-url")
+            }
+            if !options.rowsGiven { options.rows = PostgresScale.defaultRows }
+            if !runsGiven { options.runs = PostgresScale.defaultRuns }
+            if let implementationNames {
+                options.mariadbImplementations = try implementationNames.map { name in
+                    switch name.lowercased() {
+                    case "raw": return .raw
+                    case "explicit": return .explicit
+                    case "codable": return .codable
+                    default: throw BenchError("unknown implementation \(name) (MariaDB: raw, explicit, codable)")
+                    }
+                }
+            }
+            if let workloads = options.workloads {
+                let known = Set(mariadbWorkloads.map(\.id) + ["W8"])
+                if let unknown = workloads.sorted().first(where: { !known.contains($0) }) {
+                    throw BenchError("unknown workload \(unknown) (MariaDB: W1, W2, W3, W3A, W4, W5, W6, W7, W8)")
                 }
             }
         case .postgres, .cluster:
@@ -284,7 +343,7 @@ struct BenchOptions {
 
 /// The engine a run measures.
 enum BenchEngine: String {
-    case sqlite, postgres, cluster
+    case sqlite, postgres, mariadb, cluster
 }
 
 struct BenchError: Error, CustomStringConvertible {

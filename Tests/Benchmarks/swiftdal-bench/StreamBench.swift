@@ -33,7 +33,7 @@ func runStreamBench(_ options: BenchOptions) throws {
         target = try benchConnectionString(baseURL)
         FileHandle.standardError.write(Data("populating \(rows) rows…\n".utf8))
         try preparePostgresTable(target, scale: PostgresScale(rows: rows), populated: true)
-    case .sqlite, .cluster:
+    case .sqlite, .cluster, .mariadb:
         try FileManager.default.createDirectory(atPath: options.workDirectory, withIntermediateDirectories: true)
         target = options.workDirectory + "/stream.sqlite"
         FileHandle.standardError.write(Data("populating \(rows) rows…\n".utf8))

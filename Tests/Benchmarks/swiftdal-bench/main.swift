@@ -39,6 +39,10 @@ do {
         try runPostgresBench(options)
         exit(0)
     }
+    if options.engine == .mariadb {
+        try runMariaDBBench(options)
+        exit(0)
+    }
     if options.engine == .cluster {
         try runClusterBench(options)
         exit(0)
