@@ -308,7 +308,11 @@ package struct SQLLexicon: Sendable {
         var depth = 0
         var index = start
         while index + 1 < bytes.count {
-            if bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") {
+            // Comments that do not nest (SQLite's, MariaDB's) take no `/*` inside: the `*` of
+            // `/*/` is the start of the `*/` that ends one.
+            if bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*"),
+                depth == 0 || rules.nestedBlockComments
+            {
                 depth += 1
                 index += 2
             } else if bytes[index] == UInt8(ascii: "*"), bytes[index + 1] == UInt8(ascii: "/") {
