@@ -59,7 +59,7 @@ package struct SQLLexicon: Sendable {
         /// Whether a carriage return ends a `--` comment as a line feed does (PostgreSQL).
         package var lineCommentEndsAtCarriageReturn = false
         /// Whether `--` starts a comment only when white space or a control character
-        /// follows it (MySQL; `--x` is two minus signs).
+        /// (`DEL` included) follows it (MySQL; `--x` is two minus signs).
         package var lineCommentNeedsSpace = false
         /// Whether `#` starts a comment to the end of the line (MySQL).
         package var hashComments = false
@@ -128,8 +128,11 @@ package struct SQLLexicon: Sendable {
                 ))
         case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
             if rules.lineCommentNeedsSpace {
-                // MySQL: `--` then white space or a control character (or the end).
-                guard index + 2 >= bytes.count || bytes[index + 2] <= 0x20 else { return nil }
+                // MySQL: `--` then white space or a control character, `DEL` included (or
+                // the end).
+                guard index + 2 >= bytes.count || bytes[index + 2] <= 0x20 || bytes[index + 2] == 0x7F else {
+                    return nil
+                }
             }
             return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 2))
         case UInt8(ascii: "#") where rules.hashComments:

@@ -1,0 +1,171 @@
+import Foundation
+import SwiftDAL
+import SwiftDALMariaDB
+import SwiftDALTestSupport
+import Testing
+
+/// A row of two tenants (1 and 2); the DAL under test is scoped to tenant 3, which has
+/// none, so that any row it reads, counts or deletes crossed the scope.
+private struct FuzzRow: Entity, Codable, Hashable {
+    static let tableName = "fuzz_rows"
+    var id: Int64?
+    var tenantID: Int64?
+    var title: String
+    var n: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case id, title, n
+        case tenantID = "tenant_id"
+    }
+}
+
+private final class FuzzRowDAL: BaseDAL<FuzzRow>, @unchecked Sendable {
+    override var scope: DALScope { DALScope(tenantColumn: "tenant_id") }
+}
+
+/// The scope's escape-proof reading against a real MariaDB server: whenever the scope's
+/// check accepts a condition, the server must not read it as escaping, through a
+/// tenant-scoped BaseDAL over a pool (SwiftDAL's session) and directly under each
+/// `sql_mode` the dialect's readings cover (`ANSI_QUOTES` or not, `NO_BACKSLASH_ESCAPES`
+/// or not): no row of another tenant is read, counted or deleted.
+@Suite struct LexiconDifferentialTests {
+    /// The `sql_mode`s a session may have: SwiftDAL's own, and the ones the dialect's
+    /// readings stand for.
+    static let modes: [(name: String, sqlMode: String)] = [
+        ("session", sessionMode),
+        ("no ANSI_QUOTES", sessionMode.replacingOccurrences(of: "ANSI_QUOTES,", with: "")),
+        ("NO_BACKSLASH_ESCAPES", sessionMode + ",NO_BACKSLASH_ESCAPES"),
+        (
+            "no ANSI_QUOTES, NO_BACKSLASH_ESCAPES",
+            sessionMode.replacingOccurrences(of: "ANSI_QUOTES,", with: "") + ",NO_BACKSLASH_ESCAPES"
+        )
+    ]
+
+    /// SwiftDAL's session `sql_mode` (MariaDBConnection's).
+    static let sessionMode =
+        "STRICT_ALL_TABLES,ANSI_QUOTES,PIPES_AS_CONCAT,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+        + "NO_ENGINE_SUBSTITUTION"
+
+    /// Conditions that escaped before the lexicon read them as MariaDB does: each is
+    /// refused, or stays inside the scope, on every path and in every mode.
+    @Test func theEscapesTheFuzzFoundStayInside() throws {
+        let probe = try ScopeProbe()
+        defer { probe.close() }
+        try probe.check(Self.foundEscapes.map { SQL(sql: $0) })
+        #expect(probe.escapes.isEmpty, "\(probe.escapes.joined(separator: "\n"))")
+        #expect(probe.report.accepted == 0, "the check accepted some of them: \(probe.report)")
+    }
+
+    static let foundEscapes: [String] = [
+        // A comment's first `*/` ends it, the `*` of a `/*/` inside included.
+        "/*(/*/ -1) OR (1=1 /*)*/",
+        "/*m!(/*/ 1)OR(1 /*m!)*/",
+        // `--` then DEL: a control character, so a comment.
+        "--\u{7F}(\n 1) OR 1=1 OR (1 --\u{7F})\n",
+        "--\u{7F}(\n 1) OR true OR (1 /*M!999999 ) */"
+    ]
+}
+
+/// A table of two tenants' rows (1 and 2) and a DAL scoped to tenant 3, which has none:
+/// any row it reads, counts or deletes crossed the scope. ``check(_:)`` runs conditions
+/// through the DAL (SwiftDAL's sessions), and those the check accepts also directly, the
+/// scope after them as SwiftDAL appends it, in a session of each `sql_mode`.
+private final class ScopeProbe {
+    let pool: MariaDBPool
+    private let world: BaseDAL<FuzzRow>
+    private let dal: FuzzRowDAL
+    private(set) var report = FuzzReport()
+    private(set) var escapes = [String]()
+
+    init() throws {
+        (pool, _) = try makeMariaDBPool()
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE fuzz_rows (id BIGINT AUTO_INCREMENT PRIMARY KEY, tenant_id BIGINT NOT NULL,
+                        title VARCHAR(100) NOT NULL, n BIGINT)
+                    """)
+        }
+        world = BaseDAL<FuzzRow>(database: pool)
+        dal = FuzzRowDAL(database: pool, tenant: Int64(3))
+        try fill()
+    }
+
+    func close() { try? pool.close() }
+
+    private func fill() throws {
+        _ = try world.deleteByCondition("1 = 1")
+        _ = try world.insertRange(
+            [Int64(1), 2].flatMap { tenant in
+                ["a", "(", ")", "'", "x"].enumerated().map { index, title in
+                    FuzzRow(tenantID: tenant, title: title, n: index == 4 ? nil : Int64(index) - 1)
+                }
+            })
+    }
+
+    func check(_ conditions: [SQL]) throws {
+        // SwiftDAL's own path: a scoped BaseDAL on its sessions.
+        var accepted = [SQL]()
+        for condition in conditions {
+            report.conditions += 1
+            do {
+                let found = try dal.find(condition: condition)
+                report.ran["dal", default: 0] += 1
+                if !found.isEmpty { escapes.append("dal find: \(condition.sql.debugDescription)") }
+            } catch let error as DALError where error.message.contains("must be self-contained") {
+                continue
+            } catch {}
+            accepted.append(condition)
+            if let counted = try? dal.getRecordCount(condition: condition), counted != 0 {
+                escapes.append("dal count: \(condition.sql.debugDescription)")
+            }
+            if let deleted = try? dal.deleteByCondition(condition), deleted != 0 {
+                escapes.append("dal delete: \(condition.sql.debugDescription)")
+                try fill()
+            }
+        }
+        report.accepted += accepted.count
+        for (index, mode) in LexiconDifferentialTests.modes.enumerated() {
+            try pool.write { db in
+                let saved =
+                    try db.fetchScalar(String.self, "SELECT @@SESSION.sql_mode") ?? LexiconDifferentialTests.sessionMode
+                try db.execute(sql: "SET SESSION sql_mode = '\(mode.sqlMode)'")
+                defer { _ = try? db.execute(sql: "SET SESSION sql_mode = '\(saved)'") }
+                for condition in accepted {
+                    let named = condition.arguments.namedValues != nil
+                    var arguments = condition.arguments
+                    if named {
+                        var values = condition.arguments.namedValues ?? [:]
+                        values["swiftdal_tenant"] = .integer(3)
+                        arguments = StatementArguments(namedValues: values)
+                    } else {
+                        try arguments.append(contentsOf: [Int64(3)])
+                    }
+                    // Backtick names, which every mode reads as names; the mode's number in
+                    // the text, so that a statement prepared in one mode is not reused in
+                    // another.
+                    let query = SQL(
+                        sql: "SELECT `tenant_id` AS m\(index) FROM `fuzz_rows` WHERE (\(condition.sql)) AND "
+                            + "`tenant_id` = \(named ? ":swiftdal_tenant" : "?")",
+                        arguments: arguments)
+                    guard let tenants = try? db.fetchColumn(Int64.self, query) else { continue }
+                    report.ran[mode.name, default: 0] += 1
+                    if !tenants.isEmpty { escapes.append("\(mode.name): \(condition.sql.debugDescription)") }
+                }
+            }
+        }
+    }
+}
+
+/// What a fuzz run did: conditions made, accepted by the check, and run without error on
+/// each path.
+private struct FuzzReport: CustomStringConvertible {
+    var conditions = 0
+    var accepted = 0
+    var ran = [String: Int]()
+
+    var description: String {
+        "\(conditions) conditions, \(accepted) accepted; ran without error: "
+            + ran.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+}
