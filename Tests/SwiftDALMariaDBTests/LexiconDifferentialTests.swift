@@ -57,6 +57,16 @@ private final class FuzzRowDAL: BaseDAL<FuzzRow>, @unchecked Sendable {
     }
 
     static let foundEscapes: [String] = [
+        // A versioned executable comment the server skips (MariaDB skips MySQL 5.7's,
+        // 50700 to 99999, and those of versions above its own) where the check read code.
+        "/*!99999 ( */ 1) OR 1=1 OR (1 /*!99999 ) */",
+        "/*!50700(*/ 1) OR (1 /*!50700)*/",
+        "/*!999999(*/ 1) OR 1=1 OR (1 /*!999999)*/",
+        "/*!1234567(*/ -1) OR (1=1 /*!1234567)*/",
+        "/*M!999999 ( */ 1) OR 1=1 OR (1 /*M!999999 ) */",
+        "/*!99999 /* */(*/ 1) OR 1=1 OR (1 /*!99999 /* */)*/",
+        "/*!101120 #( */ -1) OR (1=1 # )!\r\n",
+        "1 /*!99999 # */ ) OR 1=1 OR (1 \n",
         // A comment's first `*/` ends it, the `*` of a `/*/` inside included.
         "/*(/*/ -1) OR (1=1 /*)*/",
         "/*m!(/*/ 1)OR(1 /*m!)*/",

@@ -17,6 +17,11 @@
 ///   space holding a line break (`'a'⏎'b'`), `$tag$…$tag$` and `$$…$$`, `"…"` names, `--`
 ///   comments (to a line feed or carriage return) and nested `/* */` comments, words whose
 ///   letters include `$`.
+/// - MariaDB (in `SwiftDALMariaDB`): `'…'` (backslash escapes unless
+///   `NO_BACKSLASH_ESCAPES`), `"…"` names (strings without `ANSI_QUOTES`), `` `…` `` names,
+///   `-- ` (white space or a control character after the dashes) and `#` comments to a
+///   line feed, `/* */` comments (not nested), `/*! … */` and `/*M! … */` code (versioned
+///   ones read alike as code and as a comment, or refused).
 ///
 /// For example, `try SQLLexicon.sqlite.region(in: bytes, at: 0, sql: text)?.end`.
 @usableFromInline
@@ -66,7 +71,10 @@ package struct SQLLexicon: Sendable {
         /// Whether `/* */` comments nest (PostgreSQL).
         package var nestedBlockComments = false
         /// Whether `/*!…*/` and `/*M!…*/` are code, not comments (MySQL and MariaDB run
-        /// what they hold): read as code, their text is checked like the rest.
+        /// what they hold): read as code, their text is checked like the rest. One with a
+        /// version (`/*!50700 …*/`, `/*M!100000 …*/`) is skipped as a comment by a server
+        /// older than the version (and MariaDB skips MySQL 5.7's, `/*!50700`–`/*!99999`):
+        /// it must read alike both ways, or the text is refused.
         package var executableComments = false
         /// Whether `$name`, `:name`, `@name` and `#name` are parameters, with SQLite's
         /// suffixes (SQLite).
@@ -138,11 +146,8 @@ package struct SQLLexicon: Sendable {
         case UInt8(ascii: "#") where rules.hashComments:
             return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 1))
         case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
-            if rules.executableComments, index + 2 < bytes.count,
-                bytes[index + 2] == UInt8(ascii: "!")
-                    || (bytes[index + 2] == UInt8(ascii: "M") && index + 3 < bytes.count
-                        && bytes[index + 3] == UInt8(ascii: "!"))
-            {
+            if rules.executableComments, let marker = Self.executableCommentMarker(bytes, index) {
+                if let region = versionedComment(bytes, index, marker: marker, sql) { return region }
                 // Code the server runs: its `/*` and `*/` are read as operators, its text
                 // as the code it is.
                 return nil
@@ -174,6 +179,87 @@ package struct SQLLexicon: Sendable {
             }
             return nil
         }
+    }
+
+    /// The length of the `/*!` or `/*M!` that starts an executable comment at `index`
+    /// (MySQL, MariaDB), or `nil`.
+    private static func executableCommentMarker(_ bytes: [UInt8], _ index: Int) -> Int? {
+        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") else {
+            return nil
+        }
+        if bytes[index + 2] == UInt8(ascii: "!") { return 3 }
+        if bytes[index + 2] == UInt8(ascii: "M"), index + 3 < bytes.count, bytes[index + 3] == UInt8(ascii: "!") {
+            return 4
+        }
+        return nil
+    }
+
+    /// The executable comment at `start` (its `/*!` or `/*M!` `marker` bytes long) if it
+    /// has a version (five or six digits after the marker), else `nil` (code the server
+    /// always runs).
+    ///
+    /// A server runs a versioned comment's text (after the version) as code, or skips it
+    /// as a comment, ending at its first `*/` after one level of `/* */` inside, depending
+    /// on the server's own version: the lexicon cannot tell which. Read alike both ways, it
+    /// is a block comment: its code is self-contained (no literal, name or comment left
+    /// open, no nested executable comment, its parentheses balanced) and ends with a `*/`
+    /// where the skipped comment ends. Otherwise it is unreadable: the region of a `--`
+    /// comment that runs to the end of the text, which the scope's check refuses under
+    /// every reading (MariaDB once ran `1) OR (1` between `/*!99999 ( */` and
+    /// `/*!99999 ) */` where the check had counted both parentheses).
+    private func versionedComment(_ bytes: [UInt8], _ start: Int, marker: Int, _ sql: String) -> Region? {
+        func isDigit(_ index: Int) -> Bool {
+            index < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+        }
+        let textStart = start + marker
+        guard (textStart..<(textStart + 5)).allSatisfy(isDigit) else { return nil }
+        let unreadable = Region(kind: .lineComment, end: bytes.count)
+        guard let skippedEnd = Self.skippedCommentEnd(bytes, from: textStart) else { return unreadable }
+        // Run as code: the text after the version, to the first `*/` outside its tokens.
+        var index = textStart + (isDigit(textStart + 5) ? 6 : 5)
+        var depth = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "*"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") {
+                return depth == 0 && index + 2 == skippedEnd ? Region(kind: .blockComment, end: skippedEnd) : unreadable
+            }
+            if Self.executableCommentMarker(bytes, index) != nil { return unreadable }
+            let region: Region?
+            do {
+                region = try self.region(in: bytes, at: index, sql: sql)
+            } catch {
+                return unreadable
+            }
+            if let region {
+                index = region.end
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "(") { depth += 1 }
+            if bytes[index] == UInt8(ascii: ")") { depth -= 1 }
+            guard depth >= 0 else { return unreadable }
+            index += 1
+        }
+        return unreadable
+    }
+
+    /// Where the versioned comment whose text starts at `start` ends when the server skips
+    /// it: at its first `*/` after one level of `/* */` inside (MariaDB's `consume_comment`),
+    /// or `nil` when it is not closed.
+    private static func skippedCommentEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
+        var nested = false
+        while index + 1 < bytes.count {
+            if !nested, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") {
+                nested = true
+                index += 2
+            } else if bytes[index] == UInt8(ascii: "*"), bytes[index + 1] == UInt8(ascii: "/") {
+                index += 2
+                if !nested { return index }
+                nested = false
+            } else {
+                index += 1
+            }
+        }
+        return nil
     }
 
     /// Where a line comment whose text starts at `start` ends: before its line break, or at
