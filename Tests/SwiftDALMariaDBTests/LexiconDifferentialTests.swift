@@ -93,6 +93,8 @@ private final class FuzzRowDAL: BaseDAL<FuzzRow>, @unchecked Sendable {
         "/*!99999 /* */(*/ 1) OR 1=1 OR (1 /*!99999 /* */)*/",
         "/*!101120 #( */ -1) OR (1=1 # )!\r\n",
         "1 /*!99999 # */ ) OR 1=1 OR (1 \n",
+        // An executable comment's `*/` read as the start of a `/*` comment.
+        "1=1 /*!*/*1)OR(1/*!*/",
         // A comment's first `*/` ends it, the `*` of a `/*/` inside included.
         "/*(/*/ -1) OR (1=1 /*)*/",
         "/*m!(/*/ 1)OR(1 /*m!)*/",

@@ -20,8 +20,8 @@
 /// - MariaDB (in `SwiftDALMariaDB`): `'…'` (backslash escapes unless
 ///   `NO_BACKSLASH_ESCAPES`), `"…"` names (strings without `ANSI_QUOTES`), `` `…` `` names,
 ///   `-- ` (white space or a control character after the dashes) and `#` comments to a
-///   line feed, `/* */` comments (not nested), `/*! … */` and `/*M! … */` code (versioned
-///   ones read alike as code and as a comment, or refused).
+///   line feed, `/* */` comments (not nested), `/*! … */` and `/*M! … */` code
+///   (self-contained, versioned ones ending alike run or skipped, or refused).
 ///
 /// For example, `try SQLLexicon.sqlite.region(in: bytes, at: 0, sql: text)?.end`.
 @usableFromInline
@@ -71,10 +71,11 @@ package struct SQLLexicon: Sendable {
         /// Whether `/* */` comments nest (PostgreSQL).
         package var nestedBlockComments = false
         /// Whether `/*!…*/` and `/*M!…*/` are code, not comments (MySQL and MariaDB run
-        /// what they hold): read as code, their text is checked like the rest. One with a
-        /// version (`/*!50700 …*/`, `/*M!100000 …*/`) is skipped as a comment by a server
-        /// older than the version (and MariaDB skips MySQL 5.7's, `/*!50700`–`/*!99999`):
-        /// it must read alike both ways, or the text is refused.
+        /// what they hold): each is read as one region whose code must be self-contained.
+        /// One with a version (`/*!50700 …*/`, `/*M!100000 …*/`) is skipped as a comment by
+        /// a server older than the version (and MariaDB skips MySQL 5.7's,
+        /// `/*!50700`–`/*!99999`): it must read alike both ways. Otherwise the text is
+        /// refused.
         package var executableComments = false
         /// Whether `$name`, `:name`, `@name` and `#name` are parameters, with SQLite's
         /// suffixes (SQLite).
@@ -147,10 +148,7 @@ package struct SQLLexicon: Sendable {
             return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 1))
         case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
             if rules.executableComments, let marker = Self.executableCommentMarker(bytes, index) {
-                if let region = versionedComment(bytes, index, marker: marker, sql) { return region }
-                // Code the server runs: its `/*` and `*/` are read as operators, its text
-                // as the code it is.
-                return nil
+                return executableComment(bytes, index, marker: marker, sql)
             }
             return Region(kind: .blockComment, end: try blockComment(bytes, index, sql))
         case UInt8(ascii: "$") where rules.dollarQuotes:
@@ -194,33 +192,41 @@ package struct SQLLexicon: Sendable {
         return nil
     }
 
-    /// The executable comment at `start` (its `/*!` or `/*M!` `marker` bytes long) if it
-    /// has a version (five or six digits after the marker), else `nil` (code the server
-    /// always runs).
+    /// The executable comment at `start` (its `/*!` or `/*M!` `marker` bytes long), read
+    /// as MySQL and MariaDB read it.
     ///
-    /// A server runs a versioned comment's text (after the version) as code, or skips it
-    /// as a comment, ending at its first `*/` after one level of `/* */` inside, depending
-    /// on the server's own version: the lexicon cannot tell which. Read alike both ways, it
-    /// is a block comment: its code is self-contained (no literal, name or comment left
-    /// open, no nested executable comment, its parentheses balanced) and ends with a `*/`
-    /// where the skipped comment ends. Otherwise it is unreadable: the region of a `--`
-    /// comment that runs to the end of the text, which the scope's check refuses under
-    /// every reading (MariaDB once ran `1) OR (1` between `/*!99999 ( */` and
-    /// `/*!99999 ) */` where the check had counted both parentheses).
-    private func versionedComment(_ bytes: [UInt8], _ start: Int, marker: Int, _ sql: String) -> Region? {
+    /// The server runs its text as code, up to the first `*/` outside that code's tokens
+    /// (after a version: five or six digits, skipped). Read as one region, that code must be
+    /// self-contained: no literal, name or comment left open, no executable comment inside
+    /// (the first `*/` would end both), its parentheses balanced; its `*/` is then never
+    /// read as the start of a `/*` comment (MariaDB ran `*1)OR(1` in
+    /// `1=1 /*!*/*1)OR(1/*!*/`, where the check had read a comment from the second `/`). A
+    /// versioned comment is instead skipped as a comment, to its first `*/` after one level
+    /// of `/* */` inside, by a server older than the version (and MariaDB skips MySQL 5.7's,
+    /// `/*!50700` to `/*!99999`, at any version): the lexicon cannot tell which, so the two
+    /// readings must end at the same `*/` (MariaDB ran `1) OR (1` between `/*!99999 ( */`
+    /// and `/*!99999 ) */`, where the check had counted both parentheses). A comment that
+    /// reads otherwise is unreadable: the region of a `--` comment that runs to the end of
+    /// the text, which the scope's check refuses under every reading.
+    private func executableComment(_ bytes: [UInt8], _ start: Int, marker: Int, _ sql: String) -> Region {
         func isDigit(_ index: Int) -> Bool {
             index < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
         }
-        let textStart = start + marker
-        guard (textStart..<(textStart + 5)).allSatisfy(isDigit) else { return nil }
         let unreadable = Region(kind: .lineComment, end: bytes.count)
-        guard let skippedEnd = Self.skippedCommentEnd(bytes, from: textStart) else { return unreadable }
-        // Run as code: the text after the version, to the first `*/` outside its tokens.
-        var index = textStart + (isDigit(textStart + 5) ? 6 : 5)
+        var index = start + marker
+        var skippedEnd: Int?
+        if (index..<(index + 5)).allSatisfy(isDigit) {
+            guard let end = Self.skippedCommentEnd(bytes, from: index) else { return unreadable }
+            skippedEnd = end
+            index += isDigit(index + 5) ? 6 : 5
+        }
+        // Run as code, to the first `*/` outside its tokens.
         var depth = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "*"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") {
-                return depth == 0 && index + 2 == skippedEnd ? Region(kind: .blockComment, end: skippedEnd) : unreadable
+                let end = index + 2
+                guard depth == 0, skippedEnd == nil || skippedEnd == end else { return unreadable }
+                return Region(kind: .blockComment, end: end)
             }
             if Self.executableCommentMarker(bytes, index) != nil { return unreadable }
             let region: Region?
