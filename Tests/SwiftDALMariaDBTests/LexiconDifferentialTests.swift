@@ -161,6 +161,12 @@ private final class ScopeProbe {
                 escapes.append("dal delete: \(condition.sql.debugDescription)")
                 try fill()
             }
+            // A whole query (the scope after it, outside its parentheses) reads as well.
+            let query = SQL(sql: "SELECT * FROM fuzz_rows WHERE " + condition.sql, arguments: condition.arguments)
+            if let found = try? dal.fetchEntities(query) {
+                report.ran["dal query", default: 0] += 1
+                if !found.isEmpty { escapes.append("dal query: \(condition.sql.debugDescription)") }
+            }
         }
         report.accepted += accepted.count
         for (index, mode) in LexiconDifferentialTests.modes.enumerated() {
