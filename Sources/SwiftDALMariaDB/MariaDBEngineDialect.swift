@@ -6,8 +6,9 @@ import SwiftDALConnection
 /// What the SQL lexicon must assume of a SwiftDAL session (see ``MariaDBConnection``):
 /// `"…"` is an identifier (`ANSI_QUOTES`), `` `…` `` too; strings are `'…'`, where a
 /// backslash escapes the next character (`NO_BACKSLASH_ESCAPES` is not set) and `''` is
-/// a quote; comments are `-- ` (a space after the dashes), `#` to the end of the line,
-/// and `/* */` (not nested; `/*! … */` is executed by the server).
+/// a quote; comments are `-- ` (white space or a control character after the dashes), `#`
+/// to the end of the line, and `/* */` (not nested; `/*! … */` is executed by the server,
+/// or skipped when it names a version the server does not run).
 struct MariaDBEngineDialect: EngineDialect {
     /// How long an instance waits for another one's migrations, in seconds.
     static let lockTimeout = 300
@@ -320,8 +321,10 @@ extension MariaDBEngineDialect {
 
 extension SQLLexicon {
     /// MariaDB as SwiftDAL's sessions read SQL: `ANSI_QUOTES` (`"…"` a name), `` `…` ``
-    /// names, backslash escapes in strings, `-- ` (with its space) and `#` comments, `/* */`
-    /// not nested, `/*! … */` and `/*M! … */` executed (read as code).
+    /// names, backslash escapes in strings, `-- ` (white space or a control character,
+    /// `DEL` included, after the dashes) and `#` comments, `/* */` not nested, `/*! … */`
+    /// and `/*M! … */` executed (each read as one region of self-contained code; a
+    /// versioned one, which an older server skips, must end alike both ways).
     static let mariadb = SQLLexicon(mariadbRules(ansiQuotes: true, backslashEscapes: true))
     /// A session whose `sql_mode` lost `ANSI_QUOTES`: `"…"` is a string.
     static let mariadbWithoutANSIQuotes = SQLLexicon(mariadbRules(ansiQuotes: false, backslashEscapes: true))

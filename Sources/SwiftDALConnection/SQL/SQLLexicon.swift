@@ -17,6 +17,11 @@
 ///   space holding a line break (`'a'⏎'b'`), `$tag$…$tag$` and `$$…$$`, `"…"` names, `--`
 ///   comments (to a line feed or carriage return) and nested `/* */` comments, words whose
 ///   letters include `$`.
+/// - MariaDB (in `SwiftDALMariaDB`): `'…'` (backslash escapes unless
+///   `NO_BACKSLASH_ESCAPES`), `"…"` names (strings without `ANSI_QUOTES`), `` `…` `` names,
+///   `-- ` (white space or a control character after the dashes) and `#` comments to a
+///   line feed, `/* */` comments (not nested), `/*! … */` and `/*M! … */` code
+///   (self-contained, versioned ones ending alike run or skipped, or refused).
 ///
 /// For example, `try SQLLexicon.sqlite.region(in: bytes, at: 0, sql: text)?.end`.
 @usableFromInline
@@ -59,14 +64,18 @@ package struct SQLLexicon: Sendable {
         /// Whether a carriage return ends a `--` comment as a line feed does (PostgreSQL).
         package var lineCommentEndsAtCarriageReturn = false
         /// Whether `--` starts a comment only when white space or a control character
-        /// follows it (MySQL; `--x` is two minus signs).
+        /// (`DEL` included) follows it (MySQL; `--x` is two minus signs).
         package var lineCommentNeedsSpace = false
         /// Whether `#` starts a comment to the end of the line (MySQL).
         package var hashComments = false
         /// Whether `/* */` comments nest (PostgreSQL).
         package var nestedBlockComments = false
         /// Whether `/*!…*/` and `/*M!…*/` are code, not comments (MySQL and MariaDB run
-        /// what they hold): read as code, their text is checked like the rest.
+        /// what they hold): each is read as one region whose code must be self-contained.
+        /// One with a version (`/*!50700 …*/`, `/*M!100000 …*/`) is skipped as a comment by
+        /// a server older than the version (and MariaDB skips MySQL 5.7's,
+        /// `/*!50700`–`/*!99999`): it must read alike both ways. Otherwise the text is
+        /// refused.
         package var executableComments = false
         /// Whether `$name`, `:name`, `@name` and `#name` are parameters, with SQLite's
         /// suffixes (SQLite).
@@ -128,21 +137,18 @@ package struct SQLLexicon: Sendable {
                 ))
         case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
             if rules.lineCommentNeedsSpace {
-                // MySQL: `--` then white space or a control character (or the end).
-                guard index + 2 >= bytes.count || bytes[index + 2] <= 0x20 else { return nil }
+                // MySQL: `--` then white space or a control character, `DEL` included (or
+                // the end).
+                guard index + 2 >= bytes.count || bytes[index + 2] <= 0x20 || bytes[index + 2] == 0x7F else {
+                    return nil
+                }
             }
             return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 2))
         case UInt8(ascii: "#") where rules.hashComments:
             return Region(kind: .lineComment, end: lineCommentEnd(bytes, from: index + 1))
         case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
-            if rules.executableComments, index + 2 < bytes.count,
-                bytes[index + 2] == UInt8(ascii: "!")
-                    || (bytes[index + 2] == UInt8(ascii: "M") && index + 3 < bytes.count
-                        && bytes[index + 3] == UInt8(ascii: "!"))
-            {
-                // Code the server runs: its `/*` and `*/` are read as operators, its text
-                // as the code it is.
-                return nil
+            if rules.executableComments, let marker = Self.executableCommentMarker(bytes, index) {
+                return executableComment(bytes, index, marker: marker, sql)
             }
             return Region(kind: .blockComment, end: try blockComment(bytes, index, sql))
         case UInt8(ascii: "$") where rules.dollarQuotes:
@@ -171,6 +177,95 @@ package struct SQLLexicon: Sendable {
             }
             return nil
         }
+    }
+
+    /// The length of the `/*!` or `/*M!` that starts an executable comment at `index`
+    /// (MySQL, MariaDB), or `nil`.
+    private static func executableCommentMarker(_ bytes: [UInt8], _ index: Int) -> Int? {
+        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") else {
+            return nil
+        }
+        if bytes[index + 2] == UInt8(ascii: "!") { return 3 }
+        if bytes[index + 2] == UInt8(ascii: "M"), index + 3 < bytes.count, bytes[index + 3] == UInt8(ascii: "!") {
+            return 4
+        }
+        return nil
+    }
+
+    /// The executable comment at `start` (its `/*!` or `/*M!` `marker` bytes long), read
+    /// as MySQL and MariaDB read it.
+    ///
+    /// The server runs its text as code, up to the first `*/` outside that code's tokens
+    /// (after a version: five or six digits, skipped). Read as one region, that code must be
+    /// self-contained: no literal, name or comment left open, no executable comment inside
+    /// (the first `*/` would end both), its parentheses balanced; its `*/` is then never
+    /// read as the start of a `/*` comment (MariaDB ran `*1)OR(1` in
+    /// `1=1 /*!*/*1)OR(1/*!*/`, where the check had read a comment from the second `/`). A
+    /// versioned comment is instead skipped as a comment, to its first `*/` after one level
+    /// of `/* */` inside, by a server older than the version (and MariaDB skips MySQL 5.7's,
+    /// `/*!50700` to `/*!99999`, at any version): the lexicon cannot tell which, so the two
+    /// readings must end at the same `*/` (MariaDB ran `1) OR (1` between `/*!99999 ( */`
+    /// and `/*!99999 ) */`, where the check had counted both parentheses). A comment that
+    /// reads otherwise is unreadable: the region of a `--` comment that runs to the end of
+    /// the text, which the scope's check refuses under every reading.
+    private func executableComment(_ bytes: [UInt8], _ start: Int, marker: Int, _ sql: String) -> Region {
+        func isDigit(_ index: Int) -> Bool {
+            index < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+        }
+        let unreadable = Region(kind: .lineComment, end: bytes.count)
+        var index = start + marker
+        var skippedEnd: Int?
+        if (index..<(index + 5)).allSatisfy(isDigit) {
+            guard let end = Self.skippedCommentEnd(bytes, from: index) else { return unreadable }
+            skippedEnd = end
+            index += isDigit(index + 5) ? 6 : 5
+        }
+        // Run as code, to the first `*/` outside its tokens.
+        var depth = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "*"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") {
+                let end = index + 2
+                guard depth == 0, skippedEnd == nil || skippedEnd == end else { return unreadable }
+                return Region(kind: .blockComment, end: end)
+            }
+            if Self.executableCommentMarker(bytes, index) != nil { return unreadable }
+            let region: Region?
+            do {
+                region = try self.region(in: bytes, at: index, sql: sql)
+            } catch {
+                return unreadable
+            }
+            if let region {
+                index = region.end
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "(") { depth += 1 }
+            if bytes[index] == UInt8(ascii: ")") { depth -= 1 }
+            guard depth >= 0 else { return unreadable }
+            index += 1
+        }
+        return unreadable
+    }
+
+    /// Where the versioned comment whose text starts at `start` ends when the server skips
+    /// it: at its first `*/` after one level of `/* */` inside (MariaDB's `consume_comment`),
+    /// or `nil` when it is not closed.
+    private static func skippedCommentEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
+        var nested = false
+        while index + 1 < bytes.count {
+            if !nested, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") {
+                nested = true
+                index += 2
+            } else if bytes[index] == UInt8(ascii: "*"), bytes[index + 1] == UInt8(ascii: "/") {
+                index += 2
+                if !nested { return index }
+                nested = false
+            } else {
+                index += 1
+            }
+        }
+        return nil
     }
 
     /// Where a line comment whose text starts at `start` ends: before its line break, or at
@@ -308,7 +403,11 @@ package struct SQLLexicon: Sendable {
         var depth = 0
         var index = start
         while index + 1 < bytes.count {
-            if bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") {
+            // Comments that do not nest (SQLite's, MariaDB's) take no `/*` inside: the `*` of
+            // `/*/` is the start of the `*/` that ends one.
+            if bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*"),
+                depth == 0 || rules.nestedBlockComments
+            {
                 depth += 1
                 index += 2
             } else if bytes[index] == UInt8(ascii: "*"), bytes[index + 1] == UInt8(ascii: "/") {
