@@ -206,14 +206,20 @@ final class MariaDBResultBinding {
     /// Whether the result `statement` just produced has this binding's columns (names and
     /// kinds): a table altered since the statement was prepared gives another.
     func matches(_ statement: UnsafeMutablePointer<MYSQL_STMT>) -> Bool {
-        guard Int(mysql_stmt_field_count(statement)) == count else { return false }
-        guard let metadata = mysql_stmt_result_metadata(statement) else { return false }
-        defer { mysql_free_result(metadata) }
-        guard let fields = mysql_fetch_fields(metadata) else { return count == 0 }
+        // The statement's own column definitions (what `mysql_stmt_result_metadata` would
+        // copy into a result of its own), read in place.
+        guard Int(statement.pointee.field_count) == count else { return false }
+        guard let fields = statement.pointee.fields else { return count == 0 }
         for index in 0..<count {
             let field = fields[index]
             guard MariaDBColumnKind(field) == kinds[index], let name = field.name else { return false }
-            guard names[index].withCString({ strcmp($0, name) == 0 }) else { return false }
+            let same =
+                names[index].utf8.withContiguousStorageIfAvailable { bytes in
+                    guard Int(field.name_length) == bytes.count else { return false }
+                    guard let base = bytes.baseAddress else { return true }  // both empty
+                    return memcmp(name, base, bytes.count) == 0
+                } ?? names[index].withCString { strcmp($0, name) == 0 }
+            guard same else { return false }
         }
         return true
     }

@@ -35,6 +35,9 @@ final class MariaDBConnection: EngineConnection {
     /// The server's id of this session (`CONNECTION_ID()`), for `KILL QUERY`.
     let connectionID: UInt
     private var statements: [String: PreparedStatement] = [:]
+    /// The statement used last and its SQL: a call repeating it (a lookup in a loop)
+    /// finds it without hashing its text.
+    private var lastStatement: (sql: String, statement: PreparedStatement)?
     private var failed = false
     /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
     private let socket: Int32
@@ -102,6 +105,7 @@ final class MariaDBConnection: EngineConnection {
     var dialect: any EngineDialect { MariaDBEngineDialect() }
 
     func close() {
+        lastStatement = nil
         statements.removeAll()  // closes them while the connection is open
         if let mysql { mysql_close(mysql) }
         mysql = nil
@@ -273,6 +277,7 @@ final class MariaDBConnection: EngineConnection {
                 // so. The result left on the wire is read off first (else: out of sync).
                 mysql_stmt_reset(statement.handle)
                 statements[query.sql] = nil
+                lastStatement = nil
                 guard role == .read else {
                     throw DALError(
                         .schemaMismatch,
@@ -319,17 +324,25 @@ final class MariaDBConnection: EngineConnection {
 
     /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared on first use.
     private func prepared(_ sql: String) throws -> PreparedStatement {
-        if let statement = statements[sql] { return statement }
+        if let last = lastStatement, last.sql == sql { return last.statement }
+        if let statement = statements[sql] {
+            lastStatement = (sql, statement)
+            return statement
+        }
         let text = try MariaDBStatementText(sql)
         let mysql = try openConnection()
         try checkMaySend(text.sql, role: .other)
-        if statements.count >= Self.statementCacheCapacity { statements.removeAll() }
+        if statements.count >= Self.statementCacheCapacity {
+            lastStatement = nil
+            statements.removeAll()
+        }
         guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
         let statement = PreparedStatement(handle: handle, text: text)  // closes the handle on every path
         guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
             throw statementError(handle, sql: text.sql)
         }
         statements[sql] = statement
+        lastStatement = (sql, statement)
         return statement
     }
 
@@ -368,6 +381,7 @@ final class MariaDBConnection: EngineConnection {
         }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         var values = [DatabaseValue]()
+        values.reserveCapacity(binding.count)  // a row's worth (a lookup's whole result)
         while true {
             let code = mysql_stmt_fetch(handle)
             if code == swiftdal_mariadb_no_data { break }
@@ -567,6 +581,7 @@ final class MariaDBConnection: EngineConnection {
     var cachedStatementCount: Int { statements.count }
 
     func clearStatementCache() throws {
+        lastStatement = nil
         statements.removeAll()
     }
 
