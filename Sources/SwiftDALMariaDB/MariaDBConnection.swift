@@ -208,6 +208,13 @@ final class MariaDBConnection: EngineConnection {
         var error = MariaDBError(
             code: Int(mysql_stmt_errno(handle)), sqlState: String(cString: mysql_stmt_sqlstate(handle)),
             message: String(cString: mysql_stmt_error(handle)), sql: sql)
+        if error.code == 0, let mysql, mysql_errno(mysql) != 0 {
+            // An error the server sent in place of a row: Connector/C leaves it on the
+            // connection, not on the statement (it read as "error 0" with no message).
+            error = MariaDBError(
+                code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
+                message: String(cString: mysql_error(mysql)), sql: sql)
+        }
         if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
         guard !failed, [1062, 1586, 1048, 1364].contains(error.code) else { return error }
         // MariaDB's messages name no table for these, and a duplicate only its key's name:

@@ -103,6 +103,33 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         }
     }
 
+    /// The category of the SQLSTATE: class 23 constraints; `40001`/`40P01` (serialization
+    /// failure, deadlock) a conflict; `55P03` (lock not available) busy; class 08 and the
+    /// shutdowns of class 57 the connection; `57014` (canceled) interrupted; `25006` read
+    /// only; class 42 an invalid statement but `42501` (insufficient privilege); class 22
+    /// an invalid value; class 53 resources; class 28 (authorization) permission.
+    public var category: DatabaseErrorCategory {
+        switch sqlState {
+        case "40001", "40P01": return .conflict
+        case "55P03": return .busy
+        case "57014": return .interrupted
+        case "25006": return .readOnly
+        case "42501": return .permission
+        case "57P01", "57P02", "57P03": return .connection
+        default: break
+        }
+        switch sqlStateClass {
+        case "23": return .constraint
+        case "08": return .connection
+        case "42": return .invalidStatement
+        case "22": return .invalidValue
+        case "53": return .resourceExhausted
+        case "28": return .permission
+        case "XX": return sqlState == "XX001" || sqlState == "XX002" ? .corrupt : .other
+        default: return .other
+        }
+    }
+
     /// Which constraint failed, for integrity constraint violations (class 23).
     public var constraintKind: ConstraintKind? {
         guard sqlStateClass == "23" else { return nil }

@@ -251,6 +251,43 @@ struct SampleDatabase: @unchecked Sendable {
         try sample.close()
     }
 
+    /// The same failure has the same category on every engine, read from the engine's own
+    /// codes (SQLite's result codes, SQLSTATEs, MariaDB's numbers).
+    @Test(arguments: Engine.allCases)
+    func errorsHaveTheSameCategoryOnEveryEngine(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        func category(_ body: () throws -> Void) -> DatabaseErrorCategory? {
+            do {
+                try body()
+                return nil
+            } catch let error as any DatabaseError {
+                if error.category == .other { Issue.record("\(engine): \(error) has no category") }
+                return error.category
+            } catch {
+                Issue.record("\(engine): not an engine error: \(error)")
+                return nil
+            }
+        }
+        #expect(
+            category { try sample.users.insert(UserInfo(name: "x", email: "alice@example.com", age: 1)) } == .constraint
+        )
+        #expect(
+            category { try sample.orders.insert(OrderInfo(userID: 999, product: "x", quantity: 1, unitPrice: 1)) }
+                == .constraint)
+        #expect(category { try sample.database.read { db in _ = try db.execute("SELEC 1") } } == .invalidStatement)
+        #expect(
+            category { try sample.database.read { db in _ = try db.fetchAll("SELECT * FROM no_such_table") } }
+                == .invalidStatement)
+        if engine.isServer {
+            // A value out of its type's range, computed by the server.
+            let overflow: SQL =
+                engine == .postgres ? "SELECT CAST(99999999999 AS INTEGER)" : "SELECT 9223372036854775807 + 1"
+            #expect(category { try sample.database.read { db in _ = try db.fetchAll(overflow) } } == .invalidValue)
+        }
+        #expect(try sample.users.getRecordCount() == 8)  // and the pool goes on working
+    }
+
     @Test(arguments: Engine.allCases)
     func constraintViolationsNameTheirTableAndColumnsForAnAPI(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)

@@ -23,6 +23,8 @@ public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
     var resultCode: ResultCode { get }
     /// Which constraint failed, for constraint violations; `nil` otherwise.
     var constraintKind: ConstraintKind? { get }
+    /// What kind of failure this is, the same on every engine (``DatabaseErrorCategory``).
+    var category: DatabaseErrorCategory { get }
     /// The engine's message.
     var message: String { get }
     /// The SQL that failed, when there is one (placeholders only, never values).
