@@ -69,17 +69,7 @@ private func runTour(
         try copySampleData(into: pool, from: fixture, then: afterCopy)
         print("  copied the sample data from \(fixture) through the same DALs")
     }
-    try SampleSchema.verify(users: tour.users, orders: tour.orders, tags: tour.tags)
-    let visit = try tour.recordVisit()
-    print("  this is run #\(visit) on this database")
-    try tour.finding()
-    try tour.counting()
-    try tour.writing(visit: visit)
-    try tour.errors()
-    try tour.rolledBackTransaction(visit: visit)
-    try await tour.asynchronous()
-    let (userCount, orderCount) = (try await tour.users.getRecordCount(), try await tour.orders.getRecordCount())
-    print("\nDone: \(userCount) users and \(orderCount) orders stored.")
+    try await tour.takeEveryStop()
     print(
         throwaway
             ? "The throwaway server is stopped now; give a URL to keep the data."

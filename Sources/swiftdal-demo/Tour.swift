@@ -3,6 +3,21 @@ import SampleDAL
 
 /// The tour of every IDAL operation, through UserDAL, OrderDAL and UserTagDAL.
 struct Tour {
+    /// Checks the schema, then every stop of the tour in order; prints the counts stored.
+    func takeEveryStop() async throws {
+        try SampleSchema.verify(users: users, orders: orders, tags: tags)
+        let visit = try recordVisit()
+        print("  this is run #\(visit) on this database")
+        try finding()
+        try counting()
+        try writing(visit: visit)
+        try errors()
+        try rolledBackTransaction(visit: visit)
+        try await asynchronous()
+        let (userCount, orderCount) = (try await users.getRecordCount(), try await orders.getRecordCount())
+        print("\nDone: \(userCount) users and \(orderCount) orders stored.")
+    }
+
     let pool: any DatabaseWriter
     let users: UserDAL
     let orders: OrderDAL

@@ -39,17 +39,7 @@ do {
         applied.isEmpty
             ? "  schema is up to date (\(SampleSchema.versions.last ?? ""))"
             : "  applied migrations: \(applied.joined(separator: ", "))")
-    let tour = Tour(pool: pool)
-    try SampleSchema.verify(users: tour.users, orders: tour.orders, tags: tour.tags)
-    let visit = try tour.recordVisit()
-    print("  this is run #\(visit) on this database")
-    try tour.finding()
-    try tour.counting()
-    try tour.writing(visit: visit)
-    try tour.errors()
-    try tour.rolledBackTransaction(visit: visit)
-    try await tour.asynchronous()
-    print("\nDone: \(try tour.users.getRecordCount()) users and \(try tour.orders.getRecordCount()) orders stored.")
+    try await Tour(pool: pool).takeEveryStop()
     print("Run it again: the visitor rows and their orders are still there.")
     try pool.close()
 } catch {
