@@ -24,6 +24,24 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// The text for MariaDB.
     let sql: String
 
+    /// The length of the `/*!` or `/*M!` at `index` when it opens an executable comment
+    /// without a version (the server always runs its text), else 0. A versioned one
+    /// (`/*!50700 …*/`) may be skipped by the server, as a comment: it is read as one.
+    static func executableCommentMarker(_ bytes: [UInt8], at index: Int) -> Int {
+        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*")
+        else { return 0 }
+        var marker = 0
+        if bytes[index + 2] == UInt8(ascii: "!") {
+            marker = 3
+        } else if index + 3 < bytes.count, bytes[index + 2] == UInt8(ascii: "M"), bytes[index + 3] == UInt8(ascii: "!")
+        {
+            marker = 4
+        }
+        guard marker > 0 else { return 0 }
+        let next = index + marker
+        return next < bytes.count && bytes[next] >= 0x30 && bytes[next] <= 0x39 ? 0 : marker
+    }
+
     /// SwiftDAL's own SQLite forms that have a MariaDB spelling: the JSON arrays that bind
     /// long `\(values:)` lists, read by `JSON_TABLE` (MariaDB 10.6+) as one column of
     /// `BIGINT` or of text (in the session's `utf8mb4_nopad_bin`, as SwiftDAL's tables).
@@ -48,6 +66,7 @@ struct MariaDBStatementText: Sendable, Equatable {
         var highest = 0
         var names = [String]()
         var index = 0
+        var openExecutableComments = 0
         func isIdentifierByte(_ byte: UInt8) -> Bool {
             (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x5F
                 || byte == 0x24 || byte >= 0x80
@@ -89,10 +108,24 @@ struct MariaDBStatementText: Sendable, Equatable {
                 index = end
             case UInt8(ascii: "-")
             where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-")
-                && (index + 2 == bytes.count || [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 2])):
+                && (index + 2 == bytes.count || bytes[index + 2] <= 0x20 || bytes[index + 2] == 0x7F):
+                // As the server reads it (and the scope's lexicon): `--` then white space or
+                // any control character, `DEL` included.
                 let end = bytes[index...].firstIndex(of: 0x0A) ?? bytes.count
                 output.append(contentsOf: bytes[index..<end])
                 index = end
+            case UInt8(ascii: "/") where Self.executableCommentMarker(bytes, at: index) > 0:
+                // `/*!` or `/*M!` without a version: code the server runs, parameters
+                // included; its closing `*/` is read when the scan meets it.
+                let marker = Self.executableCommentMarker(bytes, at: index)
+                output.append(contentsOf: bytes[index..<(index + marker)])
+                index += marker
+                openExecutableComments += 1
+            case UInt8(ascii: "*")
+            where openExecutableComments > 0 && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/"):
+                output.append(contentsOf: [UInt8(ascii: "*"), UInt8(ascii: "/")])
+                index += 2
+                openExecutableComments -= 1
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
                 var end = index + 2
                 while end + 1 < bytes.count, !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) {
@@ -143,6 +176,7 @@ struct MariaDBStatementText: Sendable, Equatable {
                 index += 1
             }
         }
+        guard openExecutableComments == 0 else { throw unterminated("an executable comment") }
         sql = String(decoding: output, as: UTF8.self)
         parameters = names.isEmpty ? .positional(order: order, count: highest) : .named(names)
     }

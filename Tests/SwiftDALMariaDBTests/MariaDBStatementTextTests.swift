@@ -21,6 +21,22 @@ import Testing
             ]
         }
         #expect(values == [.text("it's ?"), .integer(7), .integer(12), .integer(4), .integer(8)])
+        // Read as the server reads them: `/*! … */` (no version) is code, parameters
+        // included; a versioned one may be skipped, so it is a comment; `--` then a
+        // control character (DEL too) is a comment.
+        let asTheServer = try pool.read { db -> [DatabaseValue?] in
+            [
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*! + ? */", arguments: [5])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*M! + :a */ + :a", arguments: ["a": 2])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*!99999 + ? */")),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ? --\u{7F} + ?\n", arguments: [3])),
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ? --\u{01}?\n + 1", arguments: [3]))
+            ]
+        }
+        #expect(asTheServer == [.integer(6), .integer(5), .integer(1), .integer(3), .integer(4)])
+        #expect(throws: DALError.self) {
+            try pool.read { db in _ = try db.fetchScalar(Int.self, SQL(sql: "SELECT 1 /*! + ? ", arguments: [1])) }
+        }
         #expect(throws: DALError.self) {
             try pool.read { db in _ = try db.fetchScalar(Int.self, SQL(sql: "SELECT ? + :a", arguments: [1])) }
         }
