@@ -112,14 +112,6 @@ enum MariaDBColumnKind: Equatable {
             self = field.charsetnr == 63 ? .bytes : .text
         }
     }
-
-    /// Whether the value's length varies (read with `mysql_stmt_fetch_column`).
-    var isVariable: Bool {
-        switch self {
-        case .decimal, .bit, .text, .bytes: true
-        default: false
-        }
-    }
 }
 
 /// A result's columns bound for `mysql_stmt_fetch`: fixed-size values (integers, doubles,

@@ -260,7 +260,7 @@ final class MariaDBConnection: EngineConnection {
         if let error = query.arguments.conversionError { throw error }
         let role = MariaDBStatementRole(of: query.sql)
         let autocommit = !isInTransaction
-        if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql, role: role) {
+        if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql) {
             do {
                 try checkMaySend(text, role: role)
                 return try executeText(text, body)
@@ -312,21 +312,16 @@ final class MariaDBConnection: EngineConnection {
     /// statement (`START`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `SET`, …): SQLite's
     /// `COMMIT TRANSACTION`, `ROLLBACK TRANSACTION [TO SAVEPOINT x]` (what ``SwiftDAL/Database``
     /// sends) in MariaDB's spelling. `nil` for anything else (prepared).
-    static func textProtocolForm(of sql: String, role: MariaDBStatementRole) -> String? {
+    static func textProtocolForm(of sql: String) -> String? {
         // Most statements are none of these: known from the first word, without a split.
-        guard FirstWord.controls.contains(FirstWord(sql)) else { return nil }
+        let first = FirstWord(sql)
+        guard FirstWord.controls.contains(first) else { return nil }
+        guard first == .commit || first == .rollback else { return sql }
+        // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
         let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
-        guard let first = words.first?.uppercased() else { return nil }
-        switch first {
-        case "COMMIT", "ROLLBACK":
-            // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
-            let rest = words.dropFirst().filter { $0.uppercased() != "TRANSACTION" }
-            return ([first] + rest.map(String.init)).joined(separator: " ")
-        case "START", "BEGIN", "SAVEPOINT", "RELEASE", "SET", "LOCK", "UNLOCK", "USE", "KILL", "XA", "DO":
-            return sql
-        default:
-            return nil
-        }
+        return words.enumerated().compactMap { index, word in
+            index == 0 ? word.uppercased() : word.uppercased() == "TRANSACTION" ? nil : String(word)
+        }.joined(separator: " ")
     }
 
     /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared on first use.
