@@ -28,16 +28,8 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// without a version (the server always runs its text), else 0. A versioned one
     /// (`/*!50700 …*/`) may be skipped by the server, as a comment: it is read as one.
     static func executableCommentMarker(_ bytes: [UInt8], at index: Int) -> Int {
-        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*")
-        else { return 0 }
-        var marker = 0
-        if bytes[index + 2] == UInt8(ascii: "!") {
-            marker = 3
-        } else if index + 3 < bytes.count, bytes[index + 2] == UInt8(ascii: "M"), bytes[index + 3] == UInt8(ascii: "!")
-        {
-            marker = 4
-        }
-        guard marker > 0 else { return 0 }
+        // The marker as the scope's lexicon reads it; a version after it makes it a comment here.
+        guard let marker = SQLLexicon.executableCommentMarker(bytes, index) else { return 0 }
         let next = index + marker
         return next < bytes.count && bytes[next] >= 0x30 && bytes[next] <= 0x39 ? 0 : marker
     }

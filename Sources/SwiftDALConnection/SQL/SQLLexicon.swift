@@ -181,7 +181,7 @@ package struct SQLLexicon: Sendable {
 
     /// The length of the `/*!` or `/*M!` that starts an executable comment at `index`
     /// (MySQL, MariaDB), or `nil`.
-    private static func executableCommentMarker(_ bytes: [UInt8], _ index: Int) -> Int? {
+    package static func executableCommentMarker(_ bytes: [UInt8], _ index: Int) -> Int? {
         guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") else {
             return nil
         }
