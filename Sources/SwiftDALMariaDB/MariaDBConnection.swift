@@ -319,9 +319,8 @@ final class MariaDBConnection: EngineConnection {
         guard first == .commit || first == .rollback else { return sql }
         // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
         let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
-        return words.enumerated().compactMap { index, word in
-            index == 0 ? word.uppercased() : word.uppercased() == "TRANSACTION" ? nil : String(word)
-        }.joined(separator: " ")
+        let rest = words.dropFirst().filter { $0.uppercased() != "TRANSACTION" }
+        return ([first == .commit ? "COMMIT" : "ROLLBACK"] + rest.map(String.init)).joined(separator: " ")
     }
 
     /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared on first use.
