@@ -9,15 +9,15 @@ import Foundation
 #endif
 
 /// A real high-availability manager for tests: pg_auto_failover (`pg_autoctl`, Debian's
-/// `postgresql-15-auto-failover`), its monitor and two data nodes on this machine, each a
-/// PostgreSQL server on 127.0.0.1 with a port of its own, all in a fresh temporary
+/// `postgresql-15-auto-failover`), its monitor and two or more data nodes on this machine,
+/// each a PostgreSQL server on 127.0.0.1 with a port of its own, all in a fresh temporary
 /// directory, run as the `postgres` user when this process is root, and stopped by
 /// ``stop()`` (or when released). Starting takes about a minute.
 ///
 /// For example:
 ///
 /// ```swift
-/// let formation = try AutoFailoverFormation.start()
+/// let formation = try AutoFailoverFormation.start(nodes: 3, synchronousStandbys: 1)
 /// defer { formation.stop() }
 /// let cluster = try PostgresCluster(primary: formation.writerURL, replicas: formation.nodeURLs)
 /// try formation.performFailover()
@@ -45,11 +45,26 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         self.environment = environment
     }
 
-    /// Starts the monitor and two nodes, and waits until one node is the primary and the
-    /// other its secondary (at most `timeout`).
+    /// Starts the monitor and `nodes` nodes (two or more), and waits until one node is the
+    /// primary and the others its secondaries (at most `timeout`).
     ///
-    /// For example, `let formation = try AutoFailoverFormation.start()`.
-    public static func start(timeout: Duration = .seconds(180)) throws -> AutoFailoverFormation {
+    /// `synchronousStandbys` is the formation's `number-sync-standbys`: how many standbys
+    /// must confirm a commit before the primary acknowledges it. At 0 (pg_auto_failover's
+    /// default) the monitor switches synchronous replication off whenever no standby is a
+    /// healthy secondary, to keep writes available (state `wait_primary`), and version 2.0
+    /// does so at the start of a planned failover of two nodes too (its issue #774): writes
+    /// acknowledged then can be lost. At 1 or more (three nodes or more) writes wait instead.
+    ///
+    /// For example, `let formation = try AutoFailoverFormation.start(nodes: 3, synchronousStandbys: 1)`.
+    public static func start(
+        nodes: Int = 2, synchronousStandbys: Int = 0, timeout: Duration = .seconds(180)
+    ) throws -> AutoFailoverFormation {
+        guard nodes >= 2, synchronousStandbys >= 0, synchronousStandbys < nodes - 1 || synchronousStandbys == 0 else {
+            throw PostgresServer.StartFailure(
+                description:
+                    "pg_auto_failover: \(nodes) nodes cannot keep \(synchronousStandbys) synchronous standbys "
+                    + "(two nodes or more; fewer synchronous standbys than standbys)")
+        }
         guard isAvailable else {
             throw PostgresServer.StartFailure(
                 description: "pg_auto_failover was not found (Debian: apt-get install postgresql-15-auto-failover)")
@@ -70,7 +85,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             "XDG_DATA_HOME=\(directory)/home/data", "LC_ALL=C"
         ]
         let formation = AutoFailoverFormation(
-            directory: directory, ports: [base, base + 1, base + 2], runAsPostgres: runAsPostgres,
+            directory: directory, ports: Array(base...(base + nodes)), runAsPostgres: runAsPostgres,
             environment: environment)
         do {
             try formation.launch(
@@ -81,7 +96,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             // The monitor is set up once its log says it manages it (a `pg_autoctl show`
             // before then races its setup for the configuration's directory).
             try formation.waitForLog("monitor.log", containing: "Managing the monitor", timeout: timeout)
-            for node in 1...2 {
+            for node in 1...nodes {
                 // One node after the other: the first becomes the primary.
                 try formation.launch(
                     [
@@ -91,7 +106,16 @@ public final class AutoFailoverFormation: @unchecked Sendable {
                         "--run"
                     ], log: "node\(node).log")
                 try formation.waitForState(
-                    node == 1 ? ["single"] : ["primary", "secondary"], timeout: timeout)
+                    node == 1 ? ["single"] : ["primary"] + Array(repeating: "secondary", count: node - 1),
+                    timeout: timeout)
+            }
+            if synchronousStandbys > 0 {
+                // On the monitor's SQL function: `pg_autoctl set formation number-sync-standbys`
+                // of 2.0 reads a stale `errno` and refuses every value.
+                try formation.runOnMonitor(
+                    "SELECT pgautofailover.set_formation_number_sync_standbys('default', \(synchronousStandbys))")
+                try formation.waitForState(
+                    ["primary"] + Array(repeating: "secondary", count: nodes - 1), timeout: timeout)
             }
         } catch {
             formation.stop()
@@ -103,9 +127,14 @@ public final class AutoFailoverFormation: @unchecked Sendable {
     /// The writer's multi-host URI as the monitor hands it out
     /// (`target_session_attrs=read-write`), as the user `postgres`.
     public var writerURL: String {
-        "host=127.0.0.1,127.0.0.1 port=\(ports[1]),\(ports[2]) user=postgres dbname=postgres "
+        let nodePorts = ports.dropFirst()
+        return "host=\(nodePorts.map { _ in "127.0.0.1" }.joined(separator: ",")) "
+            + "port=\(nodePorts.map(String.init).joined(separator: ",")) user=postgres dbname=postgres "
             + "target_session_attrs=read-write connect_timeout=2"
     }
+
+    /// The data nodes' names, `node1`, `node2`, …, in node order.
+    private var nodeNames: [String] { (1..<ports.count).map { "node\($0)" } }
 
     /// Each node's own connection string, as the user `postgres`.
     public var nodeURLs: [String] {
@@ -119,11 +148,11 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             .last { $0.hasPrefix("postgres://") } ?? ""
     }
 
-    /// Asks the monitor for a failover and waits until the former secondary is the primary
-    /// and the former primary its secondary again (at most `timeout`).
+    /// Asks the monitor for a failover and waits until a former secondary is the primary
+    /// and every other node its secondary again (at most `timeout`).
     public func performFailover(timeout: Duration = .seconds(120)) throws {
         _ = try run(["perform", "failover", "--pgdata", directory + "/monitor"])
-        try waitForState(["primary", "secondary"], timeout: timeout)
+        try waitForState(["primary"] + Array(repeating: "secondary", count: nodeNames.count - 1), timeout: timeout)
     }
 
     /// The monitor's last `count` events (state changes and their reasons), oldest first:
@@ -136,7 +165,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
     /// `draining`, …), in node order.
     public func states() throws -> [String] {
         let text = try run(["show", "state", "--pgdata", directory + "/monitor"])
-        return ["node1", "node2"].map { name in
+        return nodeNames.map { name in
             text.split(separator: "\n").first { $0.hasPrefix(name) || $0.contains(" \(name) ") }
                 .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
                 .flatMap { $0.count >= 2 ? $0[$0.count - 2] : nil } ?? "?"
@@ -193,7 +222,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             return stopped ? [] : processes
         }
         guard !running.isEmpty else { return }
-        for pgdata in ["node2", "node1", "monitor"] {
+        for pgdata in nodeNames.reversed() + ["monitor"] {
             _ = try? run(["stop", "--pgdata", directory + "/" + pgdata])
         }
         for pid in running.reversed() {
@@ -217,6 +246,25 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         let autoctl = ["/usr/bin/env", "-i"] + environment + ["/usr/bin/pg_autoctl"] + arguments
         return runAsPostgres
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"] + autoctl : autoctl
+    }
+
+    /// Runs SQL on the monitor's database with `psql`, as `autoctl_node`; returns what it printed.
+    @discardableResult
+    private func runOnMonitor(_ sql: String) throws -> String {
+        let psql =
+            ["/usr/bin/env", "-i"] + environment + [
+                "/usr/bin/psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+                "\(ports[0])",
+                "-U", "autoctl_node", "-d", "pg_auto_failover", "-c", sql
+            ]
+        let full =
+            runAsPostgres ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"] + psql : psql
+        let (status, output) = try runProgram(full[0], Array(full.dropFirst()))
+        guard status == 0 else {
+            throw PostgresServer.StartFailure(
+                description: "psql on the monitor failed (\(status)): \(output.suffix(1500))")
+        }
+        return output
     }
 
     /// Starts a long-running `pg_autoctl … --run`, its output in `log`.

@@ -16,12 +16,20 @@ private struct SessionLoad: Sendable {
     var failures: [String] = []
 }
 
-/// Under a real HA manager: pg_auto_failover's monitor and two nodes, the cluster built
-/// from the URI the monitor hands out. Operators do not promote by hand.
+/// Under a real HA manager: pg_auto_failover's monitor and three nodes, one standby
+/// synchronous (`number-sync-standbys 1`), the cluster built from the URI the monitor
+/// hands out. Operators do not promote by hand.
+///
+/// Not two nodes: at `number-sync-standbys 0` (its default, the only setting two nodes
+/// allow) pg_auto_failover switches synchronous replication off whenever its standby is
+/// not a healthy secondary, and version 2.0 (Debian 12's) does so at the start of a planned
+/// failover (its issue #774): the old primary then acknowledges writes, unreplicated, while
+/// the standby is promoted, and a failover loses them. CI saw 30 such writes lost; no
+/// client can tell them from kept ones. The README says so.
 @Suite(.serialized) struct ManagedFailoverTests {
     @Test(.enabled(if: AutoFailoverFormation.isAvailable))
     func sessionsThroughAManagedFailoverAndALaggingStandby() async throws {
-        let formation = try await blocking { try AutoFailoverFormation.start() }
+        let formation = try await blocking { try AutoFailoverFormation.start(nodes: 3, synchronousStandbys: 1) }
         defer { formation.stop() }
         let uri = try formation.monitorURI()
         #expect(uri.contains("target_session_attrs=read-write"), "\(uri)")
@@ -103,7 +111,7 @@ private struct SessionLoad: Sendable {
             result.staleReads == 0, "session reads that missed their own write: \(result.staleReads) of \(result.reads)"
         )
         #expect(result.reads > 50)
-        // Every acknowledged write is on the new primary (the manager's synchronous default).
+        // Every acknowledged write is on the new primary (one standby synchronous).
         let stored = Set(try await cluster.write { db in try db.fetchColumn(Int64.self, "SELECT id FROM notes") })
         let lost = Set(result.acknowledged).subtracting(stored)
         if !lost.isEmpty {
