@@ -85,7 +85,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftdal-gen",
-            dependencies: ["SwiftDALCodegen", "SwiftDAL", "SwiftDALPostgres", "SwiftDALMariaDB"]
+            dependencies: ["SwiftDALCodegen", "SwiftDAL", "SwiftDALConnection", "SwiftDALPostgres", "SwiftDALMariaDB"]
         ),
         .executableTarget(
             name: "swiftdal-demo",

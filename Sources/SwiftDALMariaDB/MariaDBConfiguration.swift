@@ -113,20 +113,3 @@ struct MariaDBEndpoint: Sendable {
         }
     }
 }
-
-extension MariaDBPool {
-    /// `url` without its password (`mysql://user:password@host/db` becomes
-    /// `mysql://user@host/db`), for what is printed or written to a file.
-    ///
-    /// For example, `MariaDBPool.withoutPassword("mysql://app:s3cret@db/shop")` is
-    /// `"mysql://app@db/shop"`.
-    package static func withoutPassword(_ url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
-        let authorityEnd = url[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
-        let authority = url[scheme.upperBound..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
-            return url
-        }
-        return String(url[..<colon]) + String(url[at...])
-    }
-}

@@ -125,25 +125,6 @@ package enum PostgresConnect {
         PQconninfoFree(options)
     }
 
-    /// `connectionString` without its password (a `password` keyword, a URI's
-    /// `user:password@` or `?password=`), for what is printed or written to a file.
-    package static func withoutPassword(_ connectionString: String) -> String {
-        var text = connectionString
-        let patterns = [
-            #"(?<=://)([^:@/?#]*):[^@/?#]*@"#,  // user:password@ in a URI
-            #"([?&])password=[^&#]*&?"#,  // ?password= in a URI
-            #"(^|\s)password\s*=\s*('([^'\\]|\\.)*'|[^\s']*)"#  // password=… in a keyword string
-        ]
-        for (index, pattern) in patterns.enumerated() {
-            guard let expression = try? NSRegularExpression(pattern: pattern) else { continue }
-            let range = NSRange(text.startIndex..., in: text)
-            let template = index == 0 ? "$1@" : index == 1 ? "$1" : "$1"
-            text = expression.stringByReplacingMatches(in: text, range: range, withTemplate: template)
-        }
-        if text.hasSuffix("?") || text.hasSuffix("&") { text.removeLast() }
-        return text.trimmingCharacters(in: .whitespaces)
-    }
-
     /// The `connect_timeout` a connection string names, if any.
     private static func connectTimeout(in connectionString: String) -> Duration? {
         guard let options = PQconninfoParse(connectionString, nil) else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 import SwiftDAL
 import SwiftDALCodegen
+import SwiftDALConnection
 import SwiftDALMariaDB
 import SwiftDALPostgres
 
@@ -88,8 +89,7 @@ func run(_ arguments: [String]) throws {
     var written = arguments
     for index in written.indices.dropFirst() {
         switch written[index - 1] {
-        case "--postgres": written[index] = PostgresConnect.withoutPassword(written[index])
-        case "--mysql", "--mariadb": written[index] = MariaDBPool.withoutPassword(written[index])
+        case "--postgres", "--mysql", "--mariadb": written[index] = ConnectionText.withoutPassword(written[index])
         default: break
         }
     }

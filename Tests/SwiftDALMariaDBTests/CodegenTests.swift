@@ -48,14 +48,4 @@ import Testing
         #expect(source.contains("public final class CodeDAL: BaseDAL<CodeInfo>"))
         #expect(source.contains("public final class CheapDAL: ReadOnlyDAL<CheapInfo>"))
     }
-
-    /// What swiftdal-gen writes in its header: the URL without its password.
-    @Test func theURLIsWrittenWithoutItsPassword() {
-        #expect(MariaDBPool.withoutPassword("mysql://app:s3cret@db:3306/shop") == "mysql://app@db:3306/shop")
-        #expect(
-            MariaDBPool.withoutPassword("mysql://app:p%40ss@localhost/shop?socket=/run/m.sock")
-                == "mysql://app@localhost/shop?socket=/run/m.sock")
-        #expect(MariaDBPool.withoutPassword("mysql://app@db/shop") == "mysql://app@db/shop")
-        #expect(MariaDBPool.withoutPassword("mariadb://db/shop") == "mariadb://db/shop")
-    }
 }

@@ -1,0 +1,30 @@
+import SwiftDALConnection
+import Testing
+
+/// What swiftdal-gen writes in a generated file's header (and what may be printed): a
+/// server's URL or keyword string without its password, whichever engine it names.
+@Suite struct ConnectionTextTests {
+    @Test(arguments: [
+        ("mysql://app:s3cret@db:3306/shop", "mysql://app@db:3306/shop"),
+        ("mysql://app:p%40ss@localhost/shop?socket=/run/m.sock", "mysql://app@localhost/shop?socket=/run/m.sock"),
+        ("mariadb://app:p@ss@db/shop", "mariadb://app@db/shop"),
+        ("mysql://app@db/shop", "mysql://app@db/shop"),
+        ("mariadb://db/shop", "mariadb://db/shop"),
+        ("postgresql://app:s3cret@db/shop?sslmode=require", "postgresql://app@db/shop?sslmode=require"),
+        ("postgresql://db/shop?password=s3cret&sslmode=require", "postgresql://db/shop?sslmode=require"),
+        ("postgresql://db/shop?sslmode=require&password=s3cret", "postgresql://db/shop?sslmode=require"),
+        ("postgresql://db/shop?password=s3cret", "postgresql://db/shop"),
+        ("postgresql://app:s3cret@h1:5432,h2:5433/shop#x", "postgresql://app@h1:5432,h2:5433/shop#x"),
+        ("host=/tmp password=s3cret dbname=shop", "host=/tmp  dbname=shop"),
+        ("host=/tmp dbname=shop password = 's3 \\' cret' user=app", "host=/tmp dbname=shop  user=app"),
+        ("password=s3cret host=/tmp", "host=/tmp"),
+        ("host=/tmp dbname=shop password='s3cret", "host=/tmp dbname=shop"),
+        ("host=/tmp dbname=shop", "host=/tmp dbname=shop"),
+        ("host=/tmp application_name='password=x'", "host=/tmp application_name='password=x'")
+    ])
+    func theTextLosesItsPasswordAndKeepsTheRest(text: String, expected: String) {
+        let stripped = ConnectionText.withoutPassword(text)
+        #expect(stripped == expected)
+        #expect(!stripped.contains("s3"), "\(stripped)")
+    }
+}
