@@ -27,11 +27,13 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// The length of the `/*!` or `/*M!` at `index` when it opens an executable comment
     /// without a version (the server always runs its text), else 0. A versioned one
     /// (`/*!50700 …*/`) may be skipped by the server, as a comment: it is read as one.
+    /// A version is five digits (the server reads a sixth too); fewer are code.
     static func executableCommentMarker(_ bytes: [UInt8], at index: Int) -> Int {
-        // The marker as the scope's lexicon reads it; a version after it makes it a comment here.
+        // The marker as the scope's lexicon reads it, and its rule for a version.
         guard let marker = SQLLexicon.executableCommentMarker(bytes, index) else { return 0 }
-        let next = index + marker
-        return next < bytes.count && bytes[next] >= 0x30 && bytes[next] <= 0x39 ? 0 : marker
+        let start = index + marker
+        let isVersioned = start + 5 <= bytes.count && bytes[start..<(start + 5)].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        return isVersioned ? 0 : marker
     }
 
     /// SwiftDAL's own SQLite forms that have a MariaDB spelling: the JSON arrays that bind

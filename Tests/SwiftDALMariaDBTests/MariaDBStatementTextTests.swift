@@ -29,11 +29,13 @@ import Testing
                 try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*! + ? */", arguments: [5])),
                 try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*M! + :a */ + :a", arguments: ["a": 2])),
                 try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT 1 /*!99999 + ? */")),
+                // Fewer than five digits are no version: code, its parameter included.
+                try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ? + /*!1 + ? + */ 0", arguments: [2, 3])),
                 try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ? --\u{7F} + ?\n", arguments: [3])),
                 try db.fetchScalar(DatabaseValue.self, SQL(sql: "SELECT ? --\u{01}?\n + 1", arguments: [3]))
             ]
         }
-        #expect(asTheServer == [.integer(6), .integer(5), .integer(1), .integer(3), .integer(4)])
+        #expect(asTheServer == [.integer(6), .integer(5), .integer(1), .integer(6), .integer(3), .integer(4)])
         #expect(throws: DALError.self) {
             try pool.read { db in _ = try db.fetchScalar(Int.self, SQL(sql: "SELECT 1 /*! + ? ", arguments: [1])) }
         }
