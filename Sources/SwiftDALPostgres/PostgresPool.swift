@@ -86,20 +86,6 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         _ = try reentrantRead { db in try db.fetchScalar(Int.self, "SELECT 1") }
     }
 
-    // MARK: Lending connections
-
-    private func withConnection<T>(writing: Bool, _ body: (Database) throws -> T) throws -> T {
-        let lease = try core.acquire()
-        defer { core.release(lease) }
-        let database = try core.connection(of: lease)
-        if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
-        return try withLentConnection(database, of: self, isWriter: writing, waited: lease.waited) {
-            // A transaction a failed rollback left open must not be joined.
-            try database.discardLeftoverTransaction()
-            return try body(database)
-        }
-    }
-
     // MARK: DatabaseWriter
 
     /// Runs `body` in a read-only, repeatable-read transaction: one snapshot.
@@ -107,10 +93,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// For example, `let n = try pool.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") }`.
     @discardableResult
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        guard !isHoldingConnection(of: self) else { throw reentrancyError("read") }
-        return try withConnection(writing: false) { db in
-            try db.inTransaction(.deferred, isolation: .repeatableRead, readOnly: true) { try body(db) }
-        }
+        try core.readTransaction(for: self, measuringWaits: measuresWaits, body)
     }
 
     /// See ``DatabaseReader/reentrantRead(_:)``.
@@ -118,8 +101,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.reentrantRead { db in try db.fetchOne("SELECT 1") }`.
     @discardableResult
     public func reentrantRead<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = try heldConnection(of: self, writing: false) { return try body(held) }
-        return try withConnection(writing: false, body)
+        try core.reentrantAccess(for: self, writing: false, measuringWaits: measuresWaits, body)
     }
 
     /// Runs `body` in a transaction (``PostgresConfiguration/writeIsolation``): commits on
@@ -128,10 +110,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.write { db in try db.execute("DELETE FROM sessions") }`.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        guard !isHoldingConnection(of: self) else { throw reentrancyError("write") }
-        return try withConnection(writing: true) { db in
-            try db.inTransaction(.immediate, isolation: configuration.writeIsolation) { try body(db) }
-        }
+        try core.writeTransaction(
+            for: self, isolation: configuration.writeIsolation, measuringWaits: measuresWaits, body)
     }
 
     /// `write` at a given isolation level, for the transactions that need `.serializable`;
@@ -141,10 +121,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.write(isolation: .serializable) { db in try transfer(db) }`.
     @discardableResult
     public func write<T>(isolation: IsolationLevel, _ body: (Database) throws -> T) throws -> T {
-        guard !isHoldingConnection(of: self) else { throw reentrancyError("write") }
-        return try withConnection(writing: true) { db in
-            try db.inTransaction(.immediate, isolation: isolation) { try body(db) }
-        }
+        try core.writeTransaction(for: self, isolation: isolation, measuringWaits: measuresWaits, body)
     }
 
     /// See ``DatabaseWriter/reentrantWrite(_:)``.
@@ -152,8 +129,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// For example, `try pool.reentrantWrite { db in try db.execute("DELETE FROM t") }`.
     @discardableResult
     public func reentrantWrite<T>(_ body: (Database) throws -> T) throws -> T {
-        if let held = try heldConnection(of: self, writing: true) { return try body(held) }
-        return try withConnection(writing: true, body)
+        try core.reentrantAccess(for: self, writing: true, measuringWaits: measuresWaits, body)
     }
 
     /// See ``DatabaseReader/perform(writing:_:)``: a connection's own thread, once one is
@@ -201,12 +177,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// waiting for one.
     ///
     /// For example, `metrics.gauge("db.waiting", pool.statistics.callersWaiting)`.
-    public var statistics: PoolStatistics {
-        let gauges = core.gauges
-        return PoolStatistics(
-            connectionsOpen: gauges.open, connectionsInUse: gauges.inUse, callersWaiting: gauges.waiting,
-            maximumConnections: core.slots.count)
-    }
+    public var statistics: PoolStatistics { core.statistics }
 
     /// Runs `work` on a connection's thread under a time limit of `limit`, once one is free
     /// (waiting in line, holding no thread), and calls `completion` with its result: for a

@@ -62,26 +62,11 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
-        let lease = try readerCore.acquire()
-        defer { readerCore.release(lease) }
-        let database = try readerCore.connection(of: lease)
-        if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
-        return try ThreadAccess.holding(database, of: self, isWriter: false, waited: lease.waited) {
-            // A read transaction a failed rollback left open would pin an old snapshot.
-            try database.discardLeftoverTransaction()
-            return try body(database)
-        }
+        try readerCore.lend(to: self, writing: false, measuringWaits: measuresWaits, body)
     }
 
     private func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        let lease = try writerCore.acquire()
-        defer { writerCore.release(lease) }
-        let writer = try writerCore.connection(of: lease)
-        if measuresWaits { writer.recordWait(nanoseconds: lease.waited) }
-        return try ThreadAccess.holding(writer, of: self, isWriter: true, waited: lease.waited) {
-            try writer.discardLeftoverTransaction()  // never join a transaction a failed rollback left open
-            return try body(writer)
-        }
+        try writerCore.lend(to: self, writing: true, measuringWaits: measuresWaits, body)
     }
 
     /// Runs `body` in a deferred transaction on a reader connection: one consistent

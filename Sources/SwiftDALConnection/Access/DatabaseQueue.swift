@@ -121,12 +121,7 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     /// callers waiting for it.
     ///
     /// For example, `metrics.gauge("db.waiting", queue.statistics.callersWaiting)`.
-    public var statistics: PoolStatistics {
-        let gauges = core.gauges
-        return PoolStatistics(
-            connectionsOpen: gauges.open, connectionsInUse: gauges.inUse, callersWaiting: gauges.waiting,
-            maximumConnections: 1)
-    }
+    public var statistics: PoolStatistics { core.statistics }
 
     /// Clears what a failed access may have left behind: an open transaction (a failed
     /// rollback), `query_only` still on (a read that could not turn it off).

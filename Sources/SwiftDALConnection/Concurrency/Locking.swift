@@ -255,12 +255,3 @@ package func outsideCallControl<T>(_ body: () throws -> T) rethrows -> T {
 package func isHoldingConnection(of owner: AnyObject) -> Bool {
     ThreadAccess.held(by: owner) != nil
 }
-
-/// Runs `body` with `database` of `owner` lent to this thread: DAL calls inside it find
-/// it (``heldConnection(of:writing:)``), and its statements, cursors and row views
-/// belong to this access (see ``ConnectionAccess``). For the engines' pools.
-package func withLentConnection<T>(
-    _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0, _ body: () throws -> T
-) throws -> T {
-    try ThreadAccess.holding(database, of: owner, isWriter: isWriter, waited: waited, body)
-}
