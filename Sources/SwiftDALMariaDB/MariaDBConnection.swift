@@ -48,9 +48,8 @@ final class MariaDBConnection: EngineConnection {
     /// still runs, once the `KILL QUERY` has been answered (so that it cannot stop it).
     private let cancelRequested = Atomic<Bool>(false)
     /// The pool's sender of kill requests.
-    private let killSender: MariaDBKillSender
     /// The kill requests made for the current call, until they are settled.
-    private let pendingKills = Locked<[MariaDBKillRequest]>([])
+    private let killRequests: PendingStopRequests
     /// Statements completed for the calls (the connection's own catalog queries aside).
     private(set) var completedStatements = 0
 
@@ -77,8 +76,8 @@ final class MariaDBConnection: EngineConnection {
     }
 
     /// Connects to `endpoint` and sets the session up (see the type's documentation).
-    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: MariaDBKillSender) throws {
-        self.killSender = killSender
+    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: StopRequestSender) throws {
+        killRequests = PendingStopRequests(sender: killSender)
         self.endpoint = endpoint
         self.configuration = configuration
         name = endpoint.name
@@ -141,9 +140,7 @@ final class MariaDBConnection: EngineConnection {
 
     func cancelRunningStatement() {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
-        let request = MariaDBKillRequest(endpoint: endpoint, connectionID: connectionID)
-        pendingKills.withLock { $0.append(request) }
-        killSender.send(request)
+        killRequests.send { [endpoint, connectionID] in MariaDBConnect.killQuery(connectionID, at: endpoint) }
     }
 
     var interruptGracePeriod: Duration { configuration.stopGracePeriod }
@@ -153,20 +150,8 @@ final class MariaDBConnection: EngineConnection {
         shutdown(socket, Int32(SHUT_RDWR))
     }
 
-    private func settleKillRequests() -> Bool {
-        let requests = pendingKills.withLock { requests -> [MariaDBKillRequest] in
-            defer { requests = [] }
-            return requests
-        }
-        var settled = true
-        for request in requests where !request.settle(waitingAtMost: configuration.stopGracePeriod) {
-            settled = false
-        }
-        return settled
-    }
-
     func clearCancelRequest() {
-        if !settleKillRequests() { failed = true }
+        if !killRequests.settle(waitingAtMost: configuration.stopGracePeriod) { failed = true }
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
     }
 
@@ -180,7 +165,7 @@ final class MariaDBConnection: EngineConnection {
                 code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
                 sql: sql)
         }
-        guard settleKillRequests() else {
+        guard killRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
             failed = true
             throw MariaDBError(
                 code: 2013, sqlState: "HY000",

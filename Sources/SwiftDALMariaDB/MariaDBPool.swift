@@ -61,7 +61,7 @@ public final class MariaDBPool: DatabaseWriter, @unchecked Sendable {
         settings.observer = configuration.observer
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         measuresWaits = settings.observer != nil
-        let killSender = MariaDBKillSender()
+        let killSender = StopRequestSender(threadName: "dal-my-kill")
         core = PoolCore(
             PoolCore.Options(
                 name: "the MariaDB pool on \(name)", threadName: "dal-my-",

@@ -21,9 +21,8 @@ final class PostgresConnection: EngineConnection {
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
     private let canceller: CancelHandle?
     /// The pool's sender of cancel requests.
-    private let cancelSender: CancelSender
     /// The cancel requests made for the current call, until they are settled.
-    private let pendingCancels = Locked<[CancelRequest]>([])
+    private let cancelRequests: PendingStopRequests
     /// The connection's socket, for ``abandon()`` (set once it is open).
     private let socket: Int32
     /// Set by ``abandon()``: the socket is shut down.
@@ -112,11 +111,11 @@ final class PostgresConnection: EngineConnection {
     /// Opening never waits on a server past the connect timeout or the call's stop (see
     /// ``PostgresConnect``).
     init(
-        connectionString: String, configuration: PostgresConfiguration, name: String, cancelSender: CancelSender
+        connectionString: String, configuration: PostgresConfiguration, name: String, cancelSender: StopRequestSender
     ) throws {
         self.configuration = configuration
         self.name = name
-        self.cancelSender = cancelSender
+        cancelRequests = PendingStopRequests(sender: cancelSender)
         guard !connectionString.utf8.contains(0) else {
             throw DALError(.invalidValue, "the connection string contains a NUL character")
         }
@@ -175,9 +174,7 @@ final class PostgresConnection: EngineConnection {
     func cancelRunningStatement() {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
         guard let canceller else { return }
-        let request = CancelRequest(canceller)
-        pendingCancels.withLock { $0.append(request) }
-        cancelSender.send(request)
+        cancelRequests.send { canceller.cancelRunningStatement() }
     }
 
     var interruptGracePeriod: Duration { configuration.stopGracePeriod }
@@ -185,20 +182,6 @@ final class PostgresConnection: EngineConnection {
     func abandon() {
         guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }
         shutdown(socket, Int32(SHUT_RDWR))
-    }
-
-    /// Settles the cancel requests of the current call (see ``CancelRequest/settle(waitingAtMost:)``):
-    /// whether the connection may run statements again.
-    private func settleCancelRequests() -> Bool {
-        let requests = pendingCancels.withLock { requests -> [CancelRequest] in
-            defer { requests = [] }
-            return requests
-        }
-        var settled = true
-        for request in requests where !request.settle(waitingAtMost: configuration.stopGracePeriod) {
-            settled = false
-        }
-        return settled
     }
 
     /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
@@ -211,7 +194,7 @@ final class PostgresConnection: EngineConnection {
         guard role == .rollback else {
             throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: sql)
         }
-        guard settleCancelRequests() else {
+        guard cancelRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
             failed = true
             throw PostgresError(
                 sqlState: "08006",
@@ -1073,7 +1056,7 @@ final class PostgresConnection: EngineConnection {
     }
 
     func clearCancelRequest() {
-        if !settleCancelRequests() { failed = true }
+        if !cancelRequests.settle(waitingAtMost: configuration.stopGracePeriod) { failed = true }
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
     }
 

@@ -65,7 +65,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         settings.observer = configuration.observer
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         measuresWaits = settings.observer != nil
-        let cancelSender = CancelSender()
+        let cancelSender = StopRequestSender(threadName: "dal-pg-cancel")
         core = PoolCore(
             PoolCore.Options(
                 name: "the PostgreSQL pool on \(name)", threadName: "dal-pg-",
