@@ -2,21 +2,37 @@ internal import CSwiftDALMariaDB
 import Foundation
 import SwiftDALConnection
 
-/// A statement's parameters as Connector/C takes them (`MYSQL_BIND`s pointing into one
-/// buffer of the values' bytes), alive until released: bind, execute, then let go.
-/// `.null` binds as `MYSQL_TYPE_NULL`, `.integer` as `LONGLONG`, `.real` as `DOUBLE`,
-/// `.text` as a string in the connection's character set (`utf8mb4`), `.blob` as `BLOB`
-/// (bytes, never converted).
+/// A connection's parameters as Connector/C takes them (`MYSQL_BIND`s pointing into one
+/// buffer of the values' bytes), reused from one statement to the next: ``bind(_:)`` fills
+/// them, valid until the next call (bind, execute, then the next statement). `.null` binds
+/// as `MYSQL_TYPE_NULL`, `.integer` as `LONGLONG`, `.real` as `DOUBLE`, `.text` as a string
+/// in the connection's character set (`utf8mb4`), `.blob` as `BLOB` (bytes, never converted).
 final class MariaDBParameterBinding {
-    let binds: UnsafeMutablePointer<MYSQL_BIND>
-    private let bytes: UnsafeMutableRawPointer
-    let count: Int
+    private var binds: UnsafeMutablePointer<MYSQL_BIND>
+    private var bindCapacity: Int
+    private var bytes: UnsafeMutableRawPointer
+    private var byteCapacity: Int
+    /// The most bytes kept from one statement to the next (a large value's buffer is
+    /// given back after its statement ran).
+    static let keptBytes = 64 * 1024
 
-    init(_ values: [DatabaseValue]) {
-        count = values.count
-        binds = .allocate(capacity: max(1, values.count))
+    init() {
+        bindCapacity = 8
+        binds = .allocate(capacity: bindCapacity)
+        byteCapacity = 512
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+    }
+
+    /// The binds for `values`, in order, pointing into this binding's buffer: valid until
+    /// the next call of ``bind(_:)`` or ``releaseLargeBuffers()``.
+    func bind(_ values: [DatabaseValue]) -> UnsafeMutablePointer<MYSQL_BIND> {
+        if values.count > bindCapacity {
+            binds.deallocate()
+            bindCapacity = values.count
+            binds = .allocate(capacity: bindCapacity)
+        }
         binds.initialize(repeating: MYSQL_BIND(), count: max(1, values.count))
-        var size = 8
+        var size = 0
         for value in values {
             switch value {
             case .null: break
@@ -25,7 +41,11 @@ final class MariaDBParameterBinding {
             case .blob(let data): size += (data.count + 7) & ~7
             }
         }
-        bytes = .allocate(byteCount: size, alignment: 8)
+        if size > byteCapacity {
+            bytes.deallocate()
+            byteCapacity = size
+            bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+        }
         var offset = 0
         for (index, value) in values.enumerated() {
             let pointer = bytes + offset
@@ -63,6 +83,16 @@ final class MariaDBParameterBinding {
                 offset += (data.count + 7) & ~7
             }
         }
+        return binds
+    }
+
+    /// Gives back a buffer grown past ``keptBytes`` for a large value (after its statement
+    /// ran: Connector/C has sent it), so that one large insert does not stay in memory.
+    func releaseLargeBuffers() {
+        guard byteCapacity > Self.keptBytes else { return }
+        bytes.deallocate()
+        byteCapacity = 512
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
     }
 
     deinit {

@@ -47,9 +47,10 @@ final class MariaDBConnection: EngineConnection {
     /// connection back: a statement about to be sent then fails at once; a `ROLLBACK`
     /// still runs, once the `KILL QUERY` has been answered (so that it cannot stop it).
     private let cancelRequested = Atomic<Bool>(false)
-    /// The pool's sender of kill requests.
     /// The kill requests made for the current call, until they are settled.
     private let killRequests: PendingStopRequests
+    /// The buffers every statement's values are bound from, reused.
+    private let parameters = MariaDBParameterBinding()
     /// Statements completed for the calls (the connection's own catalog queries aside).
     private(set) var completedStatements = 0
 
@@ -64,12 +65,15 @@ final class MariaDBConnection: EngineConnection {
     final class PreparedStatement {
         let handle: UnsafeMutablePointer<MYSQL_STMT>
         let text: MariaDBStatementText
+        /// What it does to a transaction (read once, from SwiftDAL's text).
+        let role: MariaDBStatementRole
         /// The binding of its last result, kept while its columns stay the same.
         var resultBinding: MariaDBResultBinding?
 
-        init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText) {
+        init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText, role: MariaDBStatementRole) {
             self.handle = handle
             self.text = text
+            self.role = role
         }
 
         deinit { mysql_stmt_close(handle) }
@@ -243,18 +247,25 @@ final class MariaDBConnection: EngineConnection {
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         if let error = query.arguments.conversionError { throw error }
-        let role = MariaDBStatementRole(of: query.sql)
         let autocommit = !isInTransaction
-        if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql) {
-            do {
-                try checkMaySend(text, role: role)
-                return try executeText(text, body)
-            } catch {
-                if role == .rollback, !(error is DALError) { failed = true }
-                throw outcome(of: error, role: role, autocommit: autocommit, sql: text)
+        var statement: PreparedStatement
+        if let last = lastStatement, last.sql == query.sql {
+            // The statement run last (a lookup in a loop): prepared, its role known.
+            statement = last.statement
+        } else {
+            let role = MariaDBStatementRole(of: query.sql)
+            if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql) {
+                do {
+                    try checkMaySend(text, role: role)
+                    return try executeText(text, body)
+                } catch {
+                    if role == .rollback, !(error is DALError) { failed = true }
+                    throw outcome(of: error, role: role, autocommit: autocommit, sql: text)
+                }
             }
+            statement = try prepared(query.sql, role: role)
         }
-        var statement = try prepared(query.sql)
+        let role = statement.role
         let values = try statement.text.values(for: query.arguments)
         do {
             try checkMaySend(statement.text.sql, role: role)
@@ -280,7 +291,7 @@ final class MariaDBConnection: EngineConnection {
                                 : "Its change is part of the transaction, which this error rolls back unless caught"),
                         sql: statement.text.sql, underlying: error)
                 }
-                statement = try prepared(query.sql)
+                statement = try prepared(query.sql, role: role)
                 (rows, affected) = try execute(statement, values)
             }
             completedStatements += 1
@@ -308,8 +319,9 @@ final class MariaDBConnection: EngineConnection {
         return ([first == .commit ? "COMMIT" : "ROLLBACK"] + rest.map(String.init)).joined(separator: " ")
     }
 
-    /// The prepared statement for `sql` (SwiftDAL's text, cached by it), prepared on first use.
-    private func prepared(_ sql: String) throws -> PreparedStatement {
+    /// The prepared statement for `sql` (SwiftDAL's text, cached by it, of `role`),
+    /// prepared on first use.
+    private func prepared(_ sql: String, role: MariaDBStatementRole) throws -> PreparedStatement {
         if let last = lastStatement, last.sql == sql { return last.statement }
         if let statement = statements[sql] {
             lastStatement = (sql, statement)
@@ -323,7 +335,7 @@ final class MariaDBConnection: EngineConnection {
             statements.removeAll()
         }
         guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
-        let statement = PreparedStatement(handle: handle, text: text)  // closes the handle on every path
+        let statement = PreparedStatement(handle: handle, text: text, role: role)  // closes the handle on every path
         guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
             throw statementError(handle, sql: text.sql)
         }
@@ -343,12 +355,11 @@ final class MariaDBConnection: EngineConnection {
                 "the statement has \(mysql_stmt_param_count(handle)) parameter(s) but \(values.count) value(s) were bound",
                 sql: sql)
         }
-        let parameters = MariaDBParameterBinding(values)
-        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+        defer { parameters.releaseLargeBuffers() }
+        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.bind(values)) != 0 {
             throw statementError(handle, sql: sql)
         }
         guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: sql) }
-        withExtendedLifetime(parameters) {}
         guard mysql_stmt_field_count(handle) > 0 else {
             let affected = mysql_stmt_affected_rows(handle)
             return (nil, affected == UInt64.max ? 0 : Int(clamping: affected))
@@ -513,7 +524,7 @@ final class MariaDBConnection: EngineConnection {
         let mysql = try openConnection()
         try checkMaySend(text.sql, role: .read)
         guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
-        let statement = PreparedStatement(handle: handle, text: text)
+        let statement = PreparedStatement(handle: handle, text: text, role: .read)
         guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
             throw statementError(handle, sql: text.sql)
         }
@@ -524,12 +535,11 @@ final class MariaDBConnection: EngineConnection {
         guard Int(mysql_stmt_param_count(handle)) == values.count else {
             throw DALError(.argumentMismatch, "the statement's parameters do not match its arguments", sql: text.sql)
         }
-        let parameters = MariaDBParameterBinding(values)
-        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+        defer { parameters.releaseLargeBuffers() }
+        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.bind(values)) != 0 {
             throw statementError(handle, sql: text.sql)
         }
         guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: text.sql) }
-        withExtendedLifetime(parameters) {}
         guard mysql_stmt_field_count(handle) > 0 else { return 0 }
         guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: text.sql) }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: text.sql) }

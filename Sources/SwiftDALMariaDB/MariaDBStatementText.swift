@@ -49,6 +49,9 @@ struct MariaDBStatementText: Sendable, Equatable {
             with: "SELECT v FROM JSON_TABLE(?, '$[*]' COLUMNS (v LONGTEXT PATH '$')) AS swiftdal_values")
     }
     let parameters: Parameters
+    /// Whether the `?`s take the positional arguments one each, in order (no `?NNN`
+    /// repeating or reordering them).
+    private let bindsInOrder: Bool
 
     /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
     /// positional parameters or leaves a literal, identifier or comment open.
@@ -173,6 +176,7 @@ struct MariaDBStatementText: Sendable, Equatable {
         guard openExecutableComments == 0 else { throw unterminated("an executable comment") }
         sql = String(decoding: output, as: UTF8.self)
         parameters = names.isEmpty ? .positional(order: order, count: highest) : .named(names)
+        bindsInOrder = order.count == highest && order.enumerated().allSatisfy { $0.element == $0.offset + 1 }
     }
 
     private static func mixed(_ text: String) -> DALError {
@@ -194,6 +198,8 @@ struct MariaDBStatementText: Sendable, Equatable {
                     .argumentMismatch,
                     "the statement has \(count) parameter(s) but \(values.count) argument(s) were given", sql: sql)
             }
+            // Each argument once, in its own place (plain `?`s): bound as given.
+            if bindsInOrder { return values }
             return order.map { values[$0 - 1] }
         case .named(let names):
             guard let values = arguments.namedValues else {
