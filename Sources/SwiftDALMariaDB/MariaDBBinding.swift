@@ -153,6 +153,8 @@ final class MariaDBResultBinding {
     let layout: ColumnLayout
     let kinds: [MariaDBColumnKind]
     private let names: [String]
+    /// What each column's kind is read from (``signature(of:)``), for ``matches(_:)``.
+    private let signatures: [UInt64]
     let count: Int
     let binds: UnsafeMutablePointer<MYSQL_BIND>
     private let isNull: UnsafeMutablePointer<CChar>
@@ -169,16 +171,19 @@ final class MariaDBResultBinding {
         self.count = count
         var names = [String]()
         var kinds = [MariaDBColumnKind]()
+        var signatures = [UInt64]()
         if let fields = mysql_fetch_fields(metadata) {
             for index in 0..<count {
                 let field = fields[index]
                 names.append(field.name.map { String(cString: $0) } ?? "column\(index)")
                 kinds.append(MariaDBColumnKind(field))
+                signatures.append(Self.signature(of: fields + index))
             }
         }
         layout = ColumnLayout(names: names)
         self.names = names
         self.kinds = kinds
+        self.signatures = signatures
         let capacity = max(1, count)
         binds = .allocate(capacity: capacity)
         binds.initialize(repeating: MYSQL_BIND(), count: capacity)
@@ -233,17 +238,28 @@ final class MariaDBResultBinding {
         guard Int(statement.pointee.field_count) == count else { return false }
         guard let fields = statement.pointee.fields else { return count == 0 }
         for index in 0..<count {
-            let field = fields[index]
-            guard MariaDBColumnKind(field) == kinds[index], let name = field.name else { return false }
+            // Read in place (a `MYSQL_FIELD` is 128 bytes): the kind's inputs, then the name.
+            let field = fields + index
+            guard Self.signature(of: field) == signatures[index], let name = field.pointee.name else { return false }
+            let length = Int(field.pointee.name_length)
             let same =
                 names[index].utf8.withContiguousStorageIfAvailable { bytes in
-                    guard Int(field.name_length) == bytes.count else { return false }
+                    guard length == bytes.count else { return false }
                     guard let base = bytes.baseAddress else { return true }  // both empty
                     return memcmp(name, base, bytes.count) == 0
                 } ?? names[index].withCString { strcmp($0, name) == 0 }
             guard same else { return false }
         }
         return true
+    }
+
+    /// What ``MariaDBColumnKind`` reads from a column's definition, packed: its type, its
+    /// unsigned flag, its character set and its fraction digits (a change to any of them
+    /// makes another binding; one that changes nothing of the kind costs a rebinding only).
+    private static func signature(of field: UnsafePointer<MYSQL_FIELD>) -> UInt64 {
+        let unsigned: UInt64 = field.pointee.flags & swiftdal_mariadb_unsigned_flag != 0 ? 1 : 0
+        return UInt64(field.pointee.type.rawValue) | unsigned &<< 16 | UInt64(field.pointee.charsetnr) &<< 17
+            | UInt64(field.pointee.decimals & 0x7FFF) &<< 49
     }
 
     deinit {

@@ -371,12 +371,17 @@ final class MariaDBConnection: EngineConnection {
         let binding: MariaDBResultBinding
         if let kept = statement.resultBinding, kept.matches(handle) {
             binding = kept
+            // Connector/C keeps a result binding from one execution to the next (raw C
+            // binds once) unless new metadata reset it (`bind_result_done`).
+            if handle.pointee.bind_result_done == 0, mysql_stmt_bind_result(handle, binding.binds) != 0 {
+                throw statementError(handle, sql: sql)
+            }
         } else {
             guard let made = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
             statement.resultBinding = made
             binding = made
+            guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
-        guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         var values = [DatabaseValue]()
         values.reserveCapacity(binding.count)  // a row's worth (a lookup's whole result)
         while true {
