@@ -15,6 +15,8 @@ final class MariaDBParameterBinding {
     /// The most bytes kept from one statement to the next (a large value's buffer is
     /// given back after its statement ran).
     static let keptBytes = 64 * 1024
+    /// The most parameters whose binds are kept from one statement to the next.
+    static let keptBinds = 256
 
     init() {
         bindCapacity = 8
@@ -86,13 +88,20 @@ final class MariaDBParameterBinding {
         return binds
     }
 
-    /// Gives back a buffer grown past ``keptBytes`` for a large value (after its statement
-    /// ran: Connector/C has sent it), so that one large insert does not stay in memory.
+    /// Gives back buffers grown past ``keptBytes`` for a large value or past ``keptBinds``
+    /// parameters (after their statement ran: Connector/C has sent them), so that one
+    /// large statement does not stay in memory.
     func releaseLargeBuffers() {
-        guard byteCapacity > Self.keptBytes else { return }
-        bytes.deallocate()
-        byteCapacity = 512
-        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+        if byteCapacity > Self.keptBytes {
+            bytes.deallocate()
+            byteCapacity = 512
+            bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+        }
+        if bindCapacity > Self.keptBinds {
+            binds.deallocate()
+            bindCapacity = 8
+            binds = .allocate(capacity: bindCapacity)
+        }
     }
 
     deinit {
@@ -165,20 +174,17 @@ final class MariaDBResultBinding {
 
     /// The binding of the result `statement` just produced (its metadata).
     init?(_ statement: UnsafeMutablePointer<MYSQL_STMT>) {
-        guard let metadata = mysql_stmt_result_metadata(statement) else { return nil }
-        defer { mysql_free_result(metadata) }
-        let count = Int(mysql_num_fields(metadata))
+        let count = Int(statement.pointee.field_count)
+        guard count > 0, let fields = Self.currentFields(of: statement) else { return nil }
         self.count = count
         var names = [String]()
         var kinds = [MariaDBColumnKind]()
         var signatures = [UInt64]()
-        if let fields = mysql_fetch_fields(metadata) {
-            for index in 0..<count {
-                let field = fields[index]
-                names.append(field.name.map { String(cString: $0) } ?? "column\(index)")
-                kinds.append(MariaDBColumnKind(field))
-                signatures.append(Self.signature(of: fields + index))
-            }
+        for index in 0..<count {
+            let field = fields + index
+            names.append(field.pointee.name.map { String(cString: $0) } ?? "column\(index)")
+            kinds.append(MariaDBColumnKind(field.pointee))
+            signatures.append(Self.signature(of: field))
         }
         layout = ColumnLayout(names: names)
         self.names = names
@@ -236,7 +242,7 @@ final class MariaDBResultBinding {
         // The statement's own column definitions (what `mysql_stmt_result_metadata` would
         // copy into a result of its own), read in place.
         guard Int(statement.pointee.field_count) == count else { return false }
-        guard let fields = statement.pointee.fields else { return count == 0 }
+        guard let fields = Self.currentFields(of: statement) else { return count == 0 }
         for index in 0..<count {
             // Read in place (a `MYSQL_FIELD` is 128 bytes): the kind's inputs, then the name.
             let field = fields + index
@@ -251,6 +257,19 @@ final class MariaDBResultBinding {
             guard same else { return false }
         }
         return true
+    }
+
+    /// The columns of the result `statement` just produced as the server last described
+    /// them: the connection's (`mysql->fields`: sent with this execution, or copied from
+    /// the statement's when the server sent none). After a column was renamed, Connector/C
+    /// copies the new types into the statement's own definitions but not the new names.
+    private static func currentFields(
+        of statement: UnsafeMutablePointer<MYSQL_STMT>
+    ) -> UnsafeMutablePointer<MYSQL_FIELD>? {
+        guard let mysql = statement.pointee.mysql, mysql.pointee.field_count == statement.pointee.field_count,
+            let fields = mysql.pointee.fields
+        else { return statement.pointee.fields }
+        return fields
     }
 
     /// What ``MariaDBColumnKind`` reads from a column's definition, packed: its type, its

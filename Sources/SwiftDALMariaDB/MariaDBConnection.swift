@@ -67,13 +67,21 @@ final class MariaDBConnection: EngineConnection {
         let text: MariaDBStatementText
         /// What it does to a transaction (read once, from SwiftDAL's text).
         let role: MariaDBStatementRole
+        /// Whether it is transaction or session control (prepared because it had
+        /// arguments): without arguments, such a statement goes through the text protocol.
+        let isControl: Bool
         /// The binding of its last result, kept while its columns stay the same.
         var resultBinding: MariaDBResultBinding?
+        /// Whether an execution sent more than one result (a `CALL`'s): Connector/C then
+        /// replaces the statement's result binding with an empty one at each execution
+        /// without saying so (`bind_result_done` stays set), so it is bound every time.
+        var sendsSeveralResults = false
 
         init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText, role: MariaDBStatementRole) {
             self.handle = handle
             self.text = text
             self.role = role
+            isControl = MariaDBConnection.textProtocolForm(of: text.sql) != nil
         }
 
         deinit { mysql_stmt_close(handle) }
@@ -249,7 +257,7 @@ final class MariaDBConnection: EngineConnection {
         if let error = query.arguments.conversionError { throw error }
         let autocommit = !isInTransaction
         var statement: PreparedStatement
-        if let last = lastStatement, last.sql == query.sql {
+        if let last = lastStatement, last.sql == query.sql, !(last.statement.isControl && query.arguments.isEmpty) {
             // The statement run last (a lookup in a loop): prepared, its role known.
             statement = last.statement
         } else {
@@ -369,11 +377,16 @@ final class MariaDBConnection: EngineConnection {
             drainResults(handle)
         }
         let binding: MariaDBResultBinding
+        if mysql.map({ mysql_more_results($0) != 0 }) ?? true { statement.sendsSeveralResults = true }
         if let kept = statement.resultBinding, kept.matches(handle) {
             binding = kept
             // Connector/C keeps a result binding from one execution to the next (raw C
-            // binds once) unless new metadata reset it (`bind_result_done`).
-            if handle.pointee.bind_result_done == 0, mysql_stmt_bind_result(handle, binding.binds) != 0 {
+            // binds once) unless new metadata reset it (`bind_result_done`), or it made
+            // another for a statement of several results (`mariadb_stmt.c`,
+            // `mthd_stmt_read_execute_response`).
+            if statement.sendsSeveralResults || handle.pointee.bind_result_done == 0,
+                mysql_stmt_bind_result(handle, binding.binds) != 0
+            {
                 throw statementError(handle, sql: sql)
             }
         } else {

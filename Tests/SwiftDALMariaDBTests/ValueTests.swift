@@ -157,6 +157,33 @@ import Testing
         #expect(try insert(12).first?.columnNames == ["id", "body", "rank", "extra"])
     }
 
+    /// A procedure's result (a `CALL` sends it, then a status of its own, and Connector/C
+    /// resets the statement's result binding) read again and again on one connection, and
+    /// a column renamed under a cached statement read by its new name.
+    @Test func aProcedureCalledAgainAndARenamedColumnReadRight() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        let (pool, _) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute("CREATE TABLE kv(id BIGINT PRIMARY KEY, name VARCHAR(20))")
+            try db.execute("INSERT INTO kv VALUES (1, 'a'), (2, 'b')")
+            try db.executeScript("CREATE PROCEDURE two_rows() SELECT id, name FROM kv ORDER BY id")
+        }
+        for _ in 0..<3 {
+            let rows = try pool.write { db in try db.fetchAll("CALL two_rows()") }
+            #expect(try rows.map { try $0.decode(Int.self, named: "id") } == [1, 2])
+            #expect(try rows.map { try $0.decode(String.self, named: "name") } == ["a", "b"])
+            #expect(try pool.read { db in try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM kv") } == 2)
+        }
+        let query: SQL = "SELECT * FROM kv ORDER BY id"
+        #expect(try pool.read { db in try db.fetchAll(query) }.first?.columnNames == ["id", "name"])
+        try pool.write { db in try db.execute("ALTER TABLE kv RENAME COLUMN name TO title") }
+        let renamed = try pool.read { db in try db.fetchAll(query) }
+        #expect(renamed.first?.columnNames == ["id", "title"])
+        #expect(try renamed.map { try $0.decode(String.self, named: "title") } == ["a", "b"])
+    }
+
     @Test func fourByteCharactersAndBinaryExactComparisons() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
