@@ -112,10 +112,17 @@ public final class AutoFailoverFormation: @unchecked Sendable {
             if synchronousStandbys > 0 {
                 // On the monitor's SQL function: `pg_autoctl set formation number-sync-standbys`
                 // of 2.0 reads a stale `errno` and refuses every value.
-                try formation.runOnMonitor(
+                // The monitor's own decisions (keeping the primary synchronous while a
+                // standby is away) follow the setting at once; the primary then applies the
+                // new `synchronous_standby_names` (`apply_settings`): wait until it has.
+                let printed = try formation.runOnMonitor(
                     "SELECT pgautofailover.set_formation_number_sync_standbys('default', \(synchronousStandbys))")
-                try formation.waitForState(
-                    ["primary"] + Array(repeating: "secondary", count: nodes - 1), timeout: timeout)
+                guard printed.trimmingCharacters(in: .whitespacesAndNewlines) == "t" else {
+                    throw PostgresServer.StartFailure(
+                        description: "pg_auto_failover refused number-sync-standbys \(synchronousStandbys): \(printed)")
+                }
+                try formation.waitForEvent(
+                    "applied replication properties change", after: "updating number_sync_standbys", timeout: timeout)
             }
         } catch {
             formation.stop()
@@ -182,6 +189,21 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         throw PostgresServer.StartFailure(
             description: "pg_auto_failover: \(name) never said \(text): "
                 + String(readWholeFile(directory + "/" + name).suffix(1500)))
+    }
+
+    /// Waits until one of the monitor's events says `text`, after one that says `earlier`.
+    private func waitForEvent(_ text: String, after earlier: String, timeout: Duration) throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            // Oldest first: `text` in what follows the last event saying `earlier`.
+            if let log = try? events(count: 100), let mark = log.range(of: earlier, options: .backwards),
+                log[mark.upperBound...].contains(text)
+            {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        throw PostgresServer.StartFailure(description: "pg_auto_failover: no event said \(text) after \(earlier)")
     }
 
     /// Waits until the nodes' reported states are `expected` in some order.
