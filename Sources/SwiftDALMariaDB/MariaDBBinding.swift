@@ -291,44 +291,83 @@ final class MariaDBResultBinding {
 
     /// Appends the values of the row the last `mysql_stmt_fetch` of `statement` read.
     func appendRow(of statement: UnsafeMutablePointer<MYSQL_STMT>, to values: inout [DatabaseValue]) throws {
-        for index in 0..<count {
-            guard isNull[index] == 0 else {
-                values.append(.null)
-                continue
+        for index in 0..<count { values.append(try value(at: index, of: statement)) }
+    }
+
+    /// The value of column `index` (in range) of the row the last `mysql_stmt_fetch` of
+    /// `statement` read, as SQLite's storage classes (the type's mapping).
+    func value(at index: Int, of statement: UnsafeMutablePointer<MYSQL_STMT>) throws -> DatabaseValue {
+        guard isNull[index] == 0 else { return .null }
+        let slot = UnsafeRawPointer(slots + index * Self.slotSize)
+        let kind = kinds[index]
+        switch kind {
+        case .signed:
+            return .integer(slot.load(as: Int64.self))
+        case .unsigned:
+            let value = slot.load(as: UInt64.self)
+            return value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value))
+        case .real, .float:
+            let double = slot.load(as: Double.self)
+            return double.isNaN ? .null : .real(double)
+        case .dateTime(let digits):
+            return .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: true, digits: digits))
+        case .date:
+            return .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: false, digits: 0))
+        case .time(let digits):
+            return .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: false, time: true, digits: digits))
+        case .null:
+            return .null
+        case .decimal, .text, .bytes, .bit:
+            let length = Int(lengths[index])
+            if length <= Self.slotSize {
+                // Whole in its slot: read from there, no second call.
+                let bytes = UnsafeBufferPointer(start: slot.assumingMemoryBound(to: UInt8.self), count: length)
+                return Self.value(of: bytes, kind: kind)
             }
-            let slot = UnsafeRawPointer(slots + index * Self.slotSize)
-            let kind = kinds[index]
-            switch kind {
-            case .signed:
-                values.append(.integer(slot.load(as: Int64.self)))
-            case .unsigned:
-                let value = slot.load(as: UInt64.self)
-                values.append(value <= UInt64(Int64.max) ? .integer(Int64(value)) : .text(String(value)))
-            case .real, .float:
-                let double = slot.load(as: Double.self)
-                values.append(double.isNaN ? .null : .real(double))
-            case .dateTime(let digits):
-                values.append(
-                    .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: true, digits: digits)))
-            case .date:
-                values.append(.text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: true, time: false, digits: 0)))
-            case .time(let digits):
-                values.append(
-                    .text(Self.text(of: slot.load(as: MYSQL_TIME.self), date: false, time: true, digits: digits)))
-            case .null:
-                values.append(.null)
-            case .decimal, .text, .bytes, .bit:
-                let length = Int(lengths[index])
-                if length <= Self.slotSize {
-                    // Whole in its slot: read from there, no second call.
-                    let bytes = UnsafeBufferPointer(start: slot.assumingMemoryBound(to: UInt8.self), count: length)
-                    values.append(Self.value(of: bytes, kind: kind))
-                } else {
-                    let bytes = try variableBytes(statement, index)
-                    values.append(bytes.withUnsafeBufferPointer { Self.value(of: $0, kind: kind) })
-                }
-            }
+            let bytes = try variableBytes(statement, index)
+            return bytes.withUnsafeBufferPointer { Self.value(of: $0, kind: kind) }
         }
+    }
+
+    // The typed reads of the current row (``MariaDBFetchedRow``): the common cases read
+    // straight from the slots; anything else is `.other`, for ``value(at:of:)`` to convert.
+
+    /// Column `index` when it is a signed integer (or an unsigned one that fits).
+    @inline(__always)
+    func integer(at index: Int) -> TypedColumn<Int64> {
+        guard isNull[index] == 0 else { return .null }
+        let slot = UnsafeRawPointer(slots + index * Self.slotSize)
+        switch kinds[index] {
+        case .signed: return .value(slot.load(as: Int64.self))
+        case .unsigned:
+            let value = slot.load(as: UInt64.self)
+            return value <= UInt64(Int64.max) ? .value(Int64(value)) : .other
+        default: return .other
+        }
+    }
+
+    /// Column `index` when it is a `DOUBLE` or `FLOAT` (NaN reads as `NULL`, as ``value(at:of:)``).
+    @inline(__always)
+    func real(at index: Int) -> TypedColumn<Double> {
+        guard isNull[index] == 0 else { return .null }
+        switch kinds[index] {
+        case .real, .float:
+            let double = UnsafeRawPointer(slots + index * Self.slotSize).load(as: Double.self)
+            return double.isNaN ? .null : .value(double)
+        default: return .other
+        }
+    }
+
+    /// Column `index` when it is text held whole in its slot, valid UTF-8.
+    @inline(__always)
+    func text(at index: Int) -> TypedColumn<String> {
+        guard isNull[index] == 0 else { return .null }
+        guard case .text = kinds[index] else { return .other }
+        let length = Int(lengths[index])
+        guard length <= Self.slotSize else { return .other }
+        let bytes = UnsafeBufferPointer(
+            start: (slots + index * Self.slotSize).assumingMemoryBound(to: UInt8.self), count: length)
+        return Statement.validString(bytes).map { .value($0) } ?? .other
     }
 
     /// The value of a variable-length column of `kind` holding `bytes`: text (when valid

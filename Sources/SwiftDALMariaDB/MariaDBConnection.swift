@@ -76,6 +76,24 @@ final class MariaDBConnection: EngineConnection {
         /// replaces the statement's result binding with an empty one at each execution
         /// without saying so (`bind_result_done` stays set), so it is bound every time.
         var sendsSeveralResults = false
+        /// The row its result is read from, made with its first result.
+        var fetchedRow: MariaDBFetchedRow?
+        /// The views' handle on ``fetchedRow`` (one for every execution).
+        var fetchedResult: EngineResult?
+
+        /// Whether its rows are being read now (by a caller up the stack): running it again
+        /// would end that result, so another statement of the same text is prepared.
+        var isReading: Bool { fetchedRow?.isReading ?? false }
+
+        /// The row to read a stored result bound by `binding` from, made once.
+        func fetchedRow(for binding: MariaDBResultBinding) -> (MariaDBFetchedRow, EngineResult) {
+            if let fetchedRow, let fetchedResult { return (fetchedRow, fetchedResult) }
+            let row = MariaDBFetchedRow(handle: handle, binding: binding)
+            let result = EngineResult(row)
+            fetchedRow = row
+            fetchedResult = result
+            return (row, result)
+        }
 
         init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText, role: MariaDBStatementRole) {
             self.handle = handle
@@ -273,14 +291,17 @@ final class MariaDBConnection: EngineConnection {
             }
             statement = try prepared(query.sql, role: role)
         }
+        if statement.isReading {
+            // Run inside the reading of its own rows: a statement of its own, not cached.
+            statement = try prepare(try MariaDBStatementText(query.sql), role: statement.role)
+        }
         let role = statement.role
         let values = try statement.text.values(for: query.arguments)
         do {
             try checkMaySend(statement.text.sql, role: role)
-            let rows: MariaDBRows?
-            let affected: Int
+            var executed: Executed
             do {
-                (rows, affected) = try execute(statement, values)
+                executed = try execute(statement, values)
             } catch let error as MariaDBError where error.code == 2057 {
                 // The result's columns changed since the statement was prepared (its table
                 // was altered): Connector/C cannot read them. Prepared again for any later
@@ -300,13 +321,32 @@ final class MariaDBConnection: EngineConnection {
                         sql: statement.text.sql, underlying: error)
                 }
                 statement = try prepared(query.sql, role: role)
-                (rows, affected) = try execute(statement, values)
+                executed = try execute(statement, values)
             }
             completedStatements += 1
-            guard let rows else { return affected }
-            let result = EngineResult(rows)
-            for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
-            return rows.rowCount
+            switch executed {
+            case .changed(let affected):
+                return affected
+            case .rows(let rows):
+                let result = EngineResult(rows)
+                for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
+                return rows.rowCount
+            case .stored(let fetched, let result):
+                let handle = statement.handle
+                defer {
+                    fetched.end()
+                    mysql_stmt_free_result(handle)
+                }
+                while true {
+                    let code = mysql_stmt_fetch(handle)
+                    if code == swiftdal_mariadb_no_data { break }
+                    guard code == 0 || code == swiftdal_mariadb_data_truncated else {
+                        throw statementError(handle, sql: statement.text.sql)
+                    }
+                    try body(RowView(result: result, row: fetched.advance()))
+                }
+                return fetched.rowCount
+            }
         } catch {
             throw outcome(of: error, role: role, autocommit: autocommit, sql: statement.text.sql)
         }
@@ -336,25 +376,43 @@ final class MariaDBConnection: EngineConnection {
             return statement
         }
         let text = try MariaDBStatementText(sql)
-        let mysql = try openConnection()
-        try checkMaySend(text.sql, role: .other)
         if statements.count >= Self.statementCacheCapacity {
             lastStatement = nil
             statements.removeAll()
         }
-        guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
-        let statement = PreparedStatement(handle: handle, text: text, role: role)  // closes the handle on every path
-        guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
-            throw statementError(handle, sql: text.sql)
-        }
+        let statement = try prepare(text, role: role)
         statements[sql] = statement
         lastStatement = (sql, statement)
         return statement
     }
 
-    /// Executes `statement` with `values`; reads its whole result (the rows, or `nil` and
-    /// the rows it changed: matched, for an `UPDATE`, through `CLIENT_FOUND_ROWS`).
-    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> (MariaDBRows?, Int) {
+    /// A new prepared statement for `text`, of `role` (not cached).
+    private func prepare(_ text: MariaDBStatementText, role: MariaDBStatementRole) throws -> PreparedStatement {
+        let mysql = try openConnection()
+        try checkMaySend(text.sql, role: .other)
+        guard let handle = mysql_stmt_init(mysql) else { throw connectionError(sql: text.sql) }
+        let statement = PreparedStatement(handle: handle, text: text, role: role)  // closes the handle on every path
+        guard mysql_stmt_prepare(handle, text.sql, UInt(text.sql.utf8.count)) == 0 else {
+            throw statementError(handle, sql: text.sql)
+        }
+        return statement
+    }
+
+    /// What ``execute(_:_:)`` produced.
+    private enum Executed {
+        /// No result: the rows the statement changed.
+        case changed(Int)
+        /// A result read whole (a statement of several results).
+        case rows(MariaDBRows)
+        /// A result stored by Connector/C, its rows to be fetched one by one into the
+        /// statement's binding and read there; the caller frees it.
+        case stored(MariaDBFetchedRow, EngineResult)
+    }
+
+    /// Executes `statement` with `values`: the rows it changed (matched, for an `UPDATE`,
+    /// through `CLIENT_FOUND_ROWS`), or its result, stored (read off the wire whole, so that
+    /// the connection is free for other statements while its rows are read).
+    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> Executed {
         let handle = statement.handle
         let sql = statement.text.sql
         guard Int(mysql_stmt_param_count(handle)) == values.count else {
@@ -370,11 +428,14 @@ final class MariaDBConnection: EngineConnection {
         guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: sql) }
         guard mysql_stmt_field_count(handle) > 0 else {
             let affected = mysql_stmt_affected_rows(handle)
-            return (nil, affected == UInt64.max ? 0 : Int(clamping: affected))
+            return .changed(affected == UInt64.max ? 0 : Int(clamping: affected))
         }
+        var stored = false
         defer {
-            mysql_stmt_free_result(handle)
-            drainResults(handle)
+            if !stored {
+                mysql_stmt_free_result(handle)
+                drainResults(handle)
+            }
         }
         let binding: MariaDBResultBinding
         if mysql.map({ mysql_more_results($0) != 0 }) ?? true { statement.sendsSeveralResults = true }
@@ -395,8 +456,18 @@ final class MariaDBConnection: EngineConnection {
             binding = made
             guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
+        guard mysql_stmt_store_result(handle) == 0 else { throw statementError(handle, sql: sql) }
+        if mysql.map({ mysql_more_results($0) == 0 }) ?? false {
+            let (fetched, result) = statement.fetchedRow(for: binding)
+            fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
+            stored = true
+            return .stored(fetched, result)
+        }
+        // More results follow (a procedure's): the connection is not free until they are
+        // read, so the rows are read into values first.
+        statement.sendsSeveralResults = true
         var values = [DatabaseValue]()
-        values.reserveCapacity(binding.count)  // a row's worth (a lookup's whole result)
+        values.reserveCapacity(binding.count * Int(clamping: mysql_stmt_num_rows(handle)))
         while true {
             let code = mysql_stmt_fetch(handle)
             if code == swiftdal_mariadb_no_data { break }
@@ -405,7 +476,7 @@ final class MariaDBConnection: EngineConnection {
             }
             try binding.appendRow(of: handle, to: &values)
         }
-        return (MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values), 0)
+        return .rows(MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values))
     }
 
     /// Reads the further results a statement may send (a procedure's), so that the
@@ -562,7 +633,9 @@ final class MariaDBConnection: EngineConnection {
         guard let binding = MariaDBResultBinding(handle) else { throw statementError(handle, sql: text.sql) }
         guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: text.sql) }
         var count = 0
-        var row = [DatabaseValue]()
+        let (fetched, result) = statement.fetchedRow(for: binding)
+        fetched.begin(binding, rowCount: 0)  // not known: read through a cursor
+        defer { fetched.end() }
         while true {
             try checkMaySend(text.sql, role: .read)
             let code = mysql_stmt_fetch(handle)
@@ -570,10 +643,7 @@ final class MariaDBConnection: EngineConnection {
             guard code == 0 || code == swiftdal_mariadb_data_truncated else {
                 throw statementError(handle, sql: text.sql)
             }
-            row.removeAll(keepingCapacity: true)
-            try binding.appendRow(of: handle, to: &row)
-            let rows = MariaDBRows(layout: binding.layout, columnCount: binding.count, values: row)
-            try body(RowView(result: EngineResult(rows), row: 0))
+            try body(RowView(result: result, row: fetched.advance()))
             count += 1
         }
         completedStatements += 1

@@ -1,3 +1,4 @@
+internal import CSwiftDALMariaDB
 import Foundation
 import SwiftDALConnection
 
@@ -55,5 +56,89 @@ final class MariaDBRows: EngineRows {
         case .null: .null
         default: .other
         }
+    }
+}
+
+/// The row a prepared statement's last `mysql_stmt_fetch` read, read in place from its
+/// result binding's slots: nothing of the row is copied, and a column becomes a Swift
+/// value only when it is read. One per prepared statement, used by each of its executions
+/// (the result is stored first, `mysql_stmt_store_result`, so that the connection can run
+/// other statements while its rows are read; a stream's come through a cursor).
+///
+/// Each fetched row gets a number never given before by this object, carried by the views
+/// made for it: a view kept past its row (the next fetch, the result's end) finds
+/// `.other` in its typed reads and ``DALError/Code/accessEnded`` in ``value(row:column:)``,
+/// never another row's values.
+final class MariaDBFetchedRow: EngineRows {
+    private let handle: UnsafeMutablePointer<MYSQL_STMT>
+    /// The binding of the current result (replaced when the result's columns change).
+    private(set) var binding: MariaDBResultBinding
+    /// The rows of the current result (0 when not known: a cursor's).
+    private(set) var rowCount = 0
+    /// The number of the current row; `-1` when none is (between results).
+    private var current = -1
+    /// The number the next fetched row gets.
+    private var next = 0
+    /// Whether a result's rows are being read (the statement cannot run again meanwhile).
+    private(set) var isReading = false
+
+    init(handle: UnsafeMutablePointer<MYSQL_STMT>, binding: MariaDBResultBinding) {
+        self.handle = handle
+        self.binding = binding
+    }
+
+    var layout: ColumnLayout { binding.layout }
+
+    /// Starts reading a stored result of `rowCount` rows bound by `binding`.
+    func begin(_ binding: MariaDBResultBinding, rowCount: Int) {
+        if binding !== self.binding { self.binding = binding }
+        self.rowCount = rowCount
+        isReading = true
+    }
+
+    /// The number of the row just fetched, now current.
+    @inline(__always)
+    func advance() -> Int {
+        current = next
+        next += 1
+        return current
+    }
+
+    /// Ends the reading: no row is current any more.
+    func end() {
+        current = -1
+        isReading = false
+    }
+
+    func value(row: Int, column: Int) throws -> DatabaseValue {
+        guard column >= 0, column < binding.count else {
+            throw DALError(
+                .invalidColumn,
+                "column index \(column) is out of range: the row has \(binding.count) column(s), numbered from 0")
+        }
+        guard row == current else {
+            throw DALError(
+                .accessEnded,
+                "a row view was read after its row was left (it escaped the closure that received it); "
+                    + "copy the row (row.copy()) or decode it inside the closure")
+        }
+        return try binding.value(at: column, of: handle)
+    }
+
+    @inline(__always)
+    private func isCurrent(_ row: Int, _ column: Int) -> Bool {
+        row == current && column >= 0 && column < binding.count
+    }
+
+    func integerColumn(row: Int, column: Int) -> TypedColumn<Int64> {
+        isCurrent(row, column) ? binding.integer(at: column) : .other
+    }
+
+    func realColumn(row: Int, column: Int) -> TypedColumn<Double> {
+        isCurrent(row, column) ? binding.real(at: column) : .other
+    }
+
+    func textColumn(row: Int, column: Int) -> TypedColumn<String> {
+        isCurrent(row, column) ? binding.text(at: column) : .other
     }
 }

@@ -157,6 +157,67 @@ import Testing
         #expect(try insert(12).first?.columnNames == ["id", "body", "rank", "extra"])
     }
 
+    /// Rows are read in place from the statement's binding, one at a time: inside the
+    /// reading of a result the connection runs other statements and the same statement
+    /// again (its own rows stay right, long values included), and a view kept past its row
+    /// throws instead of reading another row.
+    @Test func rowsReadInPlaceSurviveStatementsRunBetweenThemAndEscapedViewsThrow() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        let long = String(repeating: "ü", count: 300)  // past the binding's 128-byte slot
+        try pool.write { db in
+            try db.execute("CREATE TABLE items(id BIGINT PRIMARY KEY, body LONGTEXT, n DOUBLE)")
+            for id in 1...4 {
+                try db.execute("INSERT INTO items VALUES (\(id), \(long + String(id)), \(Double(id) / 2))")
+            }
+        }
+        let query: SQL = "SELECT id, body, n FROM items ORDER BY id"
+        var seen: [(Int, String, Double, Int)] = []
+        var inner: [Int] = []
+        try pool.write { db in
+            try db.forEachRow(query) { row in
+                let id: Int = try row[0]
+                // The same statement (its text) and another one, before this row is read.
+                inner.append(try db.fetchAll(query).count)
+                try db.execute("INSERT INTO items VALUES (\(id + 10), 'inner', 0)")
+                let count = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM items") ?? -1
+                seen.append((id, try row[1], try row[2], count))
+            }
+        }
+        #expect(seen.map(\.0) == [1, 2, 3, 4])
+        #expect(seen.map(\.1) == (1...4).map { long + String($0) })
+        #expect(seen.map(\.2) == [0.5, 1, 1.5, 2])
+        #expect(seen.map(\.3) == [5, 6, 7, 8])
+        #expect(inner == [4, 5, 6, 7])
+        #expect(try outside.sql("SELECT COUNT(*) FROM items") == "8")
+        // A view kept past its row, then past its result: an error, never another row's values.
+        for streamed in [false, true] {
+            let (kept, read) = try pool.read { db -> (Int?, Result<Int, any Error>) in
+                var first: RowView?
+                var afterFirst: Result<Int, any Error> = .success(-1)
+                let visit: (RowView) throws -> Void = { row in
+                    if let first {
+                        if case .success(-1) = afterFirst { afterFirst = Result { try first.decode(Int.self, at: 0) } }
+                    } else {
+                        first = row
+                    }
+                }
+                if streamed {
+                    try db.streamRows(query, fetchSize: 2, visit)
+                } else {
+                    try db.forEachRow(query, visit)
+                }
+                return (try? first?.decode(Int.self, at: 0), afterFirst)
+            }
+            #expect(kept == nil, "streamed: \(streamed)")
+            #expect(throws: DALError.self) { _ = try read.get() }
+            #expect((try? read.get()) == nil)
+            if case .failure(let error as DALError) = read { #expect(error.code == .accessEnded) }
+        }
+    }
+
     /// A procedure's result (a `CALL` sends it, then a status of its own, and Connector/C
     /// resets the statement's result binding) read again and again on one connection, and
     /// a column renamed under a cached statement read by its new name.
