@@ -3,6 +3,8 @@
 // The MySQL C API of MariaDB Connector/C (Debian: libmariadb-dev), found through
 // pkg-config "libmariadb". Only the SwiftDALMariaDB module imports this module.
 #include <mysql.h>
+#include <stdint.h>
+#include <string.h>
 
 // Flag macros Swift does not import (or imports with another type), named as constants.
 static const unsigned long swiftdal_mariadb_client_found_rows = CLIENT_FOUND_ROWS;
@@ -28,5 +30,32 @@ static inline int swiftdal_mariadb_socket(MYSQL *mysql) {
     my_socket socket = MARIADB_INVALID_SOCKET;
     if (mariadb_get_infov(mysql, MARIADB_CONNECTION_SOCKET, &socket)) return -1;
     return (int)socket;
+}
+/// What a result column's kind is read from, packed: its type, unsigned flag, character set
+/// and fraction digits. A statement keeps its result binding while these and the columns'
+/// names stay the same (`MariaDBResultBinding`).
+static inline uint64_t swiftdal_mariadb_field_signature(const MYSQL_FIELD *field) {
+    uint64_t is_unsigned = (field->flags & UNSIGNED_FLAG) != 0;
+    return (uint64_t)field->type | is_unsigned << 16 | (uint64_t)field->charsetnr << 17
+        | (uint64_t)(field->decimals & 0x7FFF) << 49;
+}
+
+/// Whether `count` fields have the signatures and names packed in `identity`: per field two
+/// uint64_t, its signature and its name's length (UINT64_MAX: it had no name, which never
+/// matches), then the names' bytes one after the other. Runs at every execution of a
+/// statement that returns rows, so it reads the 128-byte fields in place.
+static inline int swiftdal_mariadb_fields_match(const MYSQL_FIELD *fields, size_t count, const void *identity) {
+    const uint64_t *entries = (const uint64_t *)identity;
+    const char *names = (const char *)identity + count * 2 * sizeof(uint64_t);
+    for (size_t i = 0; i < count; i++) {
+        const MYSQL_FIELD *field = fields + i;
+        uint64_t length = entries[2 * i + 1];
+        if (entries[2 * i] != swiftdal_mariadb_field_signature(field) || field->name == NULL
+            || (uint64_t)field->name_length != length || memcmp(field->name, names, (size_t)length) != 0) {
+            return 0;
+        }
+        names += length;
+    }
+    return 1;
 }
 #endif

@@ -161,9 +161,12 @@ enum MariaDBColumnKind: Equatable {
 final class MariaDBResultBinding {
     let layout: ColumnLayout
     let kinds: [MariaDBColumnKind]
-    private let names: [String]
-    /// What each column's kind is read from (``signature(of:)``), for ``matches(_:)``.
-    private let signatures: [UInt64]
+    /// What ``matches(_:)`` compares, packed in one buffer that it reads without Swift's
+    /// string and array machinery (it runs at every execution): per column, what its kind
+    /// is read from (``signature(of:)``) and its name's length, two `UInt64`s; then the
+    /// names' bytes, one after the other. A column without a name has the length
+    /// `UInt64.max` (it never matches: the binding is made again).
+    private let identity: UnsafeMutableRawPointer
     let count: Int
     let binds: UnsafeMutablePointer<MYSQL_BIND>
     private let isNull: UnsafeMutablePointer<CChar>
@@ -179,17 +182,30 @@ final class MariaDBResultBinding {
         self.count = count
         var names = [String]()
         var kinds = [MariaDBColumnKind]()
-        var signatures = [UInt64]()
+        var nameBytes = 0
         for index in 0..<count {
             let field = fields + index
             names.append(field.pointee.name.map { String(cString: $0) } ?? "column\(index)")
             kinds.append(MariaDBColumnKind(field.pointee))
-            signatures.append(Self.signature(of: field))
+            if field.pointee.name != nil { nameBytes += Int(field.pointee.name_length) }
+        }
+        identity = .allocate(byteCount: count * 16 + nameBytes, alignment: 8)
+        var name = identity + count * 16
+        for index in 0..<count {
+            let field = fields + index
+            let entry = identity + index * 16
+            entry.storeBytes(of: Self.signature(of: field), as: UInt64.self)
+            guard let source = field.pointee.name else {
+                entry.storeBytes(of: UInt64.max, toByteOffset: 8, as: UInt64.self)
+                continue
+            }
+            let length = Int(field.pointee.name_length)
+            entry.storeBytes(of: UInt64(length), toByteOffset: 8, as: UInt64.self)
+            name.copyMemory(from: source, byteCount: length)
+            name += length
         }
         layout = ColumnLayout(names: names)
-        self.names = names
         self.kinds = kinds
-        self.signatures = signatures
         let capacity = max(1, count)
         binds = .allocate(capacity: capacity)
         binds.initialize(repeating: MYSQL_BIND(), count: capacity)
@@ -243,20 +259,7 @@ final class MariaDBResultBinding {
         // copy into a result of its own), read in place.
         guard Int(statement.pointee.field_count) == count else { return false }
         guard let fields = Self.currentFields(of: statement) else { return count == 0 }
-        for index in 0..<count {
-            // Read in place (a `MYSQL_FIELD` is 128 bytes): the kind's inputs, then the name.
-            let field = fields + index
-            guard Self.signature(of: field) == signatures[index], let name = field.pointee.name else { return false }
-            let length = Int(field.pointee.name_length)
-            let same =
-                names[index].utf8.withContiguousStorageIfAvailable { bytes in
-                    guard length == bytes.count else { return false }
-                    guard let base = bytes.baseAddress else { return true }  // both empty
-                    return memcmp(name, base, bytes.count) == 0
-                } ?? names[index].withCString { strcmp($0, name) == 0 }
-            guard same else { return false }
-        }
-        return true
+        return swiftdal_mariadb_fields_match(fields, count, identity) != 0
     }
 
     /// The columns of the result `statement` just produced as the server last described
@@ -272,16 +275,14 @@ final class MariaDBResultBinding {
         return fields
     }
 
-    /// What ``MariaDBColumnKind`` reads from a column's definition, packed: its type, its
-    /// unsigned flag, its character set and its fraction digits (a change to any of them
-    /// makes another binding; one that changes nothing of the kind costs a rebinding only).
+    /// What ``MariaDBColumnKind`` reads from a column's definition, packed
+    /// (`swiftdal_mariadb_field_signature`: a change to any of it makes another binding).
     private static func signature(of field: UnsafePointer<MYSQL_FIELD>) -> UInt64 {
-        let unsigned: UInt64 = field.pointee.flags & swiftdal_mariadb_unsigned_flag != 0 ? 1 : 0
-        return UInt64(field.pointee.type.rawValue) | unsigned &<< 16 | UInt64(field.pointee.charsetnr) &<< 17
-            | UInt64(field.pointee.decimals & 0x7FFF) &<< 49
+        swiftdal_mariadb_field_signature(field)
     }
 
     deinit {
+        identity.deallocate()
         binds.deallocate()
         isNull.deallocate()
         lengths.deallocate()

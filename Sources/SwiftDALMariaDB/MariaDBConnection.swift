@@ -80,6 +80,12 @@ final class MariaDBConnection: EngineConnection {
         var fetchedRow: MariaDBFetchedRow?
         /// The views' handle on ``fetchedRow`` (one for every execution).
         var fetchedResult: EngineResult?
+        /// A byte copy of the parameters it was last bound with (`mysql_stmt_bind_param`
+        /// copies them into the statement): bound again only when they differ, as raw C
+        /// binds once (Connector/C then sends the parameters' types once, not at every
+        /// execution). The values themselves are read from the buffers at execution.
+        private var lastBinds: UnsafeMutableRawPointer?
+        private var lastBindBytes = 0
 
         /// Whether its rows are being read now (by a caller up the stack): running it again
         /// would end that result, so another statement of the same text is prepared.
@@ -102,7 +108,32 @@ final class MariaDBConnection: EngineConnection {
             isControl = MariaDBConnection.textProtocolForm(of: text.sql) != nil
         }
 
-        deinit { mysql_stmt_close(handle) }
+        /// Whether the statement is bound to exactly `binds` (`count` of them).
+        @inline(__always)
+        func isBound(to binds: UnsafeMutablePointer<MYSQL_BIND>, count: Int) -> Bool {
+            guard let lastBinds, lastBindBytes == count * MemoryLayout<MYSQL_BIND>.stride else { return false }
+            return memcmp(lastBinds, binds, lastBindBytes) == 0
+        }
+
+        /// Notes that the statement was bound to `binds` (or, `nil`, that a binding failed).
+        func noteBound(to binds: UnsafeMutablePointer<MYSQL_BIND>?, count: Int) {
+            let bytes = count * MemoryLayout<MYSQL_BIND>.stride
+            guard let binds else {
+                lastBindBytes = 0
+                return
+            }
+            if bytes > lastBindBytes || lastBinds == nil {
+                lastBinds?.deallocate()
+                lastBinds = .allocate(byteCount: bytes, alignment: 8)
+            }
+            lastBinds?.copyMemory(from: binds, byteCount: bytes)
+            lastBindBytes = bytes
+        }
+
+        deinit {
+            lastBinds?.deallocate()
+            mysql_stmt_close(handle)
+        }
     }
 
     /// Connects to `endpoint` and sets the session up (see the type's documentation).
@@ -422,8 +453,15 @@ final class MariaDBConnection: EngineConnection {
                 sql: sql)
         }
         defer { parameters.releaseLargeBuffers() }
-        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.bind(values)) != 0 {
-            throw statementError(handle, sql: sql)
+        if !values.isEmpty {
+            let binds = parameters.bind(values)
+            if !statement.isBound(to: binds, count: values.count) {
+                guard mysql_stmt_bind_param(handle, binds) == 0 else {
+                    statement.noteBound(to: nil, count: 0)
+                    throw statementError(handle, sql: sql)
+                }
+                statement.noteBound(to: binds, count: values.count)
+            }
         }
         guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: sql) }
         guard mysql_stmt_field_count(handle) > 0 else {
