@@ -218,6 +218,28 @@ import Testing
         }
     }
 
+    /// A prepared statement is bound again only when its parameters' binds change: one
+    /// statement run with values of changing types, lengths and NULLs reads each back.
+    @Test func oneStatementRunWithChangingValuesBindsEachRight() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        let (pool, _) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        let values: [DatabaseValue] = [
+            .integer(7), .integer(-8), .text("ab"), .text("cd"), .text("longer é"), .null, .real(2.5), .integer(9),
+            .blob(Data([0, 255])), .text(String(repeating: "x", count: 70_000)), .integer(10), .text("ef")
+        ]
+        let echoed = try pool.read { db in
+            try values.map { value in
+                try db.fetchOne(
+                    SQL(sql: "SELECT ? AS v, ? AS w", arguments: StatementArguments(values: [value, value]))
+                )
+                .map { try [$0.decode(DatabaseValue.self, at: 0), $0.decode(DatabaseValue.self, at: 1)] }
+            }
+        }
+        #expect(echoed == values.map { [$0, $0] })
+    }
+
     /// A procedure's result (a `CALL` sends it, then a status of its own, and Connector/C
     /// resets the statement's result binding) read again and again on one connection, and
     /// a column renamed under a cached statement read by its new name.
