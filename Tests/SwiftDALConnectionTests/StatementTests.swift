@@ -60,8 +60,25 @@ import Testing
         }
         #expect(extra?.code == .argumentMismatch)
         #expect(extra?.message.contains("age") == true)
+        // Interpolated values kept without an array (one, two), then in one (three): each
+        // count binds where it fits and is refused where it does not.
+        let (name, age, email) = ("Bo", 40, "x")
+        let two: SQL = "INSERT INTO users(name, age) VALUES (\(name), \(age))"
+        #expect(two.arguments.count == 2 && "\(two.arguments)" == "[\'Bo\', 40]")
+        let twoForThree = #expect(throws: DALError.self) {
+            try db.execute(SQL(sql: "INSERT INTO users(name, age, email) VALUES (?, ?, ?)", arguments: two.arguments))
+        }
+        #expect(twoForThree?.code == .argumentMismatch)
+        let three: SQL = "INSERT INTO users(name, age, email) VALUES (\(name), \(age), \(email))"
+        #expect(three.arguments.positionalValues == [.text("Bo"), .integer(40), .text("x")])
+        let threeForTwo = #expect(throws: DALError.self) {
+            try db.execute(SQL(sql: "INSERT INTO users(name, age) VALUES (?, ?)", arguments: three.arguments))
+        }
+        #expect(threeForTwo?.code == .argumentMismatch)
         // The connection is still fine and nothing was inserted.
         #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 0)
+        #expect(try db.execute(two) == 1)
+        #expect(try db.fetchScalar(Int.self, "SELECT age FROM users WHERE name = \(name)") == 40)
     }
 
     @Test func moreThanOneStatementInOneCallIsRefused() throws {
