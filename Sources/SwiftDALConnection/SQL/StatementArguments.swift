@@ -16,9 +16,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         case positional([DatabaseValue])
         /// One positional value, without an array (the common `WHERE id = ?` case).
         case single(DatabaseValue)
-        /// Two positional values, without an array (a one-column update by key: the value,
-        /// then the key).
-        case pair(DatabaseValue, DatabaseValue)
         case named([String: DatabaseValue])
     }
 
@@ -95,7 +92,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     package var containsDateText: Bool {
         switch storage {
         case .single(let value): return value.isDateText
-        case .pair(let first, let second): return first.isDateText || second.isDateText
         case .positional(let values): return values.contains { $0.isDateText }
         case .named(let values): return values.values.contains { $0.isDateText }
         }
@@ -108,7 +104,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values): values.count
         case .single: 1
-        case .pair: 2
         case .named(let values): values.count
         }
     }
@@ -117,7 +112,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     public var isEmpty: Bool {
         switch storage {
         case .positional(let values): values.isEmpty
-        case .single, .pair: false
+        case .single: false
         case .named(let values): values.isEmpty
         }
     }
@@ -127,7 +122,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values): values
         case .single(let value): [value]
-        case .pair(let first, let second): [first, second]
         case .named: nil
         }
     }
@@ -162,9 +156,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
                 storage = .positional(values)
             }
         case .single(let first):
-            storage = .pair(first, converted)
-        case .pair(let first, let second):
-            storage = .positional([first, second, converted])
+            storage = .positional([first, converted])
         case .named:
             break
         }
@@ -180,8 +172,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             storage = Self.positional(values)
         case .single(let first):
             storage = .positional([first] + more)
-        case .pair(let first, let second):
-            storage = .positional([first, second] + more)
         case .named:
             break
         }
@@ -198,9 +188,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             for existing in values { all.append(existing) }
             result.storage = .positional(all)
         case .single(let first):
-            result.storage = .pair(value, first)
-        case .pair(let first, let second):
-            result.storage = .positional([value, first, second])
+            result.storage = .positional([value, first])
         case .named:
             throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
         }
@@ -229,8 +217,6 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .single(let value):
             "[\(value)]"
-        case .pair(let first, let second):
-            "[\(first), \(second)]"
         case .named(let values):
             "["
                 + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
