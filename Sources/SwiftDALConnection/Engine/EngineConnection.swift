@@ -149,14 +149,18 @@ package typealias BatchStatementEnded = (
     _ sql: String, _ sent: MonotonicTime, _ rowCount: Int, _ error: (any Error)?
 ) -> Void
 
-/// The rows of one result of an engine connection, read by ``RowView``.
+/// The rows of one result of an engine connection, read by ``RowView``: all of them (a
+/// PostgreSQL result), or only the current one (MariaDB's, read in place; a view of a row
+/// that is no longer current finds `.other` in the typed reads and
+/// ``DALError/Code/accessEnded`` in ``value(row:column:)``).
 @usableFromInline
 package protocol EngineRows: AnyObject {
     /// The result's columns (built once per result).
     var layout: ColumnLayout { get }
-    /// The number of rows the result holds.
+    /// The number of rows the result holds (0 when not known: a cursor's).
     var rowCount: Int { get }
-    /// The value of `column` (0-based) in row `row` (0-based), as SQLite's storage classes.
+    /// The value of `column` (0-based) in row `row` (its number in the result), as SQLite's
+    /// storage classes.
     func value(row: Int, column: Int) throws -> DatabaseValue
     /// The value when it reads as an INTEGER, `.null`, or `.other` (for ``value(row:column:)``).
     func integerColumn(row: Int, column: Int) -> TypedColumn<Int64>

@@ -202,8 +202,10 @@ public struct RowView: ColumnDecoding {
     /// For SQLite, the statement's row token when this view was made: every read checks
     /// that the statement is still on that row, so a view kept past its closure throws
     /// ``DALError/Code/accessEnded`` instead of reading another row (or another
-    /// thread's statement). For another engine, ``engineRow`` plus the row's index in its
-    /// result (results are immutable, so a kept view still reads its own row).
+    /// thread's statement). For another engine, ``engineRow`` plus the row's number in its
+    /// result: a PostgreSQL result is immutable, so a kept view still reads its own row;
+    /// MariaDB reads rows in place, one at a time, so a kept view throws
+    /// ``DALError/Code/accessEnded`` there too.
     @usableFromInline let token: UInt64
 
     /// The flag of `token` saying that `source` is an ``EngineResult`` (a statement's row
