@@ -366,7 +366,7 @@ final class MariaDBConnection: EngineConnection {
                 let handle = statement.handle
                 defer {
                     fetched.end()
-                    mysql_stmt_free_result(handle)
+                    Self.freeStoredResult(of: statement)  // (keeps the statement alive until then)
                 }
                 while true {
                     let code = mysql_stmt_fetch(handle)
@@ -469,9 +469,14 @@ final class MariaDBConnection: EngineConnection {
             return .changed(affected == UInt64.max ? 0 : Int(clamping: affected))
         }
         var stored = false
+        var storedRows = false
         defer {
             if !stored {
-                mysql_stmt_free_result(handle)
+                if storedRows {
+                    Self.freeStoredResult(of: statement)
+                } else {
+                    mysql_stmt_free_result(handle)
+                }
                 drainResults(handle)
             }
         }
@@ -495,6 +500,7 @@ final class MariaDBConnection: EngineConnection {
             guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
         guard mysql_stmt_store_result(handle) == 0 else { throw statementError(handle, sql: sql) }
+        storedRows = true
         if mysql.map({ mysql_more_results($0) == 0 }) ?? false {
             let (fetched, result) = statement.fetchedRow(for: binding)
             fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
@@ -515,6 +521,21 @@ final class MariaDBConnection: EngineConnection {
             try binding.appendRow(of: handle, to: &values)
         }
         return .rows(MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values))
+    }
+
+    /// Frees the result stored for `statement`, whether or not its rows were all fetched.
+    /// (`mysql_stmt_free_result` frees stored rows only while its cursor is inside them:
+    /// after the last row it frees nothing, and the rows would stay in memory until the
+    /// statement next runs. Moving the cursor back to the first row first frees them.)
+    private static func freeStoredResult(of statement: PreparedStatement) {
+        mysql_stmt_data_seek(statement.handle, 0)
+        mysql_stmt_free_result(statement.handle)
+    }
+
+    /// The rows Connector/C holds for the results of the statements this connection keeps
+    /// (0 when every result that was read has been freed).
+    var rowsHeldByStatements: Int {
+        statements.values.reduce(0) { $0 + Int(clamping: $1.handle.pointee.result.rows) }
     }
 
     /// Reads the further results a statement may send (a procedure's), so that the

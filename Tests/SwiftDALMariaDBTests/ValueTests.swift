@@ -1,8 +1,10 @@
 import Foundation
 import SwiftDAL
-import SwiftDALMariaDB
 import SwiftDALTestSupport
 import Testing
+
+@testable import SwiftDALConnection
+@testable import SwiftDALMariaDB
 
 @Suite struct MariaDBValueTests {
     @Test func valuesOfEveryTypeRoundTripThroughARealServer() throws {
@@ -192,6 +194,19 @@ import Testing
         #expect(seen.map(\.3) == [5, 6, 7, 8])
         #expect(inner == [4, 5, 6, 7])
         #expect(try outside.sql("SELECT COUNT(*) FROM items") == "8")
+        // Every result read is freed when its reading ends (read whole, left after its first
+        // row, or stopped by a throw): Connector/C holds none of their rows afterwards.
+        let held = try pool.read { db -> [Int] in
+            func held() -> Int { (db.engineConnection as? MariaDBConnection)?.rowsHeldByStatements ?? -1 }
+            _ = try db.fetchAll(query)
+            let whole = held()
+            _ = try db.fetchOne(query)
+            let first = held()
+            struct Stop: Error {}
+            _ = try? db.forEachRow(query) { _ in throw Stop() }
+            return [whole, first, held()]
+        }
+        #expect(held == [0, 0, 0])
         // A view kept past its row, then past its result: an error, never another row's values.
         for streamed in [false, true] {
             let (kept, read) = try pool.read { db -> (Int?, Result<Int, any Error>) in
