@@ -526,9 +526,12 @@ final class MariaDBConnection: EngineConnection {
     /// Frees the result stored for `statement`, whether or not its rows were all fetched.
     /// (`mysql_stmt_free_result` frees stored rows only while its cursor is inside them:
     /// after the last row it frees nothing, and the rows would stay in memory until the
-    /// statement next runs. Moving the cursor back to the first row first frees them.)
+    /// statement next runs. Moving the cursor back to the first row first frees them. Only
+    /// when there are rows: on an empty result the move would leave the statement
+    /// "fetching" with no rows stored, and its next execution would wait for rows to
+    /// flush from the wire that never come.)
     private static func freeStoredResult(of statement: PreparedStatement) {
-        mysql_stmt_data_seek(statement.handle, 0)
+        if mysql_stmt_num_rows(statement.handle) > 0 { mysql_stmt_data_seek(statement.handle, 0) }
         mysql_stmt_free_result(statement.handle)
     }
 

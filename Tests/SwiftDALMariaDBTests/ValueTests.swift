@@ -233,6 +233,29 @@ import Testing
         }
     }
 
+    /// A statement whose result was empty runs again, on the same connection, with rows
+    /// and without (a freed empty result must not leave the statement waiting for rows).
+    /// A read time limit turns a wait into a failure.
+    @Test func aStatementWhoseResultWasEmptyRunsAgain() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        configuration.readTimeout = .seconds(20)
+        let (pool, _) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute("CREATE TABLE kv(id BIGINT PRIMARY KEY, name VARCHAR(20))")
+            try db.execute("INSERT INTO kv VALUES (1, 'a'), (2, 'b')")
+        }
+        let found = try pool.write { db in
+            try [0, 1, 3, 2, 0].map { id in
+                try db.fetchScalar(String.self, "SELECT name FROM kv WHERE id = \(id) FOR UPDATE") ?? "-"
+            }
+        }
+        #expect(found == ["-", "a", "-", "b", "-"])
+        #expect(try pool.read { db in try db.fetchAll("SELECT * FROM kv WHERE id > \(5)").count } == 0)
+        #expect(try pool.read { db in try db.fetchAll("SELECT * FROM kv WHERE id > \(0)").count } == 2)
+    }
+
     /// A prepared statement is bound again only when its parameters' binds change: one
     /// statement run with values of changing types, lengths and NULLs reads each back.
     @Test func oneStatementRunWithChangingValuesBindsEachRight() throws {
