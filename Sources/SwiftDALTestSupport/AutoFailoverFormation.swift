@@ -32,6 +32,8 @@ public final class AutoFailoverFormation: @unchecked Sendable {
     /// The `pg_autoctl … --run` processes: the monitor's, then each node's.
     private var processes: [pid_t] = []
     private var stopped = false
+    /// Stops the formation if this process ends without stopping it (killed, crashed).
+    private var watcher: OrphanWatcher?
 
     /// Whether `pg_autoctl` and PostgreSQL's server programs are installed.
     public static var isAvailable: Bool {
@@ -87,6 +89,7 @@ public final class AutoFailoverFormation: @unchecked Sendable {
         let formation = AutoFailoverFormation(
             directory: directory, ports: Array(base...(base + nodes)), runAsPostgres: runAsPostgres,
             environment: environment)
+        formation.startWatcher()
         do {
             try formation.launch(
                 [
@@ -234,15 +237,36 @@ public final class AutoFailoverFormation: @unchecked Sendable {
                 + String(readWholeFile(directory + "/monitor.log").suffix(1500)))
     }
 
+    /// Watches this process: if it ends without ``stop()`` (killed, crashed), a shell left
+    /// behind kills every process of the formation (the `pg_autoctl` supervisors, their
+    /// children, which rename themselves, and the servers) and removes its directory. (The
+    /// bracketed letters keep the pattern from matching the watcher's own command line.)
+    private func startWatcher() {
+        let cleanup = """
+            for round in 1 2 3 4 5; do
+                found=$(pgrep -f -- '(-[D]|--pgdat[a]) \(directory)/')
+                [ -z "$found" ] && break
+                all="$found"
+                for p in $found; do all="$all $(pgrep -P "$p" | tr '\\n' ' ')"; done
+                kill -KILL $all 2>/dev/null
+                sleep 1
+            done
+            """
+        let watcher = OrphanWatcher(cleanup: cleanup, directory: directory)
+        lock.withLock { self.watcher = watcher }
+    }
+
     /// Stops every node and the monitor, and removes the files.
     public func stop() {
-        let running = lock.withLock { () -> [pid_t] in
+        let (running, watcher) = lock.withLock { () -> ([pid_t], OrphanWatcher?) in
             defer {
                 stopped = true
                 processes = []
+                self.watcher = nil
             }
-            return stopped ? [] : processes
+            return (stopped ? [] : processes, self.watcher)
         }
+        watcher?.cancel()
         guard !running.isEmpty else { return }
         for pgdata in nodeNames.reversed() + ["monitor"] {
             _ = try? run(["stop", "--pgdata", directory + "/" + pgdata])
