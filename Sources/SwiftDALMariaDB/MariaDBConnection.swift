@@ -255,8 +255,11 @@ final class MariaDBConnection: EngineConnection {
             code: Int(mysql_stmt_errno(handle)), sqlState: String(cString: mysql_stmt_sqlstate(handle)),
             message: String(cString: mysql_stmt_error(handle)), sql: sql)
         if error.code == 0, let mysql, mysql_errno(mysql) != 0 {
-            // An error the server sent in place of a row: Connector/C leaves it on the
-            // connection, not on the statement (it read as "error 0" with no message).
+            // An error the server sent in place of a row, read by an unbuffered fetch:
+            // Connector/C leaves it on the connection, not on the statement (it read as
+            // "error 0" with no message). Results are stored now, and
+            // `mysql_stmt_store_result` puts such an error on the statement; kept for any
+            // path that reads from the wire.
             error = MariaDBError(
                 code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
                 message: String(cString: mysql_error(mysql)), sql: sql)
