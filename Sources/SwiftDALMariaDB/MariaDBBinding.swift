@@ -163,7 +163,7 @@ final class MariaDBResultBinding {
     let kinds: [MariaDBColumnKind]
     /// What ``matches(_:)`` compares, packed in one buffer that it reads without Swift's
     /// string and array machinery (it runs at every execution): per column, what its kind
-    /// is read from (``signature(of:)``) and its name's length, two `UInt64`s; then the
+    /// is read from (`swiftdal_mariadb_field_signature`) and its name's length, two `UInt64`s; then the
     /// names' bytes, one after the other. A column without a name has the length
     /// `UInt64.max` (it never matches: the binding is made again).
     private let identity: UnsafeMutableRawPointer
@@ -194,7 +194,7 @@ final class MariaDBResultBinding {
         for index in 0..<count {
             let field = fields + index
             let entry = identity + index * 16
-            entry.storeBytes(of: Self.signature(of: field), as: UInt64.self)
+            entry.storeBytes(of: swiftdal_mariadb_field_signature(field), as: UInt64.self)
             guard let source = field.pointee.name else {
                 entry.storeBytes(of: UInt64.max, toByteOffset: 8, as: UInt64.self)
                 continue
@@ -273,12 +273,6 @@ final class MariaDBResultBinding {
             let fields = mysql.pointee.fields
         else { return statement.pointee.fields }
         return fields
-    }
-
-    /// What ``MariaDBColumnKind`` reads from a column's definition, packed
-    /// (`swiftdal_mariadb_field_signature`: a change to any of it makes another binding).
-    private static func signature(of field: UnsafePointer<MYSQL_FIELD>) -> UInt64 {
-        swiftdal_mariadb_field_signature(field)
     }
 
     deinit {

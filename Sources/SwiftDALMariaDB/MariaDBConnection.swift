@@ -76,10 +76,9 @@ final class MariaDBConnection: EngineConnection {
         /// replaces the statement's result binding with an empty one at each execution
         /// without saying so (`bind_result_done` stays set), so it is bound every time.
         var sendsSeveralResults = false
-        /// The row its result is read from, made with its first result.
-        var fetchedRow: MariaDBFetchedRow?
-        /// The views' handle on ``fetchedRow`` (one for every execution).
-        var fetchedResult: EngineResult?
+        /// The row its results are read from, and the views' handle on it: made with its
+        /// first result, used by every execution.
+        private var reader: (row: MariaDBFetchedRow, result: EngineResult)?
         /// A byte copy of the parameters it was last bound with (`mysql_stmt_bind_param`
         /// copies them into the statement): bound again only when they differ, as raw C
         /// binds once (Connector/C then sends the parameters' types once, not at every
@@ -89,16 +88,15 @@ final class MariaDBConnection: EngineConnection {
 
         /// Whether its rows are being read now (by a caller up the stack): running it again
         /// would end that result, so another statement of the same text is prepared.
-        var isReading: Bool { fetchedRow?.isReading ?? false }
+        var isReading: Bool { reader?.row.isReading ?? false }
 
         /// The row to read a stored result bound by `binding` from, made once.
-        func fetchedRow(for binding: MariaDBResultBinding) -> (MariaDBFetchedRow, EngineResult) {
-            if let fetchedRow, let fetchedResult { return (fetchedRow, fetchedResult) }
+        func fetchedRow(for binding: MariaDBResultBinding) -> (row: MariaDBFetchedRow, result: EngineResult) {
+            if let reader { return reader }
             let row = MariaDBFetchedRow(handle: handle, binding: binding)
-            let result = EngineResult(row)
-            fetchedRow = row
-            fetchedResult = result
-            return (row, result)
+            let made = (row: row, result: EngineResult(row))
+            reader = made
+            return made
         }
 
         init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText, role: MariaDBStatementRole) {
@@ -115,13 +113,9 @@ final class MariaDBConnection: EngineConnection {
             return memcmp(lastBinds, binds, lastBindBytes) == 0
         }
 
-        /// Notes that the statement was bound to `binds` (or, `nil`, that a binding failed).
-        func noteBound(to binds: UnsafeMutablePointer<MYSQL_BIND>?, count: Int) {
+        /// Notes that the statement was bound to `binds` (`count` of them).
+        func noteBound(to binds: UnsafeMutablePointer<MYSQL_BIND>, count: Int) {
             let bytes = count * MemoryLayout<MYSQL_BIND>.stride
-            guard let binds else {
-                lastBindBytes = 0
-                return
-            }
             if bytes > lastBindBytes || lastBinds == nil {
                 lastBinds?.deallocate()
                 lastBinds = .allocate(byteCount: bytes, alignment: 8)
@@ -129,6 +123,9 @@ final class MariaDBConnection: EngineConnection {
             lastBinds?.copyMemory(from: binds, byteCount: bytes)
             lastBindBytes = bytes
         }
+
+        /// Forgets the binds noted (a binding failed: the next execution binds again).
+        func forgetBound() { lastBindBytes = 0 }
 
         deinit {
             lastBinds?.deallocate()
@@ -369,7 +366,7 @@ final class MariaDBConnection: EngineConnection {
                 let handle = statement.handle
                 defer {
                     fetched.end()
-                    Self.freeStoredResult(of: statement)  // (keeps the statement alive until then)
+                    Self.freeResult(of: statement)  // (keeps the statement alive until then)
                 }
                 while true {
                     let code = mysql_stmt_fetch(handle)
@@ -460,7 +457,7 @@ final class MariaDBConnection: EngineConnection {
             let binds = parameters.bind(values)
             if !statement.isBound(to: binds, count: values.count) {
                 guard mysql_stmt_bind_param(handle, binds) == 0 else {
-                    statement.noteBound(to: nil, count: 0)
+                    statement.forgetBound()
                     throw statementError(handle, sql: sql)
                 }
                 statement.noteBound(to: binds, count: values.count)
@@ -472,14 +469,9 @@ final class MariaDBConnection: EngineConnection {
             return .changed(affected == UInt64.max ? 0 : Int(clamping: affected))
         }
         var stored = false
-        var storedRows = false
         defer {
             if !stored {
-                if storedRows {
-                    Self.freeStoredResult(of: statement)
-                } else {
-                    mysql_stmt_free_result(handle)
-                }
+                Self.freeResult(of: statement)
                 drainResults(handle)
             }
         }
@@ -503,7 +495,6 @@ final class MariaDBConnection: EngineConnection {
             guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
         guard mysql_stmt_store_result(handle) == 0 else { throw statementError(handle, sql: sql) }
-        storedRows = true
         if mysql.map({ mysql_more_results($0) == 0 }) ?? false {
             let (fetched, result) = statement.fetchedRow(for: binding)
             fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
@@ -526,14 +517,14 @@ final class MariaDBConnection: EngineConnection {
         return .rows(MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values))
     }
 
-    /// Frees the result stored for `statement`, whether or not its rows were all fetched.
-    /// (`mysql_stmt_free_result` frees stored rows only while its cursor is inside them:
-    /// after the last row it frees nothing, and the rows would stay in memory until the
-    /// statement next runs. Moving the cursor back to the first row first frees them. Only
-    /// when there are rows: on an empty result the move would leave the statement
-    /// "fetching" with no rows stored, and its next execution would wait for rows to
-    /// flush from the wire that never come.)
-    private static func freeStoredResult(of statement: PreparedStatement) {
+    /// Frees the result of `statement`, stored or not, whether or not its rows were all
+    /// fetched. (`mysql_stmt_free_result` frees stored rows only while its cursor is inside
+    /// them: after the last row it frees nothing, and the rows would stay in memory until
+    /// the statement next runs. Moving the cursor back to the first row first frees them.
+    /// Only when rows were stored: on an empty or unstored result the move would leave the
+    /// statement "fetching" with no rows stored, and its next execution would wait for rows
+    /// to flush from the wire that never come.)
+    private static func freeResult(of statement: PreparedStatement) {
         if mysql_stmt_num_rows(statement.handle) > 0 { mysql_stmt_data_seek(statement.handle, 0) }
         mysql_stmt_free_result(statement.handle)
     }

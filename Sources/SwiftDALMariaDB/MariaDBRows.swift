@@ -116,12 +116,7 @@ final class MariaDBFetchedRow: EngineRows {
                 .invalidColumn,
                 "column index \(column) is out of range: the row has \(binding.count) column(s), numbered from 0")
         }
-        guard row == current else {
-            throw DALError(
-                .accessEnded,
-                "a row view was read after its row was left (it escaped the closure that received it); "
-                    + "copy the row (row.copy()) or decode it inside the closure")
-        }
+        guard row == current else { throw DALError.rowViewLeft() }
         return try binding.value(at: column, of: handle)
     }
 

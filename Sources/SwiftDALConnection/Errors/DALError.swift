@@ -132,6 +132,15 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// The error of a ``RowView`` read after its row was left (it escaped the closure that
+    /// received it), on any engine that reads rows in place.
+    package static func rowViewLeft(sql: String? = nil) -> DALError {
+        DALError(
+            .accessEnded,
+            "a row view was read after its row was left (it escaped the closure that received it); "
+                + "copy the row (row.copy()) or decode it inside the closure", sql: sql)
+    }
+
     /// Shorthand for matching in `catch`: `catch DALError.notFound`.
     public static let notFound = Code.notFound
     /// Shorthand for ``Code/invalidColumn``: `catch DALError.invalidColumn`.

@@ -162,12 +162,7 @@ public final class Statement {
     }
 
     @usableFromInline @inline(never)
-    func staleRow() -> DALError {
-        DALError(
-            .accessEnded,
-            "a row view was read after its row was left (it escaped the closure that received it); "
-                + "copy the row (row.copy()) or decode it inside the closure", sql: sql)
-    }
+    func staleRow() -> DALError { .rowViewLeft(sql: sql) }
 
     /// The value `rowCounter` has now: a ``RowView`` made now reads the current row.
     @inlinable @inline(__always)
