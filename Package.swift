@@ -1,10 +1,20 @@
 // swift-tools-version: 6.0
 //
-// SwiftDAL: a layered data-access layer for Swift backend services over SQLite.
+// SwiftDAL: a layered data-access layer for Swift backend services on Linux, over SQLite
+// (the embedded default), PostgreSQL (a primary and its replicas) and MariaDB/MySQL.
 //
 // Layers (arrows point down only):
-//   SampleDAL (UserDAL, OrderDAL) -> SwiftDAL (BaseDAL) -> SwiftDALIDAL -> SwiftDALEntity
-//     -> SwiftDALConnection (the only module that imports the C module) -> CSwiftDALSQLite
+//   SampleDAL (UserDAL, OrderDAL, UserTagDAL: an example of table DALs, not a dependency)
+//     -> SwiftDAL (BaseDAL, ReadOnlyDAL)
+//     -> SwiftDALIDAL (IDAL, OrderBy, PagerInfo) and SwiftDALSchema (tables, Migrator)
+//     -> SwiftDALEntity (Entity, keys, TableDefinition)
+//     -> SwiftDALConnection (Database, pools, SQL, values, errors; the pool core and the
+//        engine seam; SQLite through CSwiftDALSQLite, libsqlite3)
+// Engines beside SQLite, each a module of its own that alone imports its C client:
+//   SwiftDALPostgres (PostgresPool, PostgresCluster) -> CSwiftDALPostgres (libpq)
+//   SwiftDALMariaDB (MariaDBPool)                    -> CSwiftDALMariaDB (libmariadb)
+// Tools: swiftdal-gen (entities and DALs from a schema, SwiftDALCodegen), swiftdal-demo.
+// Tests/ holds the suites, SwiftDALTestSupport, the benchmark and the reliability tools.
 import PackageDescription
 
 let package = Package(
@@ -13,7 +23,9 @@ let package = Package(
     // Synchronization module (Atomic, Mutex) the connection layer uses.
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "SwiftDAL", targets: ["SwiftDAL"]),
+        // The modules SwiftDAL re-exports are part of its product, so that the public API check
+        // (.ci/api-check) compares them too.
+        .library(name: "SwiftDAL", targets: ["SwiftDAL", "SwiftDALIDAL", "SwiftDALEntity", "SwiftDALSchema"]),
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
@@ -162,9 +174,12 @@ let package = Package(
             path: "Tests/Reliability/swiftdal-fuzz",
             exclude: ["corpus"]
         ),
+        // Throwaway servers and temporary directories for the tests, the benchmark and the
+        // demo's `--postgres`/`--mysql` without a URL: not a product, not library code.
         .target(
             name: "SwiftDALTestSupport",
-            dependencies: ["SwiftDALConnection"]
+            dependencies: ["SwiftDALConnection"],
+            path: "Tests/SwiftDALTestSupport"
         ),
         .testTarget(
             name: "SwiftDALConnectionTests",
