@@ -19,7 +19,7 @@ public struct UserInfo: Entity, Hashable {
 
     // Optionals are spelled `Optional<T>`, not `T?`, on purpose: a `T?` stored property
     // starts as `nil` before any initializer runs, so initializers store it twice and the
-    // optimizer keeps a copy of the whole entity on every row read (see README, "Performance").
+    // optimizer keeps a copy of the whole entity on every row read (see "Adding a Table DAL").
 
     /// `nil` until inserted: SQLite assigns it.
     public var id: Optional<Int64>

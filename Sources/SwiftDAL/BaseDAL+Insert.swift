@@ -4,7 +4,7 @@ import SwiftDALEntity
 extension BaseDAL {
     /// Inserts `entity`. A `nil` primary key is assigned by SQLite, and a `nil` for a
     /// column with a `DEFAULT` leaves the column out, so that its default applies (see
-    /// the README, "What nil means"). Throws ``SQLiteError`` on a constraint violation
+    /// "What nil means" in <doc:TheOperations>). Throws ``SQLiteError`` on a constraint violation
     /// (`constraintKind` tells which). With a tenant ``ReadOnlyDAL/scope`` the row gets the DAL's
     /// tenant; an entity carrying another tenant's value throws
     /// ``DALError/Code/scopeViolation`` (so do `insert2`, `insertRange` and `upsert`).

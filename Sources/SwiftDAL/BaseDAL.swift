@@ -10,7 +10,7 @@ import SwiftDALSchema
 /// fixed statements is built once per DAL and each statement is prepared once per
 /// connection.
 ///
-/// Subclasses may override only these hooks (documented in the README):
+/// Subclasses may override only these hooks (documented in <doc:AddingATableDAL>):
 /// ``ReadOnlyDAL/tableName``, ``ReadOnlyDAL/primaryKey``, ``ReadOnlyDAL/defaultSortField``,
 /// ``ReadOnlyDAL/defaultSortDirection``, ``ReadOnlyDAL/scope`` (a tenant and soft delete),
 /// ``ReadOnlyDAL/cursorSigningKey`` and ``validate(_:)``. A DAL is shared between

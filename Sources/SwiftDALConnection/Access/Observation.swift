@@ -8,7 +8,7 @@ import Dispatch
 /// Set it with ``Configuration/observer`` (SQLite) or `PostgresConfiguration.observer`;
 /// ``Configuration/slowStatementThreshold`` marks the events of slow statements. When no
 /// observer is set, nothing is measured: the statement path costs the same as without
-/// this feature (see the README's Performance section).
+/// this feature (the *Performance* article of the SwiftDAL documentation measures it).
 ///
 /// For example:
 ///
