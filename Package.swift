@@ -185,13 +185,32 @@ let package = Package(
             name: "SwiftDALConnectionTests",
             dependencies: ["SwiftDALConnection", "SwiftDALTestSupport"]
         ),
+        // What the engine test targets share: the engines, the sample database on each,
+        // servers with replicas, a view from outside a pool (psql).
+        .target(
+            name: "SwiftDALEngineTestSupport",
+            dependencies: ["SampleDAL", "SwiftDAL", "SwiftDALPostgres", "SwiftDALMariaDB", "SwiftDALTestSupport"],
+            path: "Tests/SwiftDALEngineTestSupport"
+        ),
+        // The IDAL/BaseDAL contract on every engine (SQLite, PostgreSQL, MariaDB): each test's
+        // body runs on all three, against the real servers the tests start.
         .testTarget(
-            name: "SwiftDALPostgresTests",
+            name: "SwiftDALConformanceTests",
             dependencies: [
-                "SwiftDALPostgres", "SwiftDALMariaDB", "SampleDAL", "SwiftDAL", "SwiftDALCodegen", "SwiftDALTestSupport"
+                "SwiftDALPostgres", "SwiftDALMariaDB", "SampleDAL", "SwiftDAL", "SwiftDALTestSupport",
+                "SwiftDALEngineTestSupport"
             ],
             // The SQL each operation writes, per engine (SQLDialectTests' transcripts).
             exclude: ["Golden"]
+        ),
+        // PostgreSQL's own: connections, placeholders, types, clusters, failover, hung servers.
+        .testTarget(
+            name: "SwiftDALPostgresTests",
+            dependencies: [
+                "SwiftDALPostgres", "SwiftDALMariaDB", "SampleDAL", "SwiftDAL", "SwiftDALCodegen",
+                "SwiftDALTestSupport",
+                "SwiftDALEngineTestSupport"
+            ]
         ),
         .testTarget(
             name: "SwiftDALMariaDBTests",

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftDAL
+import SwiftDALEngineTestSupport
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing

@@ -3,6 +3,7 @@ import SampleDAL
 import SwiftDAL
 import SwiftDALCodegen
 import SwiftDALConnection
+import SwiftDALEngineTestSupport
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing

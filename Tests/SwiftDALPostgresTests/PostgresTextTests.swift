@@ -1,4 +1,5 @@
 import Foundation
+import SwiftDALEngineTestSupport
 import SwiftDALPostgres
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALEngineTestSupport
 import SwiftDALTestSupport
 import Testing
 

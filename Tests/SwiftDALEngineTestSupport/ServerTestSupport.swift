@@ -1,21 +1,21 @@
 import Foundation
 import SwiftDAL
-import SwiftDALPostgres
-import SwiftDALTestSupport
-import Testing
+package import SwiftDALPostgres
+package import SwiftDALTestSupport
+package import Testing
 
 /// A pool on a fresh database of the shared server.
-func makePostgresPool(_ configuration: PostgresConfiguration = PostgresConfiguration()) throws -> PostgresPool {
+package func makePostgresPool(_ configuration: PostgresConfiguration = PostgresConfiguration()) throws -> PostgresPool {
     try PostgresPool(url: SharedPostgres.makeDatabase(), configuration: configuration)
 }
 
 /// A primary and two streaming standbys on this machine, started for one test.
-final class ReplicatedServers: @unchecked Sendable {
-    let primary: PostgresServer
-    let standbys: [PostgresServer]
-    let database: String
+package final class ReplicatedServers: @unchecked Sendable {
+    package let primary: PostgresServer
+    package let standbys: [PostgresServer]
+    package let database: String
 
-    init(standbys count: Int = 2) throws {
+    package init(standbys count: Int = 2) throws {
         let primary = try PostgresServer.start(settings: ["wal_keep_size": "64MB"])
         let database = try primary.makeDatabaseName()
         try primary.psql(
@@ -28,34 +28,39 @@ final class ReplicatedServers: @unchecked Sendable {
 
     /// Starts them from a thread of its own, for an async test: starting servers takes
     /// seconds, which would hold one of the test process's cooperative threads.
-    static func started(standbys count: Int = 2) async throws -> ReplicatedServers {
+    package static func started(standbys count: Int = 2) async throws -> ReplicatedServers {
         try await blocking { try ReplicatedServers(standbys: count) }
     }
 
-    var primaryURL: String { primary.connectionString(database: database) }
-    var standbyURLs: [String] { standbys.map { $0.connectionString(database: database) } }
+    package var primaryURL: String { primary.connectionString(database: database) }
+    package var standbyURLs: [String] { standbys.map { $0.connectionString(database: database) } }
 
-    func stop() {
+    package func stop() {
         for standby in standbys { standby.stop() }
         primary.stop()
     }
 }
 
 /// A row of the replicated table.
-struct Note: Entity, Codable, Equatable {
-    static let tableName = "notes"
-    var id: Int64?
-    var body: String
+package struct Note: Entity, Codable, Equatable {
+    package static let tableName = "notes"
+    package var id: Int64?
+    package var body: String
+
+    package init(id: Int64? = nil, body: String) {
+        self.id = id
+        self.body = body
+    }
 }
 
 /// What a second connection sees of a database: `psql`, outside the pool under test (a
 /// promise about the server is checked on the server, never through the same pool).
-struct OutsideView {
-    let server: PostgresServer
-    let database: String
+package struct OutsideView {
+    package let server: PostgresServer
+    package let database: String
 
     /// A view of a fresh database of the shared server, and its connection string.
-    static func fresh() throws -> (OutsideView, url: String) {
+    package static func fresh() throws -> (OutsideView, url: String) {
         try SharedPostgres.withServer { server in
             let name = try server.makeDatabaseName()
             return (OutsideView(server: server, database: name), server.connectionString(database: name))
@@ -63,32 +68,32 @@ struct OutsideView {
     }
 
     /// A view of `pool`'s database on the shared server, from outside the pool.
-    static func of(_ pool: PostgresPool) throws -> OutsideView {
+    package static func of(_ pool: PostgresPool) throws -> OutsideView {
         let name = pool.name.split(separator: "dbname=").last.map(String.init) ?? ""
         return try SharedPostgres.withServer { OutsideView(server: $0, database: name) }
     }
 
     /// Runs `sql` with psql; returns what it prints (rows, one per line, `|` between values).
     @discardableResult
-    func psql(_ sql: String) throws -> String {
+    package func psql(_ sql: String) throws -> String {
         try server.psql(sql, database: database)
     }
 
     /// The states of the other sessions on the database (`idle in transaction`, `active`…).
-    func sessionStates() throws -> [String] {
+    package func sessionStates() throws -> [String] {
         try psql(
             "SELECT state FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
         ).split(separator: "\n").map { String($0) }
     }
 
     /// How many other sessions sit in a transaction they are not running a statement of.
-    func sessionsIdleInTransaction() throws -> Int {
+    package func sessionsIdleInTransaction() throws -> Int {
         try sessionStates().filter { $0.hasPrefix("idle in transaction") }.count
     }
 
     /// Whether `statement` runs at once, its locks taken within 500 ms (`lock_timeout`),
     /// in a transaction rolled back afterwards.
-    func runsAtOnce(_ statement: String) -> Bool {
+    package func runsAtOnce(_ statement: String) -> Bool {
         (try? psql("SET lock_timeout = '500ms'; BEGIN; \(statement); ROLLBACK")) != nil
     }
 }
@@ -102,7 +107,8 @@ struct OutsideView {
 /// condition waits for are then held too. So a gap between two polls longer than 100 ms
 /// counts as 100 ms, and only a hard bound of five minutes of wall time ends the wait
 /// regardless.
-func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) async throws {
+package func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) async throws
+{
     let hardDeadline = ContinuousClock.now.advanced(by: .seconds(300))
     var polled = Duration.zero
     var last = ContinuousClock.now
@@ -120,7 +126,9 @@ func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: 
 /// Runs `swiftdal-probe` (built beside the test bundle) with `arguments`; returns the
 /// `key=value` lines it printed. The wait runs on a thread of its own, not on one of the
 /// test process's cooperative threads.
-func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Int] {
+package func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String:
+    Int]
+{
     let probe = probePath
     guard FileManager.default.isExecutableFile(atPath: probe) else {
         Issue.record("swiftdal-probe is not built at \(probe) (swift build builds it)", sourceLocation: sourceLocation)
@@ -140,7 +148,7 @@ func runProbe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLo
 /// Runs blocking `body` on a thread of its own and returns its result: an async test must
 /// not hold one of Swift's cooperative threads (two on this machine) for long, or every
 /// other test's tasks wait.
-func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
@@ -148,7 +156,16 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 
 /// Where `swiftdal-probe` is: beside the test binary (`swift build` builds it), or
 /// `SWIFTDAL_PROBE`.
-var probePath: String {
+package var probePath: String {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
     return ProcessInfo.processInfo.environment["SWIFTDAL_PROBE"] ?? directory + "/swiftdal-probe"
+}
+
+/// Waits (without a time assertion: up to a minute, for a slow machine) until `condition`.
+package func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<6000 {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
 }

@@ -3,6 +3,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALEngineTestSupport
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
@@ -24,15 +25,6 @@ final class EventLog: DatabaseObserver {
         let result = try body()
         return (result, events.withLock { Array($0[before...]) })
     }
-}
-
-/// Waits (without a time assertion: up to a minute, for a slow machine) until `condition`.
-func eventually(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<6000 {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return condition()
 }
 
 /// Observability on every engine: the per-statement hook, the slow-statement threshold,

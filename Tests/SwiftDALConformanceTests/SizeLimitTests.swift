@@ -1,6 +1,7 @@
 import Foundation
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALEngineTestSupport
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport

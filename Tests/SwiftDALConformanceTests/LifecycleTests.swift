@@ -1,23 +1,11 @@
 import Foundation
 import SampleDAL
 import SwiftDAL
+import SwiftDALEngineTestSupport
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
-
-/// SQL that keeps the engine busy for far longer than any test waits (tens of seconds),
-/// unless it is stopped.
-func endlessQuery(_ engine: Engine) -> SQL {
-    switch engine {
-    case .sqlite:
-        "SELECT COUNT(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT x FROM c)"
-    case .postgres:
-        "SELECT COUNT(*) FROM pg_sleep(60)"
-    case .mariadb:
-        "SELECT COUNT(*) FROM (SELECT SLEEP(60) AS s) AS c"
-    }
-}
 
 /// A request's lifecycle on every engine: cancellation and time limits stop the running
 /// SQL, roll its transaction back, and leave the connection clean for the next call.

@@ -2,6 +2,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALEngineTestSupport
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftDAL
+import SwiftDALEngineTestSupport
 import Testing
 
 /// A Codable entity with a property of every integer width, signed and unsigned, plain and

@@ -2,6 +2,7 @@ import Foundation
 import SampleDAL
 import SwiftDAL
 import SwiftDALConnection
+import SwiftDALEngineTestSupport
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
@@ -71,7 +72,7 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
 }
 
 /// The SQL each BaseDAL operation writes, per engine, against a committed transcript
-/// (`Tests/SwiftDALPostgresTests/Golden/sql-<engine>.txt`): what a reviewer reads to see
+/// (`Tests/SwiftDALConformanceTests/Golden/sql-<engine>.txt`): what a reviewer reads to see
 /// the statements a change makes the library send, and a test that fails when they change
 /// unnoticed. After an intended change, rewrite the transcripts with
 /// `SWIFTDAL_RECORD_GOLDEN=1 swift test --filter SQLDialectTests` and review the diff.
@@ -120,7 +121,9 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
             try users.findWithPager(condition: "age >= \(18)", pager: PagerInfo(pageIndex: 2, pageSize: 2))
         }
         let first = try r.record("findPage, first") { try users.findPage(limit: 2, orderBy: "age") }
-        _ = try r.record("findPage, after a cursor") { try users.findPage(after: first.nextCursor, limit: 2, orderBy: "age") }
+        _ = try r.record("findPage, after a cursor") {
+            try users.findPage(after: first.nextCursor, limit: 2, orderBy: "age")
+        }
         _ = try r.record("getAll") { try users.getAll() }
         _ = try r.record("getRecordCount") { try users.getRecordCount(condition: "age > \(20)") }
         _ = try r.record("isExistRecord") { try users.isExistRecord(condition: "name = \("ann")") }
@@ -128,10 +131,12 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         _ = try r.record("getFieldValue") { try users.getFieldValue(1, fieldName: "name", as: String.self) }
         _ = try r.record("getFieldList") { try users.getFieldList("age", condition: nil, as: Int.self) }
 
-        let newcomer = UserInfo(name: "zed", email: "zed@example.com", age: 40, createdAt: Date(timeIntervalSince1970: 0))
+        let newcomer = UserInfo(
+            name: "zed", email: "zed@example.com", age: 40, createdAt: Date(timeIntervalSince1970: 0))
         try r.record("insert") { try users.insert(newcomer) }
         let id = try r.record("insert2") {
-            try users.insert2(UserInfo(name: "yan", email: "yan@example.com", age: 41, createdAt: Date(timeIntervalSince1970: 0)))
+            try users.insert2(
+                UserInfo(name: "yan", email: "yan@example.com", age: 41, createdAt: Date(timeIntervalSince1970: 0)))
         }
         var yan = try #require(try users.findById(id))
         _ = try r.record("update, nothing changed") { try users.update(yan) }
@@ -141,11 +146,13 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         yan.score = 2.5
         try r.record("upsert, an existing row") { try users.upsert(yan) }
         let pairs = (0..<2).map {
-            UserInfo(name: "pair\($0)", email: "pair\($0)@example.com", age: 20, createdAt: Date(timeIntervalSince1970: 0))
+            UserInfo(
+                name: "pair\($0)", email: "pair\($0)@example.com", age: 20, createdAt: Date(timeIntervalSince1970: 0))
         }
         _ = try r.record("insertRange") { try users.insertRange(pairs) }
         let more = (0..<2).map {
-            UserInfo(name: "more\($0)", email: "more\($0)@example.com", age: 20, createdAt: Date(timeIntervalSince1970: 0))
+            UserInfo(
+                name: "more\($0)", email: "more\($0)@example.com", age: 20, createdAt: Date(timeIntervalSince1970: 0))
         }
         let moreIDs = try r.record("insertRange2") { try users.insertRange2(more) }
         var stored = try users.findByIds(moreIDs)
@@ -182,7 +189,8 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         guard golden != transcript else { return }
         let expected = golden.split(separator: "\n", omittingEmptySubsequences: false)
         let actual = transcript.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = zip(expected, actual).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let line =
+            zip(expected, actual).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(expected.count, actual.count)
         let context = actual[..<line].last { $0.hasPrefix("-- ") } ?? "the start"
         Issue.record(
