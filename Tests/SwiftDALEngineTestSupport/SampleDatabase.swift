@@ -109,7 +109,9 @@ package struct SampleDatabase: @unchecked Sendable {
 
     /// Configurations that leave one connection to read with on every engine (one SQLite
     /// reader beside the writer, one server connection): for tests of what waits.
-    package static var oneConnection: (sqlite: Configuration, postgres: PostgresConfiguration, mariadb: MariaDBConfiguration) {
+    package static var oneConnection:
+        (sqlite: Configuration, postgres: PostgresConfiguration, mariadb: MariaDBConfiguration)
+    {
         var sqlite = Configuration()
         sqlite.maximumReaderCount = 1
         var postgres = PostgresConfiguration()

@@ -265,49 +265,6 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(try pairs.findById(CompositeKey(1, "k"))?.b == "k")
     }
 
-    @Test func orderByHasOneMeaningPerTextWhateverItsSpelling() throws {
-        struct Line: Entity, Codable {
-            static let tableName = "lines"
-            var id: Int64
-            var orderID: Int64
-            var total: Int64
-            enum CodingKeys: String, CodingKey {
-                case id
-                case orderID = "Order ID"
-                case total = "Total, net"
-            }
-        }
-        let queue = try DatabaseQueue.inMemory()
-        try queue.write { db in
-            try db.execute(
-                sql: #"CREATE TABLE lines(id INTEGER PRIMARY KEY, "Order ID" INTEGER, "Total, net" INTEGER)"#)
-            try db.execute(sql: #"INSERT INTO lines VALUES (1, 30, 5), (2, 10, 7), (3, 20, 6)"#)
-        }
-        let lines = BaseDAL<Line>(database: queue)
-        let name = "Order ID"
-        let literal = try lines.getAll(orderBy: "Order ID").map(\.id)
-        #expect(literal == [2, 3, 1])
-        #expect(try lines.getAll(orderBy: OrderBy(name)).map(\.id) == literal)
-        #expect(try lines.getAll(orderBy: OrderBy(parsing: name)).map(\.id) == literal)
-        #expect(try lines.getAll(orderBy: OrderBy(column: name)).map(\.id) == literal)
-        #expect(try lines.getAll(orderBy: "Order ID DESC").map(\.id) == [1, 3, 2])
-        let descending = "Order ID desc"
-        #expect(try lines.getAll(orderBy: OrderBy(descending)).map(\.id) == [1, 3, 2])
-        // A name with a comma is written in double quotes, as in SQL.
-        #expect(try lines.getAll(orderBy: #""Total, net" DESC"#).map(\.id) == [2, 3, 1])
-        #expect(try lines.getAll(orderBy: OrderBy(column: "Total, net", .descending)).map(\.id) == [2, 3, 1])
-        // The text form reads back as the same order.
-        for order in [
-            OrderBy(column: "Total, net", .descending), "Order ID", OrderBy("a \"b\"", .ascending).then("id DESC")
-        ] {
-            #expect(OrderBy(order.description) == order, "\(order)")
-        }
-        #expect(
-            #expect(throws: DALError.self) { _ = try lines.getAll(orderBy: "Order ID sideways, id") }?.code
-                == .invalidColumn)
-        #expect(#expect(throws: DALError.self) { _ = try lines.getAll(orderBy: #""unclosed"#) }?.code == .invalidColumn)
-    }
-
     @Test func getFieldValuesConversionErrorNamesTheTable() throws {
         let queue = try legacyDatabase()
         let error = #expect(throws: DALError.self) {

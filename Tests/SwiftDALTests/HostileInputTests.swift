@@ -199,23 +199,4 @@ let likePatternLimit = 50_000
         #expect(try migrator.migrate(queue).count == 20)
         #expect(try migrator.pendingMigrations(queue).isEmpty)
     }
-
-    @Test func orderByTextFormIsParsedAndValidated() throws {
-        let sample = try Sample()
-        #expect(try sample.users.getAll(orderBy: "AGE desc, id").first?.name == "erin")
-        let injected = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age; DROP TABLE users") }
-        #expect(injected?.code == .invalidColumn)
-        let badDirection = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age sideways") }
-        #expect(badDirection?.message.contains("sideways") == true)
-        let empty = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "") }
-        #expect(empty?.code == .invalidColumn)
-        // A bare column name takes a shortcut; it must read exactly as the full parse does.
-        #expect(OrderBy(parsing: "id").terms == [OrderBy.Term(column: "id")])
-        #expect(OrderBy(parsing: "age;DROP").terms == [OrderBy.Term(column: "age;DROP")])
-        #expect(OrderBy(parsing: " id").terms == [OrderBy.Term(column: "id")])
-        #expect(OrderBy(parsing: "id,").parseError != nil)
-        #expect(OrderBy(parsing: "é\u{2003}DESC").terms == [OrderBy.Term(column: "é", direction: .descending)])
-        let spoofed = #expect(throws: DALError.self) { _ = try sample.users.getAll(orderBy: "age;DROP") }
-        #expect(spoofed?.code == .invalidColumn)
-    }
 }
