@@ -384,9 +384,10 @@ final class MariaDBConnection: EngineConnection {
     }
 
     /// The text-protocol form of `sql` when it is transaction control or a session
-    /// statement (`START`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `SET`, …): SQLite's
-    /// `COMMIT TRANSACTION`, `ROLLBACK TRANSACTION [TO SAVEPOINT x]` (what ``SwiftDAL/Database``
-    /// sends) in MariaDB's spelling. `nil` for anything else (prepared).
+    /// statement (`START`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `SET`, …), with
+    /// SQLite's spelling of a user's own `COMMIT TRANSACTION` or `ROLLBACK TRANSACTION [TO
+    /// SAVEPOINT x]` in MariaDB's (``SwiftDAL/Database`` itself writes the spelling all three
+    /// engines share). `nil` for anything else (prepared).
     static func textProtocolForm(of sql: String) -> String? {
         // Most statements are none of these: known from the first word, without a split.
         let first = FirstWord(sql)

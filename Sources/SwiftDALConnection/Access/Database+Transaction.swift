@@ -59,7 +59,7 @@ extension Database {
             throw error
         }
         do {
-            try execute(sql: "COMMIT TRANSACTION")
+            try execute(sql: "COMMIT")
         } catch {
             rollbackQuietly()
             throw error
@@ -84,7 +84,7 @@ extension Database {
             // If SQLite already rolled the whole transaction back (SQLITE_FULL, …),
             // the savepoint is gone and there is nothing left to undo.
             if isInTransaction {
-                _ = try? execute(sql: "ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
+                _ = try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
                 _ = try? execute(sql: "RELEASE SAVEPOINT \(name)")
             }
             throw error
@@ -99,12 +99,12 @@ extension Database {
     /// Throws when the transaction still cannot be rolled back.
     package func discardLeftoverTransaction() throws {
         guard isInTransaction else { return }
-        try execute(sql: "ROLLBACK TRANSACTION")
+        try execute(sql: "ROLLBACK")
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).
     private func rollbackQuietly() {
         guard isInTransaction else { return }
-        _ = try? execute(sql: "ROLLBACK TRANSACTION")
+        _ = try? execute(sql: "ROLLBACK")
     }
 }
