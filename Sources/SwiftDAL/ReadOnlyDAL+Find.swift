@@ -20,7 +20,9 @@ extension ReadOnlyDAL {
     /// default order, from one statement. On SQLite keys are bound as one JSON array (any
     /// number of keys, one cached statement); keys JSON cannot carry exactly (blobs, text
     /// with NUL) are bound one by one in a `VALUES` list (up to 32,766 values). On
-    /// PostgreSQL they are bound one by one (up to 65,535 values).
+    /// PostgreSQL they are bound as one array per key column (any number of keys; a
+    /// composite key whose column types are unknown is bound one by one, up to 65,535
+    /// values). On MariaDB they are bound one by one (up to 65,535 values).
     ///
     /// For example, `let some = try users.findByIds([1, 2, 3])`.
     public func findByIds(_ ids: [some EntityKey]) throws -> [T] {

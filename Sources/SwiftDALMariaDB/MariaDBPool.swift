@@ -1,7 +1,7 @@
 import Foundation
 public import SwiftDALConnection
 
-/// A pool of connections to a MariaDB (or MySQL) server, and a ``SwiftDAL/DatabaseWriter``
+/// A pool of connections to a MariaDB server, and a ``SwiftDAL/DatabaseWriter``
 /// like ``SwiftDAL/DatabasePool``: the same table DALs, entities and conditions run on it,
 /// and only the line that builds the database object changes.
 ///

@@ -7,7 +7,7 @@ struct Options {
     var fixturesDirectory: String?
     /// `--postgres [URL]`: run on PostgreSQL (`""`: on a throwaway server).
     var postgresURL: String?
-    /// `--mysql [URL]`: run on MariaDB or MySQL (`""`: on a throwaway server).
+    /// `--mysql [URL]`: run on MariaDB (`""`: on a throwaway server).
     var mysqlURL: String?
 
     static let usage = """
@@ -24,7 +24,7 @@ struct Options {
           --postgres [URL]  run on the PostgreSQL server at URL (postgresql://user@host/db, or a
                             libpq keyword string); without a URL, on a throwaway server started
                             for the run (needs PostgreSQL's server programs) and stopped after
-          --mysql [URL]     run on the MariaDB or MySQL server at URL (mysql://user@host/db,
+          --mysql [URL]     run on the MariaDB server at URL (mysql://user@host/db,
                             ?socket=/path for a Unix socket); without a URL, on a throwaway
                             server started for the run (needs mariadb-server) and stopped after
                             (--mariadb is the same)

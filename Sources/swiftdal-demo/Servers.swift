@@ -31,7 +31,7 @@ func runOnPostgres(url: String, fixture: String) async throws {
     try pool.close()
 }
 
-/// The tour on MariaDB (or MySQL): the same migrations, DALs and calls. With no URL, a
+/// The tour on MariaDB: the same migrations, DALs and calls. With no URL, a
 /// throwaway server is started for the run (needs `mariadb-server`) and stopped after.
 func runOnMariaDB(url: String, fixture: String) async throws {
     var server: MariaDBServer?

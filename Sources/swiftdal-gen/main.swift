@@ -16,7 +16,7 @@ let usage = """
       --schema PATH      or run this SQL script in an in-memory database and read that
       --postgres URL     or read a PostgreSQL database's catalog (postgresql://user@host/db,
                          or a libpq keyword string): the tables and views on its search path
-      --mysql URL        or read a MariaDB/MySQL database's catalog (mysql://user@host/db,
+      --mysql URL        or read a MariaDB database's catalog (mysql://user@host/db,
                          ?socket=/path for a Unix socket): the tables and views of that
                          database (--mariadb is the same)
       --tables LIST      comma-separated tables and views (default: every table and view

@@ -3,7 +3,7 @@ import SwiftDAL
 import SwiftDALPostgres
 import SwiftDALTestSupport
 
-// swiftdal-bench --failover-loss N: what a failover can lose (BENCHMARKS.md has no
+// swiftdal-bench --failover-loss N: what a failover can lose (Tests/Benchmarks/README.md has no
 // workload for it; the README's "What a failover can lose" quotes this run).
 //
 // Each trial: a throwaway primary (fsync on) and one streaming standby; four threads

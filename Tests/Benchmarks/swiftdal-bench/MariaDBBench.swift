@@ -5,7 +5,7 @@ import SwiftDAL
 import SwiftDALMariaDB
 import SwiftDALTestSupport
 
-// swiftdal-bench --engine mariadb: W1–W8 of BENCHMARKS.md, as the PostgreSQL mode runs
+// swiftdal-bench --engine mariadb: W1–W8 of Tests/Benchmarks/README.md, as the PostgreSQL mode runs
 // them, through SwiftDAL on a MariaDBPool, beside a raw C baseline over MariaDB
 // Connector/C doing the same work (Tests/Benchmarks/CRawMariaDBBench), in the same run,
 // the order turning every round, as ratios to raw C.

@@ -61,7 +61,7 @@ struct BenchOptions {
     static let usage = """
         usage: swift run -c release swiftdal-bench [options]
 
-        Runs workloads W1-W8 of the benchmark definition through SwiftDAL (explicit and
+        Runs workloads W1-W8 (Tests/Benchmarks/README.md) through SwiftDAL (explicit and
         Codable mappings) and through the raw SQLite C API, in the same run, and prints
         median seconds, the ratio to raw C, whether checksums agree, and peak memory.
           --rows N           rows in the table (default 100000)
@@ -107,7 +107,7 @@ struct BenchOptions {
                              and N writes run, then after the reader ends (SQLite's default
                              against SwiftDAL's journal size limit)
 
-        PostgreSQL (the same workloads against a raw libpq C baseline; see BENCHMARKS.md):
+        PostgreSQL (the same workloads against a raw libpq C baseline; see Tests/Benchmarks/README.md):
           --engine postgres  run on PostgreSQL instead of SQLite (default rows 10000 and
                              100000 for W2's fetch, runs 9; --rows sets both;
                              --rows, --runs, --warmup, --workloads, --json and --csv apply;
@@ -139,7 +139,7 @@ struct BenchOptions {
           --server-setting NAME=VALUE  with --engine mariadb: a mariadbd option --NAME=VALUE
                              of the throwaway server (repeatable)
 
-        The service workload (BENCHMARKS.md, "Service workload"):
+        The service workload (Tests/Benchmarks/README.md, "A service under load"):
           --service          16, 64 and 256 concurrent async tasks, each request a findById
                              then an insert through a table DAL, on a pool of 10: requests/s,
                              p50 and p99 on SQLite and PostgreSQL (--engine names one; a

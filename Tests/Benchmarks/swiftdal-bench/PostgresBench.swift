@@ -5,7 +5,7 @@ import SwiftDAL
 import SwiftDALPostgres
 import SwiftDALTestSupport
 
-// swiftdal-bench --engine postgres: W1–W8 of BENCHMARKS.md ("PostgreSQL") through SwiftDAL
+// swiftdal-bench --engine postgres: W1–W8 of Tests/Benchmarks/README.md ("PostgreSQL") through SwiftDAL
 // on a PostgresPool, beside a raw libpq C baseline doing the same work (Tests/Benchmarks/CRawPostgresBench),
 // in the same run, the order turning every round, as ratios to raw libpq.
 
@@ -31,8 +31,8 @@ enum PostgresImplementation: String, CaseIterable, Codable, Sendable {
 
 /// How much work each workload does on PostgreSQL. Over a socket every statement is a
 /// round trip, so the table is smaller than SQLite's (10,000 rows instead of 100,000);
-/// the operations that count rows scale with it, the others are as BENCHMARKS.md says.
-/// W2 is one statement whatever the size: it fetches BENCHMARKS.md's 100,000 rows, so
+/// the operations that count rows scale with it, the others are as Tests/Benchmarks/README.md says.
+/// W2 is one statement whatever the size: it fetches Tests/Benchmarks/README.md's 100,000 rows, so
 /// that it measures the fetch and not the opening of a pool that every run also does (a
 /// connection, its session settings and, for SwiftDAL, the table's catalog check: about
 /// 2.6 ms on this machine, a fifth of a 10,000-row fetch).
@@ -41,22 +41,22 @@ struct PostgresScale: Codable, Sendable {
     static let defaultFetchRows: Int64 = 100_000
     static let defaultRuns = 9
 
-    /// Rows in the table, and rows W1 inserts (BENCHMARKS.md: 100,000).
+    /// Rows in the table, and rows W1 inserts (Tests/Benchmarks/README.md: 100,000).
     var rows: Int64
-    /// Rows in W2's table, all fetched (BENCHMARKS.md: 100,000; `--rows` when given).
+    /// Rows in W2's table, all fetched (Tests/Benchmarks/README.md: 100,000; `--rows` when given).
     var fetchRows: Int64
-    /// W3, W3a and W6 operations: one per row (BENCHMARKS.md: N).
+    /// W3, W3a and W6 operations: one per row (Tests/Benchmarks/README.md: N).
     var lookups: Int64
-    /// W4 queries of up to 100 rows (as BENCHMARKS.md).
+    /// W4 queries of up to 100 rows (as Tests/Benchmarks/README.md).
     var filters: Int64 = 1_000
-    /// W5 updates (as BENCHMARKS.md).
+    /// W5 updates (as Tests/Benchmarks/README.md).
     var updates: Int64 = 10_000
-    /// W7 counts (as BENCHMARKS.md).
+    /// W7 counts (as Tests/Benchmarks/README.md).
     var counts: Int64 = 1_000
     /// Statements per sync of the pipelined W1 and W5 baselines.
     var pipelineBatch: Int64 = 1_000
-    /// W8: lookups per reader (BENCHMARKS.md: 25,000) and rows the writer inserts
-    /// (BENCHMARKS.md: 10,000), in transactions of `concurrentBatch` (as BENCHMARKS.md).
+    /// W8: lookups per reader (Tests/Benchmarks/README.md: 25,000) and rows the writer inserts
+    /// (Tests/Benchmarks/README.md: 10,000), in transactions of `concurrentBatch` (as Tests/Benchmarks/README.md).
     var concurrentLookups: Int64
     var concurrentWrites: Int64
     var concurrentBatch: Int64 = 100

@@ -92,7 +92,7 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
 
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
         return try measuredOnPool(open) { pool, users in
-            // One batch, pipelined (as insertRange is for W1): one transaction, as BENCHMARKS.md.
+            // One batch, pipelined (as insertRange is for W1): one transaction, as Tests/Benchmarks/README.md.
             var sequence = IDSequence(count: scale.rows)
             var changes = [(key: Int64, fields: [String: (any DatabaseValueConvertible)?])]()
             changes.reserveCapacity(Int(scale.updates))

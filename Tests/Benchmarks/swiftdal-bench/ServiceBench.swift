@@ -4,7 +4,7 @@ import SwiftDAL
 import SwiftDALPostgres
 import SwiftDALTestSupport
 
-// swiftdal-bench --service: the service workload of BENCHMARKS.md. 16, 64 and 256
+// swiftdal-bench --service: the service workload of Tests/Benchmarks/README.md. 16, 64 and 256
 // concurrent async tasks, each request a `findById` (a random row) then an `insert`
 // through a table DAL, on a pool of 10 connections, for a fixed time; requests/s, p50
 // and p99. On PostgreSQL, beside it the ceiling: raw libpq from as many threads as
@@ -237,7 +237,7 @@ func runServiceBench(_ options: BenchOptions) async throws {
     }
 }
 
-/// The benchmark schema of BENCHMARKS.md, on SQLite.
+/// The benchmark schema of Tests/Benchmarks/README.md, on SQLite.
 private let sqliteServiceSchema = """
     CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL UNIQUE,
                        age INTEGER NOT NULL, score REAL NOT NULL, bio TEXT);

@@ -1,4 +1,4 @@
--- The benchmark table of BENCHMARKS.md (the C harness creates the same in rawbench.c).
+-- The benchmark table of Tests/Benchmarks/README.md (the C harness creates the same in rawbench.c).
 -- ExplicitUser.swift is generated from it:
 --   swift run swiftdal-gen --schema Tests/Benchmarks/swiftdal-bench/schema.sql --internal --stem users=Explicit --entity-suffix User --output Tests/Benchmarks/swiftdal-bench/ExplicitUser.swift
 CREATE TABLE users (

@@ -1,6 +1,6 @@
 #ifndef RAWBENCH_H
 #define RAWBENCH_H
-// The raw SQLite C API baseline for SwiftDAL's benchmarks (workloads of BENCHMARKS.md):
+// The raw SQLite C API baseline for SwiftDAL's benchmarks (workloads of Tests/Benchmarks/README.md):
 // the same work as the Swift harness, one prepared statement per workload, reused.
 // Each function returns 0 on success and writes a checksum of what it read.
 #include <stdint.h>

@@ -1,7 +1,7 @@
 #ifndef RAWMYBENCH_H
 #define RAWMYBENCH_H
 // The raw MariaDB Connector/C baseline for SwiftDAL's MariaDB benchmarks (workloads of
-// BENCHMARKS.md, run as the PostgreSQL mode runs them): the same work as the Swift harness,
+// Tests/Benchmarks/README.md, run as the PostgreSQL mode runs them): the same work as the Swift harness,
 // the same SQL text and the same transactions as SwiftDAL sends, as the fastest honest C
 // over Connector/C does it: server-side prepared statements (mysql_stmt_*), each prepared
 // once per workload and executed again and again, parameters bound once (the bound

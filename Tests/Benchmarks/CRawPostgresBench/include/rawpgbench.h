@@ -1,6 +1,6 @@
 #ifndef RAWPGBENCH_H
 #define RAWPGBENCH_H
-// The raw libpq baseline for SwiftDAL's PostgreSQL benchmarks (workloads of BENCHMARKS.md,
+// The raw libpq baseline for SwiftDAL's PostgreSQL benchmarks (workloads of Tests/Benchmarks/README.md,
 // "PostgreSQL"): the same work as the Swift harness, one prepared statement per workload
 // (PQprepare, then PQexecPrepared for every execution), parameters in text and results in
 // binary format (an int8 or float8 read by swapping its bytes, the fastest a libpq client
