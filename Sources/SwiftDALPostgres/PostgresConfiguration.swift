@@ -36,11 +36,11 @@ public struct PostgresConfiguration: Sendable {
     /// Whether the server is reached through a pooler in transaction mode (PgBouncer's
     /// `pool_mode = transaction`), where consecutive transactions of one connection may run
     /// on different server sessions: statements are then sent unnamed every time (no
-    /// prepared statement outlives its transaction), and no session setting is made:
-    /// each transaction sets `SET LOCAL TimeZone TO 'UTC'` instead, and a statement outside
-    /// one that binds date text runs in a transaction of its own (`DateStyle` must be the
-    /// default, ISO). ``statementTimeout`` needs a session
-    /// setting: set it on the server or the role instead (combining them is refused).
+    /// prepared statement outlives its transaction), and no session setting is made: each
+    /// transaction SwiftDAL opens sets `SET LOCAL TimeZone TO 'UTC'` instead, and a statement
+    /// outside one that binds date text runs in a transaction of its own (`DateStyle` must
+    /// be the default, ISO). ``statementTimeout`` needs a session setting: set it on the
+    /// server or the role instead (combining them is refused).
     public var transactionPooling = false
     /// The isolation level of `write` transactions (`nil`: the server's default, read
     /// committed). `read` transactions are always repeatable read and read-only: one

@@ -8,16 +8,18 @@ import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
 
-/// Records the SQL text of every statement a database runs while recording is on, under
-/// the label of the operation that ran it.
+/// Records every statement a database runs while recording is on, under the label of the
+/// operation that ran it: its text as the observer is told it (SwiftDAL's text: `?` for
+/// single statements on PostgreSQL, the `$n` it sends for pipelined ones), newlines shown
+/// as `\n`, then the rows it read or changed, and whether it failed.
 private final class SQLRecorder: DatabaseObserver, @unchecked Sendable {
     private let state = Locked((label: String?.none, lines: [String]()))
 
     func statementDidFinish(_ event: StatementEvent) {
         state.withLock { state in
             guard state.label != nil else { return }
-            let text = event.sql.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            state.lines.append(text.joined(separator: " "))
+            let text = event.sql.replacingOccurrences(of: "\n", with: "\\n")
+            state.lines.append(text + "  ⇒ \(event.rowCount) rows" + (event.error == nil ? "" : ", failed"))
         }
     }
 
@@ -80,11 +82,11 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
     @Test(arguments: Engine.allCases)
     func eachOperationWritesTheSQLOfItsTranscript(_ engine: Engine) async throws {
         let recorder = SQLRecorder()
-        var sqlite = Configuration()
+        // One connection to read with: a connection opened inside an operation would add
+        // its session statements to the transcript.
+        var (sqlite, postgres, mariadb) = SampleDatabase.oneConnection
         sqlite.observer = recorder
-        var postgres = PostgresConfiguration()
         postgres.observer = recorder
-        var mariadb = MariaDBConfiguration()
         mariadb.observer = recorder
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         defer { try? sample.close() }
@@ -112,6 +114,9 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         _ = try r.record("findById") { try users.findById(1) }
         _ = try r.record("findById, composite key") { try tags.findById(CompositeKey(Int64(1), "admin")) }
         _ = try r.record("findByIds") { try users.findByIds([1, 2, 3]) }
+        _ = try r.record("find, a list of 101 values") {
+            try users.find(condition: "id IN (\(values: Array(Int64(1)...101)))", orderBy: "id")
+        }
         _ = try r.record("find(condition:orderBy:)") { try users.find(condition: "age >= \(30)", orderBy: "age DESC") }
         _ = try r.record("findSingle") { try users.findSingle(condition: "email = \(ann.email)") }
         _ = try r.record("findFirst") { try users.findFirst() }
@@ -145,6 +150,13 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         _ = try r.record("updateFields") { try users.updateFields(["score": 1.5], key: id) }
         yan.score = 2.5
         try r.record("upsert, an existing row") { try users.upsert(yan) }
+        try r.record("upsert, a new row") {
+            try users.upsert(
+                UserInfo(name: "xia", email: "xia@example.com", age: 22, createdAt: Date(timeIntervalSince1970: 0)))
+        }
+        try r.record("a savepoint rolled back (a duplicate email)") {
+            try sample.database.write { db in _ = try? db.inSavepoint { try users.insert(newcomer) } }
+        }
         let pairs = (0..<2).map {
             UserInfo(
                 name: "pair\($0)", email: "pair\($0)@example.com", age: 20, createdAt: Date(timeIntervalSince1970: 0))

@@ -40,6 +40,29 @@ import Testing
         #expect(isolation != nil)
     }
 
+    /// SQL written for SQLite (`ROLLBACK TRANSACTION TO SAVEPOINT x`, `COMMIT TRANSACTION`,
+    /// which MariaDB does not know) runs in MariaDB's spelling: checked on the rows, from
+    /// a second connection.
+    @Test func transactionControlInSQLitesSpellingRuns() throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE notes(id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT)") }
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('before')")
+            try db.execute(sql: "SAVEPOINT s")
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('undone')")
+            try db.execute(sql: "ROLLBACK TRANSACTION TO SAVEPOINT s")
+            try db.execute(sql: "RELEASE SAVEPOINT s")
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('after')")
+        }
+        #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter")
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('committed by the statement')")
+            try db.execute(sql: "COMMIT TRANSACTION")
+            #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "3")
+        }
+    }
+
     @Test func anUpdateReportsTheRowsItMatchedEvenWhenUnchanged() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }
