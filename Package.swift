@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 //
 // SwiftDAL: a layered data-access layer for Swift backend services on Linux, over SQLite
-// (the embedded default), PostgreSQL (a primary and its replicas) and MariaDB/MySQL.
+// (the embedded default), PostgreSQL (a primary and its replicas) and MariaDB.
 //
 // Layers (arrows point down only):
 //   SampleDAL (UserDAL, OrderDAL, UserTagDAL: an example of table DALs, not a dependency)
@@ -59,7 +59,7 @@ let package = Package(
             name: "SwiftDALPostgres",
             dependencies: ["CSwiftDALPostgres", "SwiftDALConnection"]
         ),
-        // The MariaDB/MySQL engine: the MySQL C API of libmariadb (Connector/C), imported by
+        // The MariaDB engine: the MySQL C API of libmariadb (Connector/C), imported by
         // SwiftDALMariaDB only. A service that uses SQLite alone never builds (or needs) it.
         .systemLibrary(
             name: "CSwiftDALMariaDB",

@@ -495,7 +495,14 @@ final class MariaDBConnection: EngineConnection {
             binding = made
             guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
-        guard mysql_stmt_store_result(handle) == 0 else { throw statementError(handle, sql: sql) }
+        guard mysql_stmt_store_result(handle) == 0 else {
+            // The read failed part way (an error after some rows: a runtime error, `KILL
+            // QUERY`). Connector/C leaves the statement waiting for rows, and its next
+            // execution would read the wire for them until the read timeout: reset it.
+            let error = statementError(handle, sql: sql)
+            mysql_stmt_reset(handle)
+            throw error
+        }
         if mysql.map({ mysql_more_results($0) == 0 }) ?? false {
             let (fetched, result) = statement.fetchedRow(for: binding)
             fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))

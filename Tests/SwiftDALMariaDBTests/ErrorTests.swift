@@ -120,6 +120,39 @@ import Testing
 
 /// Every error number SwiftDAL names has its category; one it does not is `.other`.
 @Suite struct MariaDBErrorCategoryTests {
+    /// A statement whose result fails part way (here a subquery that returns two rows for
+    /// the second row of the result: rows are sent, then the error) throws that error, and
+    /// the same cached statement runs again at once. (Connector/C leaves a statement whose
+    /// stored read failed waiting for rows; its next execution read the wire for them until
+    /// the read timeout, then lost the connection. The same happens to a statement stopped
+    /// by `KILL QUERY` while its rows stream.)
+    @Test func aStatementWhoseResultFailedPartWayRunsAgain() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
+        configuration.maximumConnections = 1
+        let (pool, _) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE m(k INT, v INT)")
+            try db.execute(sql: "INSERT INTO t VALUES (1), (2), (3)")
+            try db.execute(sql: "INSERT INTO m VALUES (1, 10), (2, 20), (2, 21), (3, 30)")
+        }
+        let query: (Int) -> SQL = { limit in
+            "SELECT t.id, (SELECT v FROM m WHERE m.k = t.id AND m.v < \(limit)) FROM t ORDER BY t.id"
+        }
+        let started = ContinuousClock.now
+        for _ in 0..<3 {
+            let failed = #expect(throws: MariaDBError.self) {
+                try pool.read { db in try db.fetchAll(query(100)) { try $0.decode(Int.self, at: 0) } }
+            }
+            #expect(failed?.code == 1242)  // Subquery returns more than 1 row
+            let ids = try pool.read { db in try db.fetchAll(query(21)) { try $0.decode(Int.self, at: 0) } }
+            #expect(ids == [1, 2, 3])
+        }
+        #expect(ContinuousClock.now - started < .seconds(20), "a statement waited for its read timeout")
+    }
+
     @Test func eachNamedNumberHasItsCategory() {
         let expected: [(Int, DatabaseErrorCategory)] = [
             (1062, .constraint), (1451, .constraint), (1048, .constraint), (4025, .constraint), (1213, .conflict),
