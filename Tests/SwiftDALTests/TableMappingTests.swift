@@ -33,6 +33,14 @@ import Testing
             #expect(error?.column == name, "\(String(describing: error))")
             let updated = #expect(throws: DALError.self) { _ = try users.updateFields([name: 1], key: 1) }
             #expect(updated?.code == .invalidColumn)
+            let read = #expect(throws: DALError.self) { _ = try users.getFieldValue(1, fieldName: name, as: Int.self) }
+            #expect(read?.code == .invalidColumn)
+            let listed = #expect(throws: DALError.self) {
+                _ = try users.getFieldList(name, condition: nil, as: Int.self)
+            }
+            #expect(listed?.code == .invalidColumn)
+            let ordered = #expect(throws: DALError.self) { _ = try users.getAll(orderBy: OrderBy(column: name)) }
+            #expect(ordered?.code == .invalidColumn)
         }
         #expect(sample.recorder.all.isEmpty, "a refused name ran SQL: \(sample.recorder.all)")
     }
