@@ -25,6 +25,13 @@ final class EventLog: DatabaseObserver {
         let result = try body()
         return (result, events.withLock { Array($0[before...]) })
     }
+
+    /// The events recorded while the `async` `body` ran.
+    func whileAwaiting<R>(_ body: () async throws -> R) async rethrows -> (R, [StatementEvent]) {
+        let before = events.withLock { $0.count }
+        let result = try await body()
+        return (result, events.withLock { Array($0[before...]) })
+    }
 }
 
 /// Observability on every engine: the per-statement hook, the slow-statement threshold,

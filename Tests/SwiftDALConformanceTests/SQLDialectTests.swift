@@ -8,42 +8,38 @@ import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
 
-/// Records every statement a database runs while recording is on, under the label of the
-/// operation that ran it: its text as the observer is told it (SwiftDAL's text: `?` for
-/// single statements on PostgreSQL, the `$n` it sends for pipelined ones), newlines shown
-/// as `\n`, then the rows it read or changed, and whether it failed.
-private final class SQLRecorder: DatabaseObserver, @unchecked Sendable {
-    private let state = Locked((label: String?.none, lines: [String]()))
-
-    func statementDidFinish(_ event: StatementEvent) {
-        state.withLock { state in
-            guard state.label != nil else { return }
-            let text = event.sql.replacingOccurrences(of: "\n", with: "\\n")
-            state.lines.append(text + "  ⇒ \(event.rowCount) rows" + (event.error == nil ? "" : ", failed"))
-        }
-    }
+/// Records every statement a database runs during an operation, under the operation's
+/// label: its text as the observer is told it (SwiftDAL's text: `?` for single statements
+/// on PostgreSQL, the `$n` it sends for pipelined ones), newlines shown as `\n`, then the
+/// rows it read or changed, and whether it failed.
+private final class SQLRecorder {
+    /// The observer to give the database.
+    let log = EventLog()
+    private var lines = [String]()
 
     /// Runs `body` with its statements recorded under `label`.
     func record<R>(_ label: String, _ body: () throws -> R) rethrows -> R {
-        state.withLock {
-            $0.label = label
-            $0.lines.append("-- \(label)")
-        }
-        defer { state.withLock { $0.label = nil } }
-        return try body()
+        let (result, events) = try log.during(body)
+        append(label, events)
+        return result
     }
 
     /// `record` for an `async` operation.
     func record<R>(_ label: String, _ body: () async throws -> R) async rethrows -> R {
-        state.withLock {
-            $0.label = label
-            $0.lines.append("-- \(label)")
-        }
-        defer { state.withLock { $0.label = nil } }
-        return try await body()
+        let (result, events) = try await log.whileAwaiting(body)
+        append(label, events)
+        return result
     }
 
-    var transcript: String { state.withLock { $0.lines.joined(separator: "\n") + "\n" } }
+    private func append(_ label: String, _ events: [StatementEvent]) {
+        lines.append("-- \(label)")
+        for event in events {
+            let text = event.sql.replacingOccurrences(of: "\n", with: "\\n")
+            lines.append(text + "  ⇒ \(event.rowCount) rows" + (event.error == nil ? "" : ", failed"))
+        }
+    }
+
+    var transcript: String { lines.joined(separator: "\n") + "\n" }
 }
 
 /// A note of a tenant, soft-deleted by a mark: the scoped operations' SQL.
@@ -85,9 +81,9 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         // One connection to read with: a connection opened inside an operation would add
         // its session statements to the transcript.
         var (sqlite, postgres, mariadb) = SampleDatabase.oneConnection
-        sqlite.observer = recorder
-        postgres.observer = recorder
-        mariadb.observer = recorder
+        sqlite.observer = recorder.log
+        postgres.observer = recorder.log
+        mariadb.observer = recorder.log
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         defer { try? sample.close() }
         let users = sample.users

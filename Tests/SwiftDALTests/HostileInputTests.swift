@@ -78,15 +78,7 @@ let likePatternLimit = 50_000
         let sample = try Sample()
         let schema = try schemaSnapshot(sample)
         for (index, text) in hostileStrings.enumerated() where text.lowercased() != "rowid" {
-            let checks: [(String, () throws -> Void)] = [
-                ("isExist", { _ = try sample.users.isExist(fieldName: text, value: 1) }),
-                ("getFieldList", { _ = try sample.users.getFieldList(text) }),
-                ("getFieldValue", { _ = try sample.users.getFieldValue(1, fieldName: text) }),
-                ("updateFields", { _ = try sample.users.updateFields([text: 1], key: 1) }),
-                ("orderBy", { _ = try sample.users.getAll(orderBy: OrderBy(column: text)) }),
-                ("orderBy DESC", { _ = try sample.users.find(condition: "", orderBy: OrderBy(text, .descending)) })
-            ]
-            for (operation, check) in checks {
+            for (operation, check) in columnNameOperations(sample.users, text) {
                 let error = #expect(throws: DALError.self, performing: check)
                 #expect(error?.code == .invalidColumn, "\(operation) with hostile name #\(index)")
                 #expect(error?.column == text, "\(operation) with hostile name #\(index)")

@@ -25,23 +25,26 @@ import Testing
 
         sample.recorder.reset()
         for name in ["nope", "name\" FROM users --", "", "e-mail", "users.name"] {
-            let error = #expect(throws: DALError.self, "column \(name)") {
-                _ = try users.isExist(fieldName: name, value: 1)
+            for (operation, check) in columnNameOperations(users, name) {
+                let error = #expect(throws: DALError.self, "\(operation) with column \(name)", performing: check)
+                #expect(error?.code == .invalidColumn, "\(operation)")
+                #expect(error?.table == "users", "\(operation)")
+                #expect(error?.column == name, "\(operation): \(String(describing: error))")
             }
-            #expect(error?.code == .invalidColumn)
-            #expect(error?.table == "users")
-            #expect(error?.column == name, "\(String(describing: error))")
-            let updated = #expect(throws: DALError.self) { _ = try users.updateFields([name: 1], key: 1) }
-            #expect(updated?.code == .invalidColumn)
-            let read = #expect(throws: DALError.self) { _ = try users.getFieldValue(1, fieldName: name, as: Int.self) }
-            #expect(read?.code == .invalidColumn)
-            let listed = #expect(throws: DALError.self) {
-                _ = try users.getFieldList(name, condition: nil, as: Int.self)
-            }
-            #expect(listed?.code == .invalidColumn)
-            let ordered = #expect(throws: DALError.self) { _ = try users.getAll(orderBy: OrderBy(column: name)) }
-            #expect(ordered?.code == .invalidColumn)
         }
         #expect(sample.recorder.all.isEmpty, "a refused name ran SQL: \(sample.recorder.all)")
     }
+}
+
+/// Every ``BaseDAL`` operation that takes a column name, given `name`: what a test of
+/// column names runs each one through.
+func columnNameOperations(_ users: UserDAL, _ name: String) -> [(String, () throws -> Void)] {
+    [
+        ("isExist", { _ = try users.isExist(fieldName: name, value: 1) }),
+        ("getFieldList", { _ = try users.getFieldList(name) }),
+        ("getFieldValue", { _ = try users.getFieldValue(1, fieldName: name) }),
+        ("updateFields", { _ = try users.updateFields([name: 1], key: 1) }),
+        ("orderBy", { _ = try users.getAll(orderBy: OrderBy(column: name)) }),
+        ("orderBy DESC", { _ = try users.find(condition: "", orderBy: OrderBy(name, .descending)) })
+    ]
 }

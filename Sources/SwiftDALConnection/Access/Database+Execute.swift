@@ -182,7 +182,7 @@ extension Database {
                         let failure =
                             stepCode == SQLITE_DONE ? nil : SQLiteError(connection: handle, code: stepCode, sql: text)
                         if let start, let observation = access.observation {
-                            let count = Statement.observedRowCount(statement, rowsProduced: rows)
+                            let count = Statement.observedRowCount(statement, sql: text, rowsProduced: rows)
                             observation.report(sql: text, since: start, rowCount: count, error: failure)
                         }
                         if let failure { throw failure }

@@ -410,17 +410,17 @@ public final class Statement {
         guard let start = observedStart, let observation = access.observation else { return }
         observedStart = nil
         observation.report(
-            sql: sql, since: start, rowCount: Self.observedRowCount(handle, rowsProduced: rowsProduced), error: error)
+            sql: sql, since: start, rowCount: Self.observedRowCount(handle, sql: sql, rowsProduced: rowsProduced),
+            error: error)
     }
 
     /// The rows an execution read or changed, as an observer is told: the rows a query
     /// produced; for `INSERT`, `UPDATE`, `DELETE`, `REPLACE` (or a `WITH` that writes),
     /// SQLite's count of changed rows; 0 for anything else that writes (`BEGIN IMMEDIATE`,
     /// `COMMIT`, DDL), for which `sqlite3_changes` still holds the last write's count.
-    static func observedRowCount(_ handle: OpaquePointer?, rowsProduced: Int) -> Int {
+    static func observedRowCount(_ handle: OpaquePointer?, sql: String, rowsProduced: Int) -> Int {
         if sqlite3_stmt_readonly(handle) != 0 { return rowsProduced }
-        let text = sqlite3_sql(handle).map { String(cString: $0) } ?? ""
-        let first = text.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }.prefix { $0.isLetter }.uppercased()
+        let first = sql.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }.prefix { $0.isLetter }.uppercased()
         guard ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"].contains(first) else { return 0 }
         return Int(sqlite3_changes64(sqlite3_db_handle(handle)))
     }
