@@ -186,8 +186,10 @@ final class PostgresRows: EngineRows {
     func textColumn(row: Int, column: Int) -> TypedColumn<String> {
         guard column >= 0, column < kinds.count, row >= 0, row < rowCount, kinds[column] == .text else { return .other }
         guard let bytes = bytes(row, column) else { return .null }
-        // The server sends UTF-8 (the client encoding is set at connection); checked all the same.
-        guard let text = Statement.validString(bytes) else { return .other }
+        guard let base = bytes.baseAddress else { return .value("") }
+        // The server sends UTF-8 (the client encoding is set at connection); checked all the
+        // same. libpq ends every value with a NUL.
+        guard let text = Statement.validString(nulTerminated: base, count: bytes.count) else { return .other }
         return .value(text)
     }
 

@@ -457,8 +457,8 @@ public final class Statement {
             guard let text = sqlite3_value_text(column) else {
                 throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
             }
-            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column)))
-            guard let string = Statement.validString(bytes) else {
+            guard let string = Statement.validString(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
+            else {
                 throw DALError(
                     .conversionFailed,
                     "column \(index) holds TEXT that is not valid UTF-8; read it as a blob (CAST(x AS BLOB))",
@@ -521,7 +521,7 @@ public final class Statement {
     func textColumn(at index: Int) throws -> TypedColumn<String> {
         try typedColumn(index, holding: SQLITE_TEXT) { column in
             guard let text = sqlite3_value_text(column) else { return nil }
-            return Statement.validString(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(column))))
+            return Statement.validString(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
         }
     }
 
@@ -553,6 +553,23 @@ public final class Statement {
             return memcmp(left, right, bytes.count) == 0
         }
         return identical ? string : nil
+    }
+
+    /// The string of the `count` bytes at `text`, which end with a NUL (SQLite's text,
+    /// libpq's values), or `nil` when they are not valid UTF-8. The C-string initializer
+    /// validates and copies in one pass (the standard library's own non-generic
+    /// validation, without the repair pass `String(decoding:)` makes and ``validString(_:)``
+    /// then checks for); text with a NUL inside (the C string ends early) or not valid
+    /// takes ``validString(_:)``. Callgrind, W2 on SQLite: −58 instructions a row of three
+    /// strings.
+    @inline(__always)
+    package static func validString(nulTerminated text: UnsafePointer<UInt8>, count: Int) -> String? {
+        if let string = String(validatingCString: UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)),
+            string.utf8.count == count
+        {
+            return string
+        }
+        return validString(UnsafeBufferPointer(start: text, count: count))
     }
 
     /// The string of `bytes`, all ASCII.
