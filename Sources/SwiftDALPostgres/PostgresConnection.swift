@@ -14,6 +14,10 @@ final class PostgresConnection: EngineConnection {
     let name: String
     private var statements: [String: PreparedStatement] = [:]
     private var lastStatement: (text: String, statement: PreparedStatement)?
+    /// Whether the server holds prepared statements no longer in `statements` (dropped
+    /// inside an aborted transaction, where `DEALLOCATE` cannot run): the next
+    /// `clearStatementCache` deallocates them.
+    private var hasUnlistedPrepared = false
     private var statementNumber = 0
     /// Numbers the cursors of streams (each named once per connection).
     private var cursorNumber = 0
@@ -40,7 +44,7 @@ final class PostgresConnection: EngineConnection {
     private(set) var completedStatements = 0
     /// Reused by every execution (see `execute`); only the thread using the connection
     /// touches it.
-    @exclusivity(unchecked) private var parameterArrays = ParameterArrays()
+    private let parameterArrays = ParameterArrays()
     /// What the server's notices said during the current statement (libpq calls the
     /// receiver on the thread using the connection, inside its own calls).
     private let notices = NoticeLog()
@@ -78,6 +82,10 @@ final class PostgresConnection: EngineConnection {
         /// Whether its result columns are pinned by its plan (a query or a DML statement):
         /// `FETCH`, `EXECUTE`, `SHOW`, `EXPLAIN`… build their columns anew at each run.
         let hasPlannedResult: Bool
+
+        /// Whether its result columns' types cannot change without PostgreSQL refusing
+        /// to run it: prepared on the server, with a planned result.
+        var hasPinnedColumns: Bool { name != nil && hasPlannedResult }
 
         /// Keeps `rows`' shape for the next result, and asks for binary from then on
         /// when it allows (and for text again should a binary result not: a defence, as
@@ -309,18 +317,22 @@ final class PostgresConnection: EngineConnection {
             : PreparedStatement(
                 text: try PostgresStatementText(postgresText(query.sql)), name: nil,
                 changesSchema: Self.isSchemaChange(query.sql))
-        let values = try statement.text.values(for: query.arguments)
         let autocommit = !isInTransaction
         do {
-            var result = try execute(statement, values)
-            if Self.isStalePlan(result), !isInTransaction {
+            var result = try statement.text.withValues(for: query.arguments) { try execute(statement, $0) }
+            if Self.isStalePlan(result) {
                 // Another connection's schema change altered a prepared statement's result
-                // columns: prepare it again (inside a transaction the failure has aborted it,
-                // and the error is thrown).
-                PQclear(result)
-                try forget(query.sql)
-                statement = try prepared(query.sql)
-                result = try execute(statement, values)
+                // columns: prepare it again. Inside a transaction the failure has aborted it:
+                // the error is thrown, and the statement is dropped so that the next run
+                // prepares it anew (it failed on every run before).
+                if isInTransaction {
+                    dropFromCache(query.sql)
+                } else {
+                    PQclear(result)
+                    try forget(query.sql)
+                    statement = try prepared(query.sql)
+                    result = try statement.text.withValues(for: query.arguments) { try execute(statement, $0) }
+                }
             }
             let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
             if statement.changesSchema { try clearStatementCache() }
@@ -343,7 +355,9 @@ final class PostgresConnection: EngineConnection {
     private func rollbackFailed(_ error: any Error, statement: PreparedStatement) throws -> Int {
         if (error as? PostgresError)?.sqlState == "57014", !failed, isInTransaction {
             do {
-                return try consume(try execute(statement, []), sql: statement.text.sql) { _ in }
+                return try consume(
+                    try execute(statement, UnsafeBufferPointer(start: nil, count: 0)), sql: statement.text.sql
+                ) { _ in }
             } catch {
                 failed = true
                 throw error
@@ -482,16 +496,19 @@ final class PostgresConnection: EngineConnection {
                             index: index, sql: preparation, time: ended == nil ? nil : .now, statement: nil,
                             preparing: statement.sql))
                 }
-                let values = try prepared.text.values(for: statement.arguments)
-                let accepted = try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
-                    if let name = prepared.cName {
-                        return name.withUnsafeBufferPointer { name in
-                            PQsendQueryPrepared(
-                                connection, name.baseAddress, count, pointers, lengths, formats, prepared.resultFormat)
+                let accepted = try prepared.text.withValues(for: statement.arguments) { values in
+                    try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
+                        if let name = prepared.cName {
+                            return name.withUnsafeBufferPointer { name in
+                                PQsendQueryPrepared(
+                                    connection, name.baseAddress, count, pointers, lengths, formats,
+                                    prepared.resultFormat)
+                            }
                         }
+                        return PQsendQueryParams(
+                            connection, prepared.text.sql, count, nil, pointers, lengths, formats, prepared.resultFormat
+                        )
                     }
-                    return PQsendQueryParams(
-                        connection, prepared.text.sql, count, nil, pointers, lengths, formats, prepared.resultFormat)
                 }
                 guard accepted == 1 else { throw broken(sql: prepared.text.sql) }
                 sent.append(
@@ -854,7 +871,8 @@ final class PostgresConnection: EngineConnection {
         let declare = PreparedStatement(
             text: try PostgresStatementText(prefix + postgresText(query.sql)), name: nil, changesSchema: false)
         let sql = String(declare.text.sql.dropFirst(prefix.count))  // the query as PostgreSQL runs it, for errors
-        _ = try consume(try execute(declare, try declare.text.values(for: query.arguments)), sql: sql) { _ in }
+        _ = try consume(try declare.text.withValues(for: query.arguments) { try execute(declare, $0) }, sql: sql) { _ in
+        }
         // Keeps the columns' shape from one batch to the next.
         let fetch = PreparedStatement(
             text: try PostgresStatementText("FETCH FORWARD \(size) FROM \(cursor)"), name: nil, changesSchema: false)
@@ -1038,6 +1056,13 @@ final class PostgresConnection: EngineConnection {
         try uncounted { try executeScript("DEALLOCATE \(name)") }
     }
 
+    /// Drops the statement of `sql` from the cache without deallocating it (inside an
+    /// aborted transaction, which runs nothing until its rollback).
+    private func dropFromCache(_ sql: String) {
+        lastStatement = nil
+        if statements.removeValue(forKey: sql)?.name != nil { hasUnlistedPrepared = true }
+    }
+
     /// Runs `body`, which sends statements the connection needs for itself (they hand the
     /// caller no row), without counting them in `completedStatements`.
     private func uncounted<T>(_ body: () throws -> T) rethrows -> T {
@@ -1050,7 +1075,8 @@ final class PostgresConnection: EngineConnection {
 
     func clearStatementCache() throws {
         lastStatement = nil
-        let hadPrepared = statements.values.contains { $0.name != nil }
+        let hadPrepared = hasUnlistedPrepared || statements.values.contains { $0.name != nil }
+        hasUnlistedPrepared = false
         statements.removeAll()
         if hadPrepared, !isBroken { try uncounted { try executeScript("DEALLOCATE ALL") } }
     }
@@ -1061,7 +1087,9 @@ final class PostgresConnection: EngineConnection {
     }
 
     /// Sends `statement` with `values`: text for everything but blobs, sent as binary.
-    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> OpaquePointer? {
+    private func execute(
+        _ statement: PreparedStatement, _ values: UnsafeBufferPointer<DatabaseValue>
+    ) throws -> OpaquePointer? {
         let connection = try openConnection()
         try checkMaySend(statement.text.sql, role: statement.role)
         return try withParameters(values, sql: statement.text.sql) { count, pointers, lengths, formats in
@@ -1079,117 +1107,186 @@ final class PostgresConnection: EngineConnection {
     /// Calls `body` with `values` as libpq takes parameters: their count, and the arrays of
     /// pointers, lengths and formats (text for everything but blobs, sent as binary).
     private func withParameters<R>(
-        _ values: [DatabaseValue], sql: String,
-        _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> R
+        _ values: UnsafeBufferPointer<DatabaseValue>, sql: String,
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int32>, UnsafePointer<Int32>) throws -> R
     ) throws -> R {
-        // The parameter arrays are the connection's, reused: no allocation per statement
-        // once they have grown (callgrind, W7: five arrays made and freed per execution
-        // cost ~1,500 instructions of a ~15,000-instruction call). The per-parameter arrays
-        // are overwritten by index (libpq reads the first `count`): emptying them cost a
-        // generic `replaceSubrange` each (callgrind, PostgreSQL W3: ~260 instructions).
-        // Filled in place (`@exclusivity(unchecked)`: only the thread using the connection
-        // touches them), not swapped out and back: five arrays moved twice cost ten
-        // reference counts a statement (callgrind, PostgreSQL W7).
-        defer {
-            // A large value's bytes are not kept for the connection's lifetime.
-            if parameterArrays.bytes.capacity > 1 << 20 { parameterArrays.bytes = [] }
-        }
+        defer { parameterArrays.shrinkIfLarge() }
         try parameterArrays.fill(values, sql: sql)
-        let bytes = parameterArrays.bytes  // shares the storage, which stays as it is until `body` returns
-        return try bytes.withUnsafeBufferPointer { buffer -> R in
-            parameterArrays.setPointers(count: values.count, base: UnsafeRawPointer(buffer.baseAddress))
-            return try body(
-                Int32(values.count), parameterArrays.pointers, parameterArrays.lengths, parameterArrays.formats)
-        }
+        return try body(
+            Int32(values.count), parameterArrays.pointers, parameterArrays.lengths, parameterArrays.formats)
     }
 
-    /// Appends `value`'s decimal digits (and its sign) to `bytes`, as `String(value)`
+    /// Writes `value`'s decimal digits (and its sign) at `target`, as `String(value)`
     /// spells them, without making a `String` (callgrind, W1: `String(Int64)` cost some
-    /// 400 instructions a parameter).
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    /// 400 instructions a parameter); returns how many bytes it wrote (at most 20).
+    static func writeDecimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
         var magnitude = value.magnitude  // Int64.min's included
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                count += 1
-                buffer[24 - count] = UInt8(truncatingIfNeeded: magnitude % 10) + UInt8(ascii: "0")
-                magnitude /= 10
-            } while magnitude > 0
-            bytes.append(contentsOf: buffer[(24 - count)...])
+        var digits = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        let sign = value < 0 ? 1 : 0
+        if sign == 1 { target.pointee = UInt8(ascii: "-") }
+        var position = sign + digits
+        repeat {
+            position -= 1
+            target[position] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+            magnitude /= 10
+        } while magnitude > 0
+        return sign + digits
+    }
+
+    /// Appends `value`'s decimal digits (and its sign) to `bytes` (see ``writeDecimal(_:to:)``).
+    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in  // Int64.min: 20 bytes
+            guard let base = buffer.baseAddress else { return }
+            bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: writeDecimal(value, to: base)))
         }
     }
 
-    /// The arrays a statement's parameters are passed to libpq in: the values' text (or
-    /// bytes) one after the other, each one's offset (-1 for NULL), length and format, and
-    /// the pointers libpq reads.
-    private struct ParameterArrays {
-        /// The values' bytes, one after the other (emptied per statement).
-        var bytes = [UInt8]()
-        /// Per parameter (the first `count` are this statement's; the rest are stale).
-        var offsets = [Int]()
-        var lengths = [Int32]()
-        var formats = [Int32]()
-        var pointers = [UnsafePointer<CChar>?]()
+    /// The arrays a statement's parameters are passed to libpq in, reused by every
+    /// execution of the connection (only the thread using the connection touches them):
+    /// the values' text (or bytes) one after the other, each one NUL-terminated, and per
+    /// parameter its pointer (`nil` for NULL), length and format. Memory of its own, not
+    /// arrays: no allocation, uniqueness check or reference count per execution
+    /// (callgrind, PostgreSQL W3: filling arrays cost ~535 instructions for one integer
+    /// key; W7: five arrays made and freed per execution ~1,500).
+    private final class ParameterArrays {
+        /// The values' bytes: `byteCount` of `byteCapacity` in use.
+        private var bytes: UnsafeMutablePointer<UInt8>
+        private var byteCapacity: Int
+        private var byteCount = 0
+        /// Per parameter: room for `parameterCapacity`; the first `count` of an execution
+        /// are its own (libpq reads only those).
+        private var offsets: UnsafeMutablePointer<Int>
+        private(set) var pointers: UnsafeMutablePointer<UnsafePointer<CChar>?>
+        private(set) var lengths: UnsafeMutablePointer<Int32>
+        private(set) var formats: UnsafeMutablePointer<Int32>
+        private var parameterCapacity: Int
 
-        /// Empties `bytes` and makes room for `count` parameters.
-        mutating func prepare(count: Int) {
-            if !bytes.isEmpty { bytes.removeAll(keepingCapacity: true) }
-            let missing = count - offsets.count
-            guard missing > 0 else { return }
-            offsets.append(contentsOf: repeatElement(0, count: missing))
-            lengths.append(contentsOf: repeatElement(0, count: missing))
-            formats.append(contentsOf: repeatElement(0, count: missing))
-            pointers.append(contentsOf: repeatElement(nil, count: missing))
+        /// What a connection keeps between executions; a larger buffer is given back.
+        private static let keptBytes = 1 << 20
+        private static let initialBytes = 256
+        private static let initialParameters = 16
+
+        init() {
+            byteCapacity = Self.initialBytes
+            bytes = .allocate(capacity: byteCapacity)
+            parameterCapacity = Self.initialParameters
+            offsets = .allocate(capacity: parameterCapacity)
+            pointers = .allocate(capacity: parameterCapacity)
+            lengths = .allocate(capacity: parameterCapacity)
+            formats = .allocate(capacity: parameterCapacity)
         }
 
-        /// Writes `values` as libpq takes them: text for everything but blobs, sent as binary.
-        mutating func fill(_ values: [DatabaseValue], sql: String) throws {
-            prepare(count: values.count)
-            for (index, value) in values.enumerated() {
-                let start = bytes.count
-                switch value {
+        deinit {
+            bytes.deallocate()
+            offsets.deallocate()
+            pointers.deallocate()
+            lengths.deallocate()
+            formats.deallocate()
+        }
+
+        /// Room for `more` bytes after the ones in use.
+        @inline(__always)
+        private func reserve(_ more: Int) {
+            if byteCount + more > byteCapacity { grow(to: byteCount + more) }
+        }
+
+        private func grow(to needed: Int) {
+            var capacity = byteCapacity
+            while capacity < needed { capacity *= 2 }
+            let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            larger.update(from: bytes, count: byteCount)
+            bytes.deallocate()
+            bytes = larger
+            byteCapacity = capacity
+        }
+
+        /// Room for `count` parameters.
+        private func reserveParameters(_ count: Int) {
+            guard count > parameterCapacity else { return }
+            offsets.deallocate()
+            pointers.deallocate()
+            lengths.deallocate()
+            formats.deallocate()
+            parameterCapacity = max(count, parameterCapacity * 2)
+            offsets = .allocate(capacity: parameterCapacity)
+            pointers = .allocate(capacity: parameterCapacity)
+            lengths = .allocate(capacity: parameterCapacity)
+            formats = .allocate(capacity: parameterCapacity)
+        }
+
+        /// Appends `buffer`'s bytes.
+        @inline(__always)
+        private func append(_ buffer: UnsafeRawBufferPointer) {
+            reserve(buffer.count)
+            if let source = buffer.baseAddress, buffer.count > 0 {
+                (bytes + byteCount).update(from: source.assumingMemoryBound(to: UInt8.self), count: buffer.count)
+                byteCount += buffer.count
+            }
+        }
+
+        /// A large value's bytes are not kept for the connection's lifetime.
+        func shrinkIfLarge() {
+            guard byteCapacity > Self.keptBytes else { return }
+            bytes.deallocate()
+            byteCapacity = Self.initialBytes
+            bytes = .allocate(capacity: byteCapacity)
+            byteCount = 0
+        }
+
+        /// Writes `values` as libpq takes them: text for everything but blobs, sent as
+        /// binary. Throws for text holding a NUL (PostgreSQL's text cannot).
+        func fill(_ values: UnsafeBufferPointer<DatabaseValue>, sql: String) throws {
+            reserveParameters(values.count)
+            byteCount = 0
+            for index in values.indices {
+                let start = byteCount
+                var format: Int32 = 0
+                switch values[index] {
                 case .null:
-                    set(index, offset: -1, length: 0, format: 0)
+                    offsets[index] = -1
+                    lengths[index] = 0
+                    formats[index] = 0
                     continue
                 case .integer(let integer):
-                    PostgresConnection.appendDecimal(integer, to: &bytes)
+                    reserve(21)
+                    byteCount += PostgresConnection.writeDecimal(integer, to: bytes + byteCount)
                 case .real(let double):
-                    bytes.append(contentsOf: SwiftDALConnection.postgresText(of: double).utf8)
-                case .text(let text):
-                    guard !text.utf8.contains(0) else {
+                    var text = SwiftDALConnection.postgresText(of: double)
+                    text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+                case .text(var text):
+                    let hasNUL = text.withUTF8 { utf8 -> Bool in
+                        if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return true }
+                        append(UnsafeRawBufferPointer(utf8))
+                        return false
+                    }
+                    guard !hasNUL else {
                         throw DALError(
                             .invalidValue,
                             "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)", sql: sql)
                     }
-                    bytes.append(contentsOf: text.utf8)
                 case .blob(let data):
-                    bytes.append(contentsOf: data)
-                    set(index, offset: start, length: Int32(clamping: data.count), format: 1)
-                    continue
+                    data.withUnsafeBytes { append($0) }
+                    format = 1
                 }
-                bytes.append(0)
-                set(index, offset: start, length: Int32(clamping: bytes.count - start - 1), format: 0)
+                let length = byteCount - start
+                reserve(1)
+                bytes[byteCount] = 0  // libpq reads text parameters as C strings
+                byteCount += 1
+                offsets[index] = start
+                lengths[index] = Int32(clamping: length)
+                formats[index] = format
             }
-            if bytes.isEmpty { bytes.append(0) }  // a base address for empty blobs
-        }
-
-        /// Points each of the first `count` parameters at its bytes in `bytes` (whose
-        /// first byte is at `base`), `nil` for NULL.
-        mutating func setPointers(count: Int, base: UnsafeRawPointer?) {
-            for index in 0..<count {
+            // The bytes are where they stay until the next fill: point at them now.
+            for index in values.indices {
                 let offset = offsets[index]
-                pointers[index] = offset < 0 ? nil : base?.advanced(by: offset).assumingMemoryBound(to: CChar.self)
+                pointers[index] =
+                    offset < 0 ? nil : UnsafeRawPointer(bytes + offset).assumingMemoryBound(to: CChar.self)
             }
-        }
-
-        /// Parameter `index`'s value: at `offset` in `bytes` (`-1`: NULL).
-        @inline(__always)
-        mutating func set(_ index: Int, offset: Int, length: Int32, format: Int32) {
-            offsets[index] = offset
-            lengths[index] = length
-            formats[index] = format
         }
     }
 
@@ -1210,7 +1307,8 @@ final class PostgresConnection: EngineConnection {
             return affected
         case PGRES_TUPLES_OK:
             completedStatements += 1
-            let rows = PostgresRows(result: result, shape: statement?.shape)  // frees the result when released
+            let rows = PostgresRows(  // frees the result when released
+                result: result, shape: statement?.shape, typesPinned: statement?.hasPinnedColumns ?? false)
             statement?.adopt(rows)
             let result = EngineResult(rows)
             for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }

@@ -79,14 +79,18 @@ final class PostgresRows: EngineRows {
 
     /// The rows of `result`; `shape`, a previous result's of the same prepared statement,
     /// is reused when the columns' count and types match (their names cannot change
-    /// without the plan changing, which PostgreSQL refuses as a stale plan).
-    init(result: OpaquePointer, shape previous: Shape? = nil) {
+    /// without the plan changing, which PostgreSQL refuses as a stale plan). With
+    /// `typesPinned` (a statement prepared on the server whose columns its plan fixes)
+    /// the types are not compared: PostgreSQL refuses to run such a statement when they
+    /// would change ("cached plan must not change result type", prepared again then as a
+    /// new statement, without a shape).
+    init(result: OpaquePointer, shape previous: Shape? = nil, typesPinned: Bool = false) {
         self.result = result
         rowCount = Int(PQntuples(result))
         let columns = Int(PQnfields(result))
         let isBinary = columns > 0 && PQfformat(result, 0) == 1
         if let previous, previous.types.count == columns, previous.isBinary == isBinary,
-            (0..<columns).allSatisfy({ PQftype(result, Int32($0)) == previous.types[$0] })
+            typesPinned || (0..<columns).allSatisfy({ PQftype(result, Int32($0)) == previous.types[$0] })
         {
             shape = previous
             kinds = previous.kinds

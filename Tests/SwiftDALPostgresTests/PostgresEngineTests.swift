@@ -261,6 +261,28 @@ import Testing
         try pool.close()
     }
 
+    /// Another session changes a column's type under a statement this connection prepared,
+    /// whose results it asks for in binary by then (its types are no longer compared per
+    /// result): the server refuses the old plan, and no read returns the old type's reading
+    /// of the new bytes. Inside a transaction (every `read` on PostgreSQL) the first run
+    /// after the change fails, as its transaction is aborted; the statement is then
+    /// prepared again, and reads the new values (before, it failed on every run).
+    @Test func aColumnTypeChangedByAnotherSessionReadsAsItsNewType() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        try pool.write { db in try db.executeScript("CREATE TABLE typed(a INTEGER); INSERT INTO typed VALUES (7)") }
+        let query: SQL = "SELECT a FROM typed"
+        for _ in 0..<3 { #expect(try pool.read { db in try db.fetchOne(query)?.value(at: 0) } == .integer(7)) }
+        try OutsideView.of(pool).psql("ALTER TABLE typed ALTER COLUMN a TYPE TEXT USING 'seven'")
+        var values = [DatabaseValue?]()
+        for _ in 0..<3 {
+            if let value = try? pool.read({ db in try db.fetchOne(query)?.value(at: 0) }) { values.append(value) }
+        }
+        #expect(values.count >= 2 && values.allSatisfy { $0 == .text("seven") }, "\(values)")
+        try pool.close()
+    }
+
     @Test func anEscapedConnectionThrowsOnPostgresToo() throws {
         let pool = try makePostgresPool()
         let escaped = try pool.read { $0 }

@@ -126,6 +126,26 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The number of positional values, or `nil` when the arguments are named.
+    package var positionalCount: Int? {
+        switch storage {
+        case .positional(let values): values.count
+        case .single: 1
+        case .named: nil
+        }
+    }
+
+    /// Calls `body` with the positional values where they are stored (no array is made
+    /// for a single value); with no values when the arguments are named.
+    package func withPositionalValues<R>(_ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R {
+        switch storage {
+        case .positional(let values): return try values.withUnsafeBufferPointer(body)
+        case .single(let value):
+            return try withUnsafePointer(to: value) { try body(UnsafeBufferPointer(start: $0, count: 1)) }
+        case .named: return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+    }
+
     /// Named values already converted (for layers above that combine arguments).
     package init(namedValues: [String: DatabaseValue]) {
         storage = .named(namedValues)
