@@ -34,15 +34,20 @@ public struct SQL: Sendable, CustomStringConvertible {
     public var isEmpty: Bool {
         // Bytes first: ASCII decides at once (a condition's first byte, usually), and only
         // a non-ASCII byte asks `Character`'s Unicode rules (a grapheme-breaking pass
-        // cost ~300 instructions on every DAL call with a condition; callgrind, W7).
-        for byte in sql.utf8 {
-            switch byte {
-            case 0x09...0x0D, 0x20: continue
-            case 0..<0x80: return false
-            default: return sql.allSatisfy(\.isWhitespace)
+        // cost ~300 instructions on every DAL call with a condition; callgrind, W7). The
+        // bytes are read in place (`UTF8View`'s iterator cost ~80 instructions for one byte).
+        var text = sql
+        let ascii: Bool? = text.withUTF8 { bytes in
+            for byte in bytes {
+                switch byte {
+                case 0x09...0x0D, 0x20: continue
+                case 0..<0x80: return false
+                default: return nil
+                }
             }
+            return true
         }
-        return true
+        return ascii ?? sql.allSatisfy(\.isWhitespace)
     }
 
     /// The text followed by `other`'s text (separated by a space), arguments in order.
