@@ -27,7 +27,7 @@ final class MariaDBParameterBinding {
 
     /// The binds for `values`, in order, pointing into this binding's buffer: valid until
     /// the next call of ``bind(_:)`` or ``releaseLargeBuffers()``.
-    func bind(_ values: [DatabaseValue]) -> UnsafeMutablePointer<MYSQL_BIND> {
+    func bind(_ values: UnsafeBufferPointer<DatabaseValue>) -> UnsafeMutablePointer<MYSQL_BIND> {
         if values.count > bindCapacity {
             binds.deallocate()
             bindCapacity = values.count
@@ -360,9 +360,14 @@ final class MariaDBResultBinding {
         guard case .text = kinds[index] else { return .other }
         let length = Int(lengths[index])
         guard length <= Self.slotSize else { return .other }
-        let bytes = UnsafeBufferPointer(
-            start: (slots + index * Self.slotSize).assumingMemoryBound(to: UInt8.self), count: length)
-        return Statement.validString(bytes).map { .value($0) } ?? .other
+        let start = (slots + index * Self.slotSize).assumingMemoryBound(to: UInt8.self)
+        // Connector/C ends the copy with a NUL when the slot has room: then the C-string
+        // read validates in one pass (text with a NUL inside reads shorter than `length`,
+        // and takes the byte-count path).
+        if length < Self.slotSize, start[length] == 0 {
+            return Statement.validString(nulTerminated: start, count: length).map { .value($0) } ?? .other
+        }
+        return Statement.validString(UnsafeBufferPointer(start: start, count: length)).map { .value($0) } ?? .other
     }
 
     /// The value of a variable-length column of `kind` holding `bytes`: text (when valid

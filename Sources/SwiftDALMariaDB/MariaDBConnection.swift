@@ -327,12 +327,18 @@ final class MariaDBConnection: EngineConnection {
             statement = try prepare(try MariaDBStatementText(query.sql), role: statement.role)
         }
         let role = statement.role
-        let values = try statement.text.values(for: query.arguments)
+        // Arguments bound as given are read where they are stored (no array per execution).
+        let inPlace = statement.text.bindsInPlace(query.arguments)
+        let values = inPlace ? [] : try statement.text.values(for: query.arguments)
+        func execute(_ statement: PreparedStatement) throws -> Executed {
+            guard inPlace else { return try values.withUnsafeBufferPointer { try self.execute(statement, $0) } }
+            return try query.arguments.withPositionalValues { try self.execute(statement, $0) }
+        }
         do {
             try checkMaySend(statement.text.sql, role: role)
             var executed: Executed
             do {
-                executed = try execute(statement, values)
+                executed = try execute(statement)
             } catch let error as MariaDBError where error.code == 2057 {
                 // The result's columns changed since the statement was prepared (its table
                 // was altered): Connector/C cannot read them. Prepared again for any later
@@ -352,7 +358,7 @@ final class MariaDBConnection: EngineConnection {
                         sql: statement.text.sql, underlying: error)
                 }
                 statement = try prepared(query.sql, role: role)
-                executed = try execute(statement, values)
+                executed = try execute(statement)
             }
             completedStatements += 1
             switch executed {
@@ -444,7 +450,9 @@ final class MariaDBConnection: EngineConnection {
     /// Executes `statement` with `values`: the rows it changed (matched, for an `UPDATE`,
     /// through `CLIENT_FOUND_ROWS`), or its result, stored (read off the wire whole, so that
     /// the connection is free for other statements while its rows are read).
-    private func execute(_ statement: PreparedStatement, _ values: [DatabaseValue]) throws -> Executed {
+    private func execute(
+        _ statement: PreparedStatement, _ values: UnsafeBufferPointer<DatabaseValue>
+    ) throws -> Executed {
         let handle = statement.handle
         let sql = statement.text.sql
         guard Int(mysql_stmt_param_count(handle)) == values.count else {
@@ -689,7 +697,9 @@ final class MariaDBConnection: EngineConnection {
             throw DALError(.argumentMismatch, "the statement's parameters do not match its arguments", sql: text.sql)
         }
         defer { parameters.releaseLargeBuffers() }
-        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.bind(values)) != 0 {
+        if !values.isEmpty,
+            values.withUnsafeBufferPointer({ mysql_stmt_bind_param(handle, parameters.bind($0)) }) != 0
+        {
             throw statementError(handle, sql: text.sql)
         }
         guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: text.sql) }

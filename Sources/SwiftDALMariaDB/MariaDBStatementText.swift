@@ -183,6 +183,13 @@ struct MariaDBStatementText: Sendable, Equatable {
         DALError(.invalidSQL, "the SQL text mixes named and positional parameters", sql: text)
     }
 
+    /// Whether `arguments` are bound as given: positional, one per `?`, each in its own
+    /// place (then ``values(for:)`` would return them unchanged).
+    func bindsInPlace(_ arguments: StatementArguments) -> Bool {
+        guard bindsInOrder, case .positional(_, let count) = parameters else { return false }
+        return arguments.positionalCount == count
+    }
+
     /// The values to bind, one per `?` in order; throws ``DALError/Code/argumentMismatch``
     /// when the arguments do not match the parameters.
     func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
