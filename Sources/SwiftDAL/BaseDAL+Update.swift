@@ -136,6 +136,7 @@ extension BaseDAL {
     }
 
     /// The `UPDATE` of `updateFields(fields, key: key)` (`fields` not empty).
+    @usableFromInline
     func updateFieldsQuery(
         _ fields: [String: (any DatabaseValueConvertible)?], key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {

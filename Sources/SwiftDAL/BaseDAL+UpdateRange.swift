@@ -83,20 +83,25 @@ extension BaseDAL {
     /// ```swift
     /// let written = try users.updateFieldsRange(results.map { (key: $0.userID, fields: ["score": $0.score]) })
     /// ```
-    @discardableResult
+    @discardableResult @inlinable
     public func updateFieldsRange<Key: EntityKey>(
         _ changes: [(key: Key, fields: [String: (any DatabaseValueConvertible)?])]
     ) throws -> Int {
         guard !changes.isEmpty else { return 0 }
-        if let empty = changes.firstIndex(where: { $0.fields.isEmpty }) {
-            throw DALError(
-                .invalidValue, "updateFieldsRange: change \(empty) names no column (each needs at least one)",
-                table: tableName)
-        }
-        return try withMapping(writing: true) { db, mapping in
-            try db.inTransaction(.immediate) {
-                try db.executeBatch(count: changes.count) { index in
-                    try updateFieldsQuery(changes[index].fields, key: changes[index].key, mapping)
+        // Inlinable, so that it is specialized for the caller's key type, and the changes
+        // read in place: unspecialized, an array of generic tuples costs a metadata lookup
+        // and value-witness copies per change (~1,400 instructions; callgrind, PostgreSQL W5).
+        return try changes.withUnsafeBufferPointer { changes in
+            if let empty = changes.indices.first(where: { changes[$0].fields.isEmpty }) {
+                throw DALError(
+                    .invalidValue, "updateFieldsRange: change \(empty) names no column (each needs at least one)",
+                    table: tableName)
+            }
+            return try withMapping(writing: true) { db, mapping in
+                try db.inTransaction(.immediate) {
+                    try db.executeBatch(count: changes.count) { index in
+                        try updateFieldsQuery(changes[index].fields, key: changes[index].key, mapping)
+                    }
                 }
             }
         }

@@ -36,6 +36,7 @@ extension Database {
     /// statements, not per statement). The first failing statement's engine error is thrown
     /// with its position (``DatabaseError/batchIndex``); on PostgreSQL the transaction is then
     /// aborted, and the caller rolls it back (as `inTransaction` does).
+    @usableFromInline
     package func executeBatch(
         count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void = { _, _ in }
     ) throws -> Int {

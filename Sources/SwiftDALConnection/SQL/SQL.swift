@@ -301,7 +301,7 @@ package func postgresArrayLiteral(_ values: [DatabaseValue]) -> String {
 package func postgresText(of double: Double) -> String {
     if double == .infinity { return "Infinity" }
     if double == -.infinity { return "-Infinity" }
-    return "\(double)"
+    return double.description  // the same digits as "\(double)", without the interpolation's buffer
 }
 
 /// `text` for a quoted array element: backslashes and double quotes escaped.
