@@ -68,9 +68,6 @@ final class PostgresStatementText: Sendable {
         return (result, numbers)
     }
 
-    /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
-    /// when the arguments do not match the parameters, or when there are more than
-    /// PostgreSQL takes (65,535: refused here, before anything is sent).
     /// Calls `body` with the values to bind (see ``values(for:)``): positional arguments
     /// that match the parameters one for one, none of them a list sent as an array, are
     /// passed where they are stored, without making an array per execution.
@@ -85,6 +82,9 @@ final class PostgresStatementText: Sendable {
         return try values(for: arguments).withUnsafeBufferPointer(body)
     }
 
+    /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
+    /// when the arguments do not match the parameters, or when there are more than
+    /// PostgreSQL takes (65,535: refused here, before anything is sent).
     func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
         var values = try matchedValues(for: arguments)
         guard values.count <= Self.parameterLimit else {

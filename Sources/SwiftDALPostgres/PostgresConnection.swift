@@ -323,10 +323,10 @@ final class PostgresConnection: EngineConnection {
             if Self.isStalePlan(result) {
                 // Another connection's schema change altered a prepared statement's result
                 // columns: prepare it again. Inside a transaction the failure has aborted it:
-                // the error is thrown, and the statement is dropped so that the next run
-                // prepares it anew (it failed on every run before).
+                // the error is thrown, and the cached statements are dropped so that the
+                // next run prepares them anew (it failed on every run before).
                 if isInTransaction {
-                    dropFromCache(query.sql)
+                    dropCachedStatements()
                 } else {
                     PQclear(result)
                     try forget(query.sql)
@@ -465,6 +465,8 @@ final class PostgresConnection: EngineConnection {
         /// For the preparation of the statement at `index` (not the statement), the text
         /// the statement is cached by.
         let preparing: String?
+        /// Whether it is a statement prepared on the server (and cached).
+        var isCached = false
         var isPreparation: Bool { preparing != nil }
     }
 
@@ -514,7 +516,7 @@ final class PostgresConnection: EngineConnection {
                 sent.append(
                     Sent(
                         index: index, sql: prepared.text.sql, time: ended == nil ? nil : .now, statement: prepared,
-                        preparing: nil))
+                        preparing: nil, isCached: prepared.name != nil))
                 schemaChanged = schemaChanged || prepared.changesSchema
             } catch {
                 if failed { throw error }
@@ -553,6 +555,10 @@ final class PostgresConnection: EngineConnection {
                     break  // not run: an earlier statement failed
                 default:
                     ran = true
+                    // Another session changed its result columns: the pipeline's transaction
+                    // fails, and the cached statements are dropped so that the next use
+                    // prepares them anew (it failed on every run before).
+                    if statement.isCached, Self.isStalePlan(result) { dropCachedStatements() }
                     let failure = Self.error(of: result, sql: statement.sql)
                     if failure.isConnectionFailure { failed = true }
                     error = failure
@@ -1056,11 +1062,14 @@ final class PostgresConnection: EngineConnection {
         try uncounted { try executeScript("DEALLOCATE \(name)") }
     }
 
-    /// Drops the statement of `sql` from the cache without deallocating it (inside an
-    /// aborted transaction, which runs nothing until its rollback).
-    private func dropFromCache(_ sql: String) {
+    /// Empties the cache without deallocating its statements on the server (inside an
+    /// aborted transaction, which runs nothing until its rollback), after a statement's
+    /// plan went stale: another session changed the schema, and the other statements on
+    /// the same tables would fail in turn, one call each.
+    private func dropCachedStatements() {
         lastStatement = nil
-        if statements.removeValue(forKey: sql)?.name != nil { hasUnlistedPrepared = true }
+        if statements.values.contains(where: { $0.name != nil }) { hasUnlistedPrepared = true }
+        statements.removeAll()
     }
 
     /// Runs `body`, which sends statements the connection needs for itself (they hand the

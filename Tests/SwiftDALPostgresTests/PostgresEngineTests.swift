@@ -283,6 +283,33 @@ import Testing
         try pool.close()
     }
 
+    /// The same inside a pipelined batch (always in a transaction): a statement whose
+    /// result columns another session changed fails its batch once, then is prepared again
+    /// (before, every later batch on the connection failed).
+    @Test func aBatchStatementWhoseColumnTypeChangedIsPreparedAgain() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        try pool.write { db in try db.executeScript("CREATE TABLE typed(a INTEGER); INSERT INTO typed VALUES (7)") }
+        func batch() throws -> [DatabaseValue] {
+            try pool.write { db in
+                var values = [DatabaseValue]()
+                _ = try db.executeBatch(count: 2) { index in
+                    SQL(sql: "SELECT a FROM typed WHERE \(index) >= 0", arguments: [])
+                } row: { _, row in
+                    values.append(try row.value(at: 0))
+                }
+                return values
+            }
+        }
+        for _ in 0..<2 { #expect(try batch() == [.integer(7), .integer(7)]) }
+        try OutsideView.of(pool).psql("ALTER TABLE typed ALTER COLUMN a TYPE TEXT USING 'seven'")
+        var batches = [[DatabaseValue]]()
+        for _ in 0..<3 { if let values = try? batch() { batches.append(values) } }
+        #expect(batches.count >= 2 && batches.allSatisfy { $0 == [.text("seven"), .text("seven")] }, "\(batches)")
+        try pool.close()
+    }
+
     @Test func anEscapedConnectionThrowsOnPostgresToo() throws {
         let pool = try makePostgresPool()
         let escaped = try pool.read { $0 }
