@@ -281,6 +281,11 @@ final class TableMapping: Sendable {
         if let position = columns.firstIndex(where: { $0.name.utf8.count == length && $0.name == name }) {
             return position
         }
+        // `==` also matches a canonically equivalent spelling of another length ("é" as
+        // one scalar or two): only a name with a byte outside ASCII can have one.
+        if name.utf8.contains(where: { $0 >= 0x80 }), let position = columns.firstIndex(where: { $0.name == name }) {
+            return position
+        }
         if let position = foldedPositions[name.identifierKey] { return position }
         throw DALError(
             .invalidColumn,
