@@ -265,33 +265,22 @@ import Testing
     /// whose results it asks for in binary by then (its types are no longer compared per
     /// result): the server refuses the old plan, and no read returns the old type's reading
     /// of the new bytes. Inside a transaction (every `read` on PostgreSQL) the first run
-    /// after the change fails, as its transaction is aborted; the statement is then
-    /// prepared again, and reads the new values (before, it failed on every run).
+    /// after the change fails, as its transaction is aborted; the connection's statements
+    /// are then prepared again, and read the new values (before, it failed on every run).
     @Test func aColumnTypeChangedByAnotherSessionReadsAsItsNewType() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1
-        let pool = try makePostgresPool(configuration)
-        try pool.write { db in try db.executeScript("CREATE TABLE typed(a INTEGER); INSERT INTO typed VALUES (7)") }
         let query: SQL = "SELECT a FROM typed"
-        for _ in 0..<3 { #expect(try pool.read { db in try db.fetchOne(query)?.value(at: 0) } == .integer(7)) }
-        try OutsideView.of(pool).psql("ALTER TABLE typed ALTER COLUMN a TYPE TEXT USING 'seven'")
-        var values = [DatabaseValue?]()
-        for _ in 0..<3 {
-            if let value = try? pool.read({ db in try db.fetchOne(query)?.value(at: 0) }) { values.append(value) }
+        try expectPreparedAgainAfterATypeChange(warmUps: 3, before: DatabaseValue.integer(7), after: .text("seven")) {
+            pool in try pool.read { db in try db.fetchOne(query)?.value(at: 0) } ?? .null
         }
-        #expect(values.count >= 2 && values.allSatisfy { $0 == .text("seven") }, "\(values)")
-        try pool.close()
     }
 
     /// The same inside a pipelined batch (always in a transaction): a statement whose
     /// result columns another session changed fails its batch once, then is prepared again
     /// (before, every later batch on the connection failed).
     @Test func aBatchStatementWhoseColumnTypeChangedIsPreparedAgain() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1
-        let pool = try makePostgresPool(configuration)
-        try pool.write { db in try db.executeScript("CREATE TABLE typed(a INTEGER); INSERT INTO typed VALUES (7)") }
-        func batch() throws -> [DatabaseValue] {
+        try expectPreparedAgainAfterATypeChange(
+            warmUps: 2, before: [DatabaseValue.integer(7), .integer(7)], after: [.text("seven"), .text("seven")]
+        ) { pool in
             try pool.write { db in
                 var values = [DatabaseValue]()
                 _ = try db.executeBatch(count: 2) { index in
@@ -302,12 +291,23 @@ import Testing
                 return values
             }
         }
-        for _ in 0..<2 { #expect(try batch() == [.integer(7), .integer(7)]) }
+    }
+
+    /// Runs `read` `warmUps` times on a pool of one connection over `typed(a INTEGER)`
+    /// holding 7, each giving `before`; then another session changes `a` to TEXT
+    /// (`'seven'`), and of three more runs at least two succeed, each giving `after`.
+    private func expectPreparedAgainAfterATypeChange<Value: Equatable>(
+        warmUps: Int, before: Value, after: Value, _ read: (PostgresPool) throws -> Value
+    ) throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in try db.executeScript("CREATE TABLE typed(a INTEGER); INSERT INTO typed VALUES (7)") }
+        for _ in 0..<warmUps { #expect(try read(pool) == before) }
         try OutsideView.of(pool).psql("ALTER TABLE typed ALTER COLUMN a TYPE TEXT USING 'seven'")
-        var batches = [[DatabaseValue]]()
-        for _ in 0..<3 { if let values = try? batch() { batches.append(values) } }
-        #expect(batches.count >= 2 && batches.allSatisfy { $0 == [.text("seven"), .text("seven")] }, "\(batches)")
-        try pool.close()
+        let results = (0..<3).compactMap { _ in try? read(pool) }
+        #expect(results.count >= 2 && results.allSatisfy { $0 == after }, "\(results)")
     }
 
     @Test func anEscapedConnectionThrowsOnPostgresToo() throws {
