@@ -275,17 +275,7 @@ final class TableMapping: Sendable {
     /// other by the case-insensitive map.
     @inline(__always)
     private func position(ofColumn name: String) throws -> Int {
-        // Lengths first: two short strings of different lengths compare without the call
-        // `==` makes for unequal strings (callgrind, W5: ~20 instructions per column passed).
-        let length = name.utf8.count
-        if let position = columns.firstIndex(where: { $0.name.utf8.count == length && $0.name == name }) {
-            return position
-        }
-        // `==` also matches a canonically equivalent spelling of another length ("é" as
-        // one scalar or two): only a name with a byte outside ASCII can have one.
-        if name.utf8.contains(where: { $0 >= 0x80 }), let position = columns.firstIndex(where: { $0.name == name }) {
-            return position
-        }
+        if let position = columns.firstIndex(where: { $0.name == name }) { return position }
         if let position = foldedPositions[name.identifierKey] { return position }
         throw DALError(
             .invalidColumn,
