@@ -97,7 +97,7 @@ final class PostgresConnection: EngineConnection {
             self.shape = shape
             if shape.isBinary {
                 if !shape.readsInBinary { resultFormat = 0 }
-            } else if resultFormat == 0, name != nil, hasPlannedResult, shape.readsInBinary {
+            } else if resultFormat == 0, hasPinnedColumns, shape.readsInBinary {
                 resultFormat = 1
             }
         }
@@ -466,7 +466,7 @@ final class PostgresConnection: EngineConnection {
         /// the statement is cached by.
         let preparing: String?
         /// Whether it is a statement prepared on the server (and cached).
-        var isCached = false
+        var isCached: Bool { statement?.name != nil }
         var isPreparation: Bool { preparing != nil }
     }
 
@@ -516,7 +516,7 @@ final class PostgresConnection: EngineConnection {
                 sent.append(
                     Sent(
                         index: index, sql: prepared.text.sql, time: ended == nil ? nil : .now, statement: prepared,
-                        preparing: nil, isCached: prepared.name != nil))
+                        preparing: nil))
                 schemaChanged = schemaChanged || prepared.changesSchema
             } catch {
                 if failed { throw error }
@@ -541,7 +541,9 @@ final class PostgresConnection: EngineConnection {
                     ran = true
                     completedStatements += 1
                     // Frees the result when released.
-                    let rows = PostgresRows(result: result, shape: statement.statement?.shape)
+                    let rows = PostgresRows(
+                        result: result, shape: statement.statement?.shape,
+                        typesPinned: statement.statement?.hasPinnedColumns ?? false)
                     statement.statement?.adopt(rows)
                     rowCount = rows.rowCount
                     let view = EngineResult(rows)
