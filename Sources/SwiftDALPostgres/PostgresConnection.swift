@@ -455,7 +455,11 @@ final class PostgresConnection: EngineConnection {
     private struct Sent {
         /// Its position in the batch.
         let index: Int
+        /// The text sent (placeholders `$1…$n`), which errors carry.
         let sql: String
+        /// The text as the caller wrote it (placeholders `?`), which the observer is told,
+        /// as it is of a statement run alone.
+        let written: String
         /// When it was sent (only taken for an observer).
         let time: MonotonicTime?
         /// The statement, whose result shape is reused from one result to the next (a
@@ -495,8 +499,8 @@ final class PostgresConnection: EngineConnection {
                     }
                     sent.append(
                         Sent(
-                            index: index, sql: preparation, time: ended == nil ? nil : .now, statement: nil,
-                            preparing: statement.sql))
+                            index: index, sql: preparation, written: statement.sql,
+                            time: ended == nil ? nil : .now, statement: nil, preparing: statement.sql))
                 }
                 let accepted = try prepared.text.withValues(for: statement.arguments) { values in
                     try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
@@ -515,8 +519,8 @@ final class PostgresConnection: EngineConnection {
                 guard accepted == 1 else { throw broken(sql: prepared.text.sql) }
                 sent.append(
                     Sent(
-                        index: index, sql: prepared.text.sql, time: ended == nil ? nil : .now, statement: prepared,
-                        preparing: nil))
+                        index: index, sql: prepared.text.sql, written: statement.sql,
+                        time: ended == nil ? nil : .now, statement: prepared, preparing: nil))
                 schemaChanged = schemaChanged || prepared.changesSchema
             } catch {
                 if failed { throw error }
@@ -576,12 +580,12 @@ final class PostgresConnection: EngineConnection {
             guard PQstatus(connection) == CONNECTION_OK else {
                 // The connection went away (or was abandoned) before every result came.
                 let lost = broken(sql: statement.sql)
-                if let ended, let time = statement.time { ended(statement.sql, time, 0, lost) }
+                if let ended, let time = statement.time { ended(statement.written, time, 0, lost) }
                 throw firstError ?? Self.error(lost, at: statement.index)
             }
             // The observer hears of the statements that ran, not of those skipped.
             if ran, !statement.isPreparation, let ended, let time = statement.time {
-                ended(statement.sql, time, rowCount, error)
+                ended(statement.written, time, rowCount, error)
             }
             if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }
             changed += rowCount

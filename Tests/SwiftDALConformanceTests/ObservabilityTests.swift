@@ -92,6 +92,32 @@ final class EventLog: DatabaseObserver {
     }
 
     @Test(arguments: Engine.allCases)
+    func aStatementIsReportedWithTheSameTextAloneAndInABatch(_ engine: Engine) throws {
+        // A batch is pipelined on PostgreSQL: its statements must still reach the observer
+        // as the caller wrote them, so that one statement is one series in the metrics.
+        let log = EventLog()
+        let sample = try sample(engine, observer: log, threshold: nil)
+        func inserts(_ events: [StatementEvent]) -> [String] {
+            events.map(\.sql).filter { $0.uppercased().hasPrefix("INSERT") }
+        }
+        let (_, alone) = try log.during {
+            try sample.users.insert2(UserInfo(name: "Alone", email: "alone@example.com", age: 40))
+        }
+        let (ids, batched) = try log.during {
+            try sample.users.insertRange2([
+                UserInfo(name: "First", email: "first@example.com", age: 41),
+                UserInfo(name: "Second", email: "second@example.com", age: 42)
+            ])
+        }
+        #expect(ids.count == 2)
+        let single = try #require(inserts(alone).first)
+        #expect(inserts(alone).count == 1)
+        #expect(inserts(batched) == [single, single])
+        #expect(!single.contains("$1"))
+        try sample.close()
+    }
+
+    @Test(arguments: Engine.allCases)
     func theSlowThresholdMarksTheStatementsPastIt(_ engine: Engine) throws {
         let everything = EventLog()
         let all = try sample(engine, observer: everything, threshold: .zero)
