@@ -110,6 +110,43 @@ import Testing
         #expect(last == "v1000")
     }
 
+    /// A cursor whose session the server ends part way (an administrator's `KILL
+    /// CONNECTION` from another session, after 100 rows) throws a connection error after
+    /// the rows it delivered, in order and each once; the pool then lends a new session.
+    @Test func aStreamWhoseSessionIsKilledPartWayThrowsAfterItsRows() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
+        configuration.maximumConnections = 1
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE s(id INT PRIMARY KEY, v VARCHAR(10))")
+            try db.execute(sql: "INSERT INTO s SELECT seq, CONCAT('v', seq) FROM seq_1_to_2000")
+        }
+        var ids = [Int]()
+        var killed: Int?
+        let started = ContinuousClock.now
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.read { db in
+                let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()")
+                try db.streamRows("SELECT id, v FROM s ORDER BY id", fetchSize: 64) { row in
+                    ids.append(try row.decode(Int.self, at: 0))
+                    if ids.count == 100 {
+                        try outside.sql("KILL CONNECTION \(session ?? 0)")
+                        killed = session
+                    }
+                }
+            }
+        }
+        #expect(failure?.category == .connection, "\(String(describing: failure))")
+        #expect(ContinuousClock.now - started < .seconds(20), "the stream waited for its read timeout")
+        #expect(ids.count >= 100 && ids.count < 2000)
+        #expect(ids == Array(1...ids.count))
+        let next = try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
+        #expect(killed != nil && next != nil && next != killed)
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM s") } == 2000)
+    }
+
     @Test func catalogAndPlanQueries() throws {
         let (pool, _) = try makeMariaDBPool()
         defer { try? pool.close() }

@@ -220,6 +220,37 @@ private struct LoopStopped: Error {}
         try calls.expectClean("stream past its limit")
     }
 
+    /// A stream whose session the server ends part way (an administrator's
+    /// `pg_terminate_backend`, after 100 rows of its cursor) throws a connection failure
+    /// after the rows it delivered, in order and each once; the pool then lends a new session.
+    @Test func aStreamWhoseSessionIsEndedPartWayThrowsAfterItsRows() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        configuration.callTimeout = .seconds(20)  // a hang fails the test, not the run
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        let outside = try OutsideView.of(pool)
+        var numbers = [Int]()
+        var ended: Int?
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.read { db in
+                let session = try db.fetchScalar(Int.self, "SELECT pg_backend_pid()")
+                try db.streamRows("SELECT x FROM generate_series(1, 100000) x", fetchSize: 64) { row in
+                    numbers.append(try row.decode(Int.self, at: 0))
+                    if numbers.count == 100 {
+                        try outside.psql("SELECT pg_terminate_backend(\(session ?? 0))")
+                        ended = session
+                    }
+                }
+            }
+        }
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect(numbers.count >= 100 && numbers.count < 100_000)
+        #expect(numbers == Array(1...numbers.count))
+        let next = try pool.read { try $0.fetchScalar(Int.self, "SELECT pg_backend_pid()") }
+        #expect(ended != nil && next != nil && next != ended)
+    }
+
     /// A migration step past its time limit: the step is rolled back, and the migration's
     /// advisory lock does not outlive the call (another instance migrates at once).
     @Test func aMigrationStoppedByItsLimitReleasesItsLock() throws {
