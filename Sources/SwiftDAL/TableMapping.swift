@@ -211,14 +211,17 @@ final class TableMapping: Sendable {
     /// every `getRecordCount(condition:)`).
     private struct GeneratedSQL {
         var byKey = [GeneratedSQLKey: String]()
-        var lastKey: GeneratedSQLKey?
-        var lastSQL = ""
+        /// The last key looked up, and its SQL (`nil` before the first): hot loops ask for
+        /// one key again and again. Not optional, so that comparing it with a key neither
+        /// wraps nor copies either (the optional's comparison cost ~250 instructions a call).
+        var lastKey = GeneratedSQLKey.fieldValue(field: "")
+        var lastSQL: String?
     }
 
     /// The SQL for `key`, built by `build` on first use and reused afterwards.
     func sql(_ key: GeneratedSQLKey, _ build: () throws -> String) throws -> String {
         let cached = generated.withLock { generated -> String? in
-            if generated.lastKey == key { return generated.lastSQL }
+            if let last = generated.lastSQL, generated.lastKey == key { return last }
             guard let sql = generated.byKey[key] else { return nil }
             generated.lastKey = key
             generated.lastSQL = sql
