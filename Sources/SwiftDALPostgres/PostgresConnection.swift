@@ -457,8 +457,8 @@ final class PostgresConnection: EngineConnection {
         let index: Int
         /// The text sent (placeholders `$1…$n`), which errors carry.
         let sql: String
-        /// The text as the caller wrote it (placeholders `?`), which the observer is told,
-        /// as it is of a statement run alone.
+        /// The text as the caller wrote it (its own placeholders), which the observer is
+        /// told, as it is of a statement run alone, and which the statement is cached by.
         let written: String
         /// When it was sent (only taken for an observer).
         let time: MonotonicTime?
@@ -466,12 +466,10 @@ final class PostgresConnection: EngineConnection {
         /// column layout built per result cost ~2,500 instructions a row); `nil` for a
         /// preparation.
         let statement: PreparedStatement?
-        /// For the preparation of the statement at `index` (not the statement), the text
-        /// the statement is cached by.
-        let preparing: String?
+        /// Whether this is the preparation of the statement at `index`, not the statement.
+        let isPreparation: Bool
         /// Whether it is a statement prepared on the server (and cached).
         var isCached: Bool { statement?.name != nil }
-        var isPreparation: Bool { preparing != nil }
     }
 
     /// Sends the statements at `indices` in one pipeline, then reads their results.
@@ -500,7 +498,7 @@ final class PostgresConnection: EngineConnection {
                     sent.append(
                         Sent(
                             index: index, sql: preparation, written: statement.sql,
-                            time: ended == nil ? nil : .now, statement: nil, preparing: statement.sql))
+                            time: ended == nil ? nil : .now, statement: nil, isPreparation: true))
                 }
                 let accepted = try prepared.text.withValues(for: statement.arguments) { values in
                     try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
@@ -520,7 +518,7 @@ final class PostgresConnection: EngineConnection {
                 sent.append(
                     Sent(
                         index: index, sql: prepared.text.sql, written: statement.sql,
-                        time: ended == nil ? nil : .now, statement: prepared, preparing: nil))
+                        time: ended == nil ? nil : .now, statement: prepared, isPreparation: false))
                 schemaChanged = schemaChanged || prepared.changesSchema
             } catch {
                 if failed { throw error }
@@ -571,11 +569,11 @@ final class PostgresConnection: EngineConnection {
                 }
                 PQclear(result)
             }
-            if let key = statement.preparing, !ran || error != nil {
+            if statement.isPreparation, !ran || error != nil {
                 // Not prepared on the server (failed, or skipped after an earlier statement
                 // failed): the next use prepares it again.
                 lastStatement = nil
-                statements.removeValue(forKey: key)
+                statements.removeValue(forKey: statement.written)
             }
             guard PQstatus(connection) == CONNECTION_OK else {
                 // The connection went away (or was abandoned) before every result came.
@@ -583,8 +581,9 @@ final class PostgresConnection: EngineConnection {
                 if let ended, let time = statement.time { ended(statement.written, time, 0, lost) }
                 throw firstError ?? Self.error(lost, at: statement.index)
             }
-            // The observer hears of the statements that ran, not of those skipped.
-            if ran, !statement.isPreparation, let ended, let time = statement.time {
+            // The observer hears of the statements that ran, not of those skipped; a failed
+            // preparation is its statement's failure (the statement itself is then skipped).
+            if ran, !statement.isPreparation || error != nil, let ended, let time = statement.time {
                 ended(statement.written, time, rowCount, error)
             }
             if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }

@@ -8,6 +8,13 @@ import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
 
+/// The statements an observer was told of.
+private final class StatementLog: DatabaseObserver, @unchecked Sendable {
+    private let events = Locked([StatementEvent]())
+    func statementDidFinish(_ event: StatementEvent) { events.withLock { $0.append(event) } }
+    var all: [StatementEvent] { events.withLock { $0 } }
+}
+
 /// What is PostgreSQL's own: SQLSTATEs, the pool under pressure and failure, timeouts,
 /// isolation, the migrator across instances. Every test runs against a real server.
 @Suite struct PostgresEngineTests {
@@ -291,6 +298,29 @@ import Testing
                 return values
             }
         }
+    }
+
+    /// A batch statement that the server refuses when the pipeline prepares it (a column
+    /// the table does not have) reaches the observer once, with its error and the text as
+    /// written, as it does when run alone; the statements after it, skipped, do not.
+    @Test func aBatchStatementThatFailsToPrepareIsReportedWithItsError() throws {
+        let log = StatementLog()
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        configuration.observer = log
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in try db.executeScript("CREATE TABLE pairs(a INTEGER, b INTEGER)") }
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.write { db in
+                _ = try db.executeBatch(count: 3) { index in "INSERT INTO pairs(a, c) VALUES (\(index), \(index))" }
+            }
+        }
+        #expect(failure?.sqlState == "42703")
+        #expect(failure?.batchIndex == 0)
+        let inserts = log.all.filter { $0.sql.hasPrefix("INSERT") }
+        #expect(inserts.map(\.sql) == ["INSERT INTO pairs(a, c) VALUES (?, ?)"])
+        #expect((inserts.first?.error as? PostgresError)?.sqlState == "42703")
     }
 
     /// Runs `read` `warmUps` times on a pool of one connection over `typed(a INTEGER)`

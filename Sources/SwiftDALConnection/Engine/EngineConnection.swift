@@ -143,7 +143,9 @@ package protocol EngineConnection: AnyObject {
 }
 
 /// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it
-/// ends: its SQL, when it was sent, the rows it changed, and its error.
+/// ends: its SQL as the caller wrote it (the text `query` made, not the text an engine
+/// sends, so that the same statement reads the same alone and in a batch), when it was
+/// sent, the rows it changed, and its error.
 @usableFromInline
 package typealias BatchStatementEnded = (
     _ sql: String, _ sent: MonotonicTime, _ rowCount: Int, _ error: (any Error)?
