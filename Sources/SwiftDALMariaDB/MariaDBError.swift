@@ -104,18 +104,19 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
 
     /// The category of the error number: constraints (1062, 1586, 1451, 1452, 1216, 1217,
     /// 1048, 1364, 3819, 4025), a deadlock (1213) a conflict, a lock wait timeout (1205)
-    /// busy, Connector/C's lost or refused connections (2002, 2003, 2006, 2013, 2055) and a
-    /// server shutting down (1053) the connection, a stopped statement (1317, 1969, 3024)
+    /// busy, every ``isConnectionFailure`` (Connector/C's lost or refused connections, a
+    /// server shutting down, a session killed or timed out) the connection, a stopped
+    /// statement (1317, 1969, 3024)
     /// interrupted, read-only refusals (1792, 1290, 1836), statements that cannot run
     /// (1064, 1146, 1054, 1049, 1305, 1149), values (1264, 1265, 1366, 1292, 1406, 1690,
     /// 1365, 1411), resources (1114, 1040, 1041, 1021, 1037, 1038) and privileges (1044,
     /// 1045, 1142, 1143, 1227, 1370).
     public var category: DatabaseErrorCategory {
-        switch code {
+        if isConnectionFailure { return .connection }
+        return switch code {
         case 1062, 1586, 1451, 1452, 1216, 1217, 1048, 1364, 3819, 4025: .constraint
         case 1213: .conflict
         case 1205: .busy
-        case 2002, 2003, 2006, 2013, 2055, 1053: .connection
         case 1317, 1969, 3024: .interrupted
         case 1792, 1290, 1836: .readOnly
         case 1064, 1146, 1054, 1049, 1305, 1149: .invalidStatement

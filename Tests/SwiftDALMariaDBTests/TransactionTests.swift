@@ -138,7 +138,8 @@ import Testing
                 }
             }
         }
-        #expect(failure?.category == .connection, "\(String(describing: failure))")
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect(failure?.category == .connection)
         #expect(ContinuousClock.now - started < .seconds(20), "the stream waited for its read timeout")
         #expect(ids.count >= 100 && ids.count < 2000)
         #expect(ids == Array(1...ids.count))
