@@ -55,8 +55,9 @@ final class ConnectionAccess: @unchecked Sendable {
     /// forgotten when the next began, and that statement ran its full course.
     let stopRequested = Atomic<Bool>(false)
     /// Counts accesses; a statement or cursor made by `makeStatement`/`makeCursor`
-    /// belongs to the access it was made in. Written and read by the holder only.
-    @usableFromInline var epoch: UInt64 = 0
+    /// belongs to the access it was made in. Written and read by the holder only, never in
+    /// overlapping accesses: not checked at run time (a thread-local lookup per access).
+    @usableFromInline @exclusivity(unchecked) var epoch: UInt64 = 0
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
     private let orphans = Locked<[OrphanStatement]>([])

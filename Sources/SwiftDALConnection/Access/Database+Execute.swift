@@ -443,8 +443,12 @@ extension Database {
     func engineFetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
         guard let engine = try checkedEngine() else { return nil }
         var first: T?
-        engineChanges = try run(query, on: engine) { row in
-            if first == nil { first = try transform(row) }
+        // Through a pointer: the closure's writes to a captured variable were checked for
+        // exclusivity at run time (a thread-local lookup per call, callgrind, W3a).
+        try withUnsafeMutablePointer(to: &first) { first in
+            engineChanges = try run(query, on: engine) { row in
+                if first.pointee == nil { first.pointee = try transform(row) }
+            }
         }
         return first
     }

@@ -42,8 +42,10 @@ public final class Database {
     /// The connection of another engine (PostgreSQL) this `Database` runs on; `nil` for
     /// SQLite, whose connection is `handle`.
     @usableFromInline let engineConnection: (any EngineConnection)?
-    /// The rows changed by the engine connection's last statement.
-    @usableFromInline var engineChanges = 0
+    /// The rows changed by the engine connection's last statement. Only the thread holding
+    /// the connection touches it, never in overlapping accesses: not checked at run time
+    /// (a thread-local lookup on every statement).
+    @usableFromInline @exclusivity(unchecked) var engineChanges = 0
     /// The SQLite handle, for `sqlite3_interrupt` from another thread (set once; only
     /// used while a call holds the connection, so never after it closes).
     private let interruptibleHandle: OpaquePointer?
