@@ -34,6 +34,16 @@ import Testing
         }
         #expect(sample.recorder.all.isEmpty, "a refused name ran SQL: \(sample.recorder.all)")
     }
+
+    /// An empty column name as a fresh DAL's first call (the key the generated-SQL cache
+    /// starts from) is refused like any unknown name, never answered from the cache.
+    @Test func anEmptyColumnNameAsAFreshDALsFirstCallIsRefused() throws {
+        let sample = try Sample()
+        let error = #expect(throws: DALError.self) { _ = try sample.users.getFieldValue(1, fieldName: "") }
+        #expect(error?.code == .invalidColumn)
+        // Only the mapping's reading of the table's columns ran, no statement on the table.
+        #expect(!sample.recorder.all.contains { $0.contains(#"FROM "users""#) }, "\(sample.recorder.all)")
+    }
 }
 
 /// Every ``BaseDAL`` operation that takes a column name, given `name`: what a test of
