@@ -160,8 +160,8 @@ extension BaseDAL {
     /// column that is not `bytea`. When a row fails, nothing is inserted, and the engine
     /// error's ``DatabaseError/batchIndex`` is its index in `entities` (the line the server
     /// names; `nil` for a check that runs after the row: a foreign key, a deferred
-    /// constraint). On SQLite, where no statement costs a round trip, it is
-    /// ``insertRange(_:)-33w5n``.
+    /// constraint). On SQLite, where no statement costs a round trip, and on MariaDB, whose
+    /// bulk path is not written yet, it is ``insertRange(_:)-33w5n``.
     ///
     /// For example:
     ///

@@ -201,7 +201,22 @@ final class MariaDBConnection: EngineConnection {
         killRequests.send { [endpoint, connectionID] in MariaDBConnect.killQuery(connectionID, at: endpoint) }
     }
 
-    var interruptGracePeriod: Duration { configuration.stopGracePeriod }
+    var interruptGracePeriod: Duration? { configuration.stopGracePeriod }
+
+    /// A session can fail, or be ended by the server.
+    var mayBreak: Bool { true }
+
+    /// The session's statements are reported by ``Database`` around each call.
+    var reportsItsStatements: Bool { false }
+
+    /// The bulk path: none yet: `bulkInsert` sends a batch of `INSERT`s.
+    var hasBulkPath: Bool { false }
+
+    /// A stream reads through a server cursor, which lives in a transaction.
+    var streamsInATransaction: Bool { true }
+
+    /// Nothing to do: a stream's cursor ends with its call.
+    func accessEnding() {}
 
     func abandon() {
         guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }

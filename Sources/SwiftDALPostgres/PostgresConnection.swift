@@ -185,7 +185,22 @@ final class PostgresConnection: EngineConnection {
         cancelRequests.send { canceller.cancelRunningStatement() }
     }
 
-    var interruptGracePeriod: Duration { configuration.stopGracePeriod }
+    var interruptGracePeriod: Duration? { configuration.stopGracePeriod }
+
+    /// A session can fail, or be ended by the server.
+    var mayBreak: Bool { true }
+
+    /// The session's statements are reported by ``Database`` around each call.
+    var reportsItsStatements: Bool { false }
+
+    /// The bulk path: `COPY … FROM STDIN`.
+    var hasBulkPath: Bool { true }
+
+    /// A stream reads through a server cursor, which lives in a transaction.
+    var streamsInATransaction: Bool { true }
+
+    /// Nothing to do: a stream's cursor ends with its call.
+    func accessEnding() {}
 
     func abandon() {
         guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }

@@ -197,7 +197,7 @@ import Testing
         // Every result read is freed when its reading ends (read whole, left after its first
         // row, or stopped by a throw): Connector/C holds none of their rows afterwards.
         let held = try pool.read { db -> [Int] in
-            func held() -> Int { (db.engineConnection as? MariaDBConnection)?.rowsHeldByStatements ?? -1 }
+            func held() -> Int { (db.connection as? MariaDBConnection)?.rowsHeldByStatements ?? -1 }
             _ = try db.fetchAll(query)
             let whole = held()
             _ = try db.fetchOne(query)

@@ -27,23 +27,29 @@ import Testing
     static let branchPattern =
         #"engine\s*[!=]=\s*\.(sqlite|postgres|mariadb)\b|case\s+\.(sqlite|postgres|mariadb)\b|\.(sqlite|postgres|mariadb)\s*[:?]"#
 
-    /// The number of engine branches in each Swift file under `Sources/`, outside engine
-    /// modules and comments.
-    static func branchesBySourceFile() throws -> [String: Int] {
+    /// Every Swift file under `Sources/`, by path relative to it, with its lines of code
+    /// (comment lines left out).
+    static func sourceFiles() throws -> [(path: String, code: [Substring])] {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
         let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+        return try files.filter { $0.hasSuffix(".swift") }.sorted().map { file in
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            let code = text.split(separator: "\n").map { $0.drop { $0 == " " } }.filter { !$0.hasPrefix("//") }
+            return (file, code)
+        }
+    }
+
+    /// The number of engine branches in each Swift file under `Sources/`, outside engine
+    /// modules and comments.
+    static func branchesBySourceFile() throws -> [String: Int] {
         let branch = try Regex(branchPattern)
         var counts = [String: Int]()
-        for file in files where file.hasSuffix(".swift") {
+        for (file, code) in try sourceFiles() {
             guard let module = file.split(separator: "/").first, !engineModules.contains(String(module)) else {
                 continue
             }
-            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            let count = text.split(separator: "\n").filter { line in
-                let code = line.drop { $0 == " " }
-                return !code.hasPrefix("//") && code.contains(branch)
-            }.count
+            let count = code.filter { $0.contains(branch) }.count
             if count > 0 { counts[file] = count }
         }
         return counts
@@ -64,6 +70,21 @@ import Testing
             #expect(
                 count >= allowed,
                 "\(file) now has \(count) engine branches: lower its count in remainingBranches to \(count)")
+        }
+    }
+
+    /// SQLite is one engine behind the seam (`SQLiteConnection`), not the base of
+    /// `Database`: its C library is imported, and its functions called, only in the
+    /// connection module's `SQLite` folder (and its C module).
+    @Test func sqlitesCLibraryIsReachedOnlyFromItsFolder() throws {
+        let files = try Self.sourceFiles()
+        #expect(
+            files.contains {
+                $0.path.hasPrefix("SwiftDALConnection/SQLite/") && $0.code.contains { $0.contains("sqlite3_step(") }
+            })
+        for (file, code) in files where !file.hasPrefix("SwiftDALConnection/SQLite/") {
+            let reached = code.filter { $0.contains("CSwiftDALSQLite") || $0.contains("sqlite3_") }
+            #expect(reached.isEmpty, "\(file) reaches SQLite's C library: \(reached.first ?? "")")
         }
     }
 }

@@ -1,4 +1,3 @@
-internal import CSwiftDALSQLite
 public import Synchronization
 
 #if canImport(Glibc)
@@ -58,6 +57,10 @@ final class ConnectionAccess: @unchecked Sendable {
     /// belongs to the access it was made in. Written and read by the holder only, never in
     /// overlapping accesses: not checked at run time (a thread-local lookup per access).
     @usableFromInline @exclusivity(unchecked) var epoch: UInt64 = 0
+    /// Set by the engine when the access holds something to let go of as it ends (SQLite:
+    /// a cursor's statement), so that ``Database`` asks the engine only then
+    /// (``EngineConnection/accessEnding()``). Written and read by the holder only.
+    @exclusivity(unchecked) var endsWithCleanup = false
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
     private let orphans = Locked<[OrphanStatement]>([])
@@ -133,7 +136,7 @@ final class ConnectionAccess: @unchecked Sendable {
     /// Finalizes `statement` now if that is safe, or leaves it to the next holder.
     func finalize(_ statement: OpaquePointer) {
         if allowsDirectFinalization {
-            sqlite3_finalize(statement)
+            Statement.finalize(statement)
             return
         }
         orphans.withLock { list in
@@ -154,7 +157,7 @@ final class ConnectionAccess: @unchecked Sendable {
             }
             return list
         }
-        for statement in statements { sqlite3_finalize(statement.handle) }
+        for statement in statements { Statement.finalize(statement.handle) }
     }
 
     /// Records that the connection is closed: every later use throws, and statements

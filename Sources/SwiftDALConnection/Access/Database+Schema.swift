@@ -1,5 +1,3 @@
-internal import CSwiftDALSQLite
-
 /// A column of a table, as the database itself describes it (`pragma_table_info`).
 ///
 /// For example, `try db.columns(in: "users").map(\.name)`.
@@ -33,30 +31,16 @@ extension Database {
     ///
     /// For example, `let columns = try db.columns(in: "users")`.
     public func columns(in table: String) throws -> [ColumnInfo] {
-        if let engine = try checkedEngine() { return try engine.columns(in: table) }
-        let columns = try fetchAll(
-            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(\(table)) ORDER BY cid"
-        ) { row in
-            ColumnInfo(
-                name: try row.decode(String.self, at: 0), declaredType: try row.decode(String?.self, at: 1) ?? "",
-                isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: try row.decode(String?.self, at: 3),
-                primaryKeyIndex: try row.decode(Int.self, at: 4))
-        }
-        guard !columns.isEmpty else {
-            throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
-        }
-        return columns
+        try access.check()
+        return try connection.columns(in: table)
     }
 
     /// Whether a table (or view) named `name` exists.
     ///
     /// For example, `if try !db.tableExists("users") { … }`.
     public func tableExists(_ name: String) throws -> Bool {
-        if let engine = try checkedEngine() { return try engine.tableExists(name) }
-        return try fetchScalar(
-            Bool.self,
-            "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name = \(name) COLLATE NOCASE)"
-        ) ?? false
+        try access.check()
+        return try connection.tableExists(name)
     }
 }
 
@@ -80,28 +64,8 @@ extension Database {
     ///
     /// For example, `if try db.tableKind(of: "orders") == .rowIDTable { … }`.
     public func tableKind(of name: String) throws -> TableKind {
-        if let engine = try checkedEngine() { return try engine.tableKind(of: name) }
-        // pragma_table_list (SQLite 3.37+) reports WITHOUT ROWID; older libraries fall
-        // back to the schema table, where every table is taken for a rowid table.
-        let listed = try? fetchFirst(
-            "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = \(name) COLLATE NOCASE"
-        ) { row in (try row.decode(String.self, at: 0), try row.decode(Bool.self, at: 1)) }
-        let found: (type: String, withoutRowID: Bool)?
-        if let listed {
-            found = listed
-        } else {
-            found = try fetchFirst(
-                "SELECT type, sql LIKE '%WITHOUT%ROWID%' FROM sqlite_schema WHERE name = \(name) COLLATE NOCASE"
-            ) { row in (try row.decode(String.self, at: 0), try row.decode(Bool?.self, at: 1) ?? false) }
-        }
-        guard let found else {
-            throw DALError(.schemaMismatch, "the database has no table or view named \(name)", table: name)
-        }
-        switch found.type {
-        case "view": return .view
-        case "virtual": return .virtualTable
-        default: return found.withoutRowID ? .withoutRowIDTable : .rowIDTable
-        }
+        try access.check()
+        return try connection.tableKind(of: name)
     }
 }
 
@@ -161,21 +125,8 @@ extension Database {
     ///
     /// For example, `try db.queryPlan(of: "SELECT * FROM users WHERE email = ?")`.
     package func queryPlan(of sql: String) throws -> [String] {
-        if let engine = try checkedEngine() { return try engine.queryPlan(of: sql) }
-        let handle = try openHandle()
-        try checkNoNUL(sql, "SQL text")
-        var statement: OpaquePointer?
-        let code = sqlite3_prepare_v2(handle, "EXPLAIN QUERY PLAN " + sql, -1, &statement, nil)
-        defer { sqlite3_finalize(statement) }
-        guard code == SQLITE_OK, let statement else { throw SQLiteError(connection: handle, code: code, sql: sql) }
-        var lines = [String]()
-        var step = sqlite3_step(statement)
-        while step == SQLITE_ROW {
-            lines.append(sqlite3_column_text(statement, 3).map { String(cString: $0) } ?? "")
-            step = sqlite3_step(statement)
-        }
-        guard step == SQLITE_DONE else { throw SQLiteError(connection: handle, code: step, sql: sql) }
-        return lines
+        try access.check()
+        return try connection.queryPlan(of: sql)
     }
 }
 

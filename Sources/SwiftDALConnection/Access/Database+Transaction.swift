@@ -1,5 +1,3 @@
-internal import CSwiftDALSQLite
-
 /// How a transaction takes its locks.
 ///
 /// For example, `try db.inTransaction(.immediate) { … }`.
@@ -46,11 +44,7 @@ extension Database {
         if isInTransaction {
             return try inSavepoint(body)
         }
-        if let engine = try checkedEngine() {
-            try execute(sql: engine.beginStatement(kind, isolation: isolation, readOnly: readOnly))
-        } else {
-            try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
-        }
+        try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
             result = try body()

@@ -57,13 +57,24 @@ public enum IsolationLevel: String, Sendable, Hashable {
     case serializable = "SERIALIZABLE"
 }
 
-/// A connection to an engine other than SQLite, as the ``Database`` wrapping it sees it.
-/// The engine's module (`SwiftDALPostgres`) implements it; everything above the
-/// connection layer (``Database``, `BaseDAL`) stays the same for every engine.
+/// A connection to an engine, as the ``Database`` wrapping it sees it: SQLite's
+/// (``SQLiteConnection``, in this module's `SQLite` folder), PostgreSQL's (`SwiftDALPostgres`),
+/// MariaDB's (`SwiftDALMariaDB`). Everything above the connection layer (``Database``,
+/// `BaseDAL`) stays the same for every engine. Adding an engine: see `CONTRIBUTING.md`.
 @usableFromInline
 package protocol EngineConnection: AnyObject {
     /// Which engine this is.
     var engine: DatabaseEngine { get }
+    /// Whether the engine's statements tell the observer of each execution themselves
+    /// (SQLite's, as they step and reset); otherwise ``Database`` reports around each call
+    /// and ``runBatch(count:_:row:ended:)``'s `ended`.
+    var reportsItsStatements: Bool { get }
+    /// Whether ``copyRows(into:columns:blobColumns:count:_:)`` has a bulk statement to run
+    /// (PostgreSQL's `COPY`); otherwise `bulkInsert` inserts the rows as a batch.
+    var hasBulkPath: Bool { get }
+    /// Whether ``stream(_:fetchSize:_:)`` needs an open transaction (a server cursor's),
+    /// ``Database`` then opening a read-only one around a stream started outside any.
+    var streamsInATransaction: Bool { get }
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
@@ -96,6 +107,9 @@ package protocol EngineConnection: AnyObject {
     func executeScript(_ script: String) throws
     /// Whether a transaction is open.
     var isInTransaction: Bool { get }
+    /// Whether the connection can break or be ended by its server (a server engine's): when
+    /// `false` (SQLite's), ``isBroken`` and ``wasClosedWhileIdle()`` are never asked.
+    var mayBreak: Bool { get }
     /// Whether the connection failed in a way that makes it unusable (dropped by pools).
     var isBroken: Bool { get }
     /// Whether the server ended the session while the connection sat idle in its pool (a
@@ -123,8 +137,8 @@ package protocol EngineConnection: AnyObject {
     /// blocks: the request is sent from a thread of its own).
     func cancelRunningStatement()
     /// How long a statement asked to stop may take to end before its connection is
-    /// abandoned (``abandon()``).
-    var interruptGracePeriod: Duration { get }
+    /// abandoned (``abandon()``); `nil` when a stop is immediate (SQLite's interrupt).
+    var interruptGracePeriod: Duration? { get }
     /// Shuts the connection's socket down, so that a statement waiting for a server that
     /// does not answer fails at once; the connection is broken afterwards. Callable from
     /// any thread while a call holds the connection; never blocks.
@@ -135,6 +149,12 @@ package protocol EngineConnection: AnyObject {
     /// the connection's next statement; a connection whose request never completes is
     /// broken afterwards.
     func clearCancelRequest()
+    /// Called as the access holding the connection ends, before another may begin, when
+    /// the engine asked for it during the access (`ConnectionAccess.endsWithCleanup`):
+    /// SQLite resets the statements of cursors left open, so that none pins a snapshot or
+    /// a lock. (The flag is this module's: an engine of another module that needs it will
+    /// need a `package` way to set it; PostgreSQL's and MariaDB's streams end with their call.)
+    func accessEnding()
     /// The plan the engine would use for `sql`, whatever the parameters' values, one line
     /// per node, as the engine prints it.
     func queryPlan(of sql: String) throws -> [String]

@@ -6,8 +6,9 @@ extension Database {
     ///
     /// For example, `try db.backup(to: Database.inMemory())`.
     public func backup(to destination: Database) throws {
-        let source = try openHandle()
-        let target = try destination.openHandle()
+        let source = try sqliteConnection(for: "a backup").openHandle()
+        let targetConnection = try destination.sqliteConnection(for: "a backup")
+        let target = try targetConnection.openHandle()
         guard let backup = sqlite3_backup_init(target, "main", source, "main") else {
             throw SQLiteError(connection: target, code: sqlite3_errcode(target), sql: nil)
         }
@@ -27,7 +28,7 @@ extension Database {
         guard finish == SQLITE_OK else {
             throw SQLiteError(connection: target, code: finish, sql: nil)
         }
-        destination.clearStatementCacheUnchecked()
+        targetConnection.clearStatementCacheUnchecked()
     }
 
     /// Copies this whole database into a file at `path` (created or replaced), using the

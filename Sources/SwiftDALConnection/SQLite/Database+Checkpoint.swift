@@ -44,7 +44,7 @@ extension Database {
     /// For example, `try db.checkpoint(.truncate)`.
     @discardableResult
     public func checkpoint(_ mode: CheckpointMode = .passive) throws -> CheckpointResult {
-        let handle = try openHandle()
+        let handle = try sqliteConnection(for: "a WAL checkpoint").openHandle()
         var logFrames: Int32 = 0
         var checkpointed: Int32 = 0
         let code = sqlite3_wal_checkpoint_v2(handle, nil, mode.code, &logFrames, &checkpointed)

@@ -145,6 +145,12 @@ public final class Statement {
         access.finalize(handle)
     }
 
+    /// Finalizes a statement's handle (`sqlite3_finalize`), for ``ConnectionAccess``'s
+    /// statements released by a thread that did not hold the connection.
+    static func finalize(_ handle: OpaquePointer) {
+        sqlite3_finalize(handle)
+    }
+
     /// Throws unless the calling thread may use this statement now.
     @inline(__always)
     func checkAccess() throws {

@@ -5,20 +5,20 @@ extension Database {
     /// cursor, inside the current transaction or a read-only one of its own. The observer
     /// hears of the query once, when it ends, with the rows read.
     package func streamRows(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws {
-        guard let engine = try checkedEngine() else { return try forEachRow(query, body) }
-        guard isInTransaction else {
+        try access.check()
+        if connection.streamsInATransaction && !isInTransaction {
             return try inTransaction(.deferred, isolation: .repeatableRead, readOnly: true) {
                 try streamRows(query, fetchSize: fetchSize, body)
             }
         }
-        guard let observation = access.observation else {
-            engineChanges = try engine.stream(query, fetchSize: fetchSize, body)
+        guard let observation = callObservation else {
+            engineChanges = try connection.stream(query, fetchSize: fetchSize, body)
             return
         }
         let start = MonotonicTime.now
         var rows = 0
         do {
-            engineChanges = try engine.stream(query, fetchSize: fetchSize) { row in
+            engineChanges = try connection.stream(query, fetchSize: fetchSize) { row in
                 rows += 1
                 try body(row)
             }

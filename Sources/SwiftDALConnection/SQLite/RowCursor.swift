@@ -18,20 +18,25 @@
 /// }
 /// ```
 public final class RowCursor {
+    /// Kept alive while the cursor is: the connection closes when its `Database` goes.
     private let database: Database
+    private let connection: SQLiteConnection
     private let statement: Statement
     private let arguments: StatementArguments
     /// The access the cursor was made in (unused for a connection you opened yourself).
     private let epoch: UInt64
     private var isFinished = false
 
-    init(database: Database, statement: Statement, arguments: StatementArguments) throws {
+    init(database: Database, connection: SQLiteConnection, statement: Statement, arguments: StatementArguments)
+        throws
+    {
         self.database = database
+        self.connection = connection
         self.statement = statement
         self.arguments = arguments
         epoch = database.access.epoch
         statement.isInUse = true
-        database.cursorOpened(statement)
+        connection.cursorOpened(statement)
         do {
             try statement.bind(arguments)
         } catch {
@@ -95,7 +100,7 @@ public final class RowCursor {
     private func finish(failed: Bool, error: (any Error)? = nil) {
         isFinished = true
         statement.isInUse = false
-        database.cursorFinished(statement)
+        connection.cursorFinished(statement)
         if failed {
             statement.resetAfterFailure(error)
         } else {
