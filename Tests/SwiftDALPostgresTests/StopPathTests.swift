@@ -9,11 +9,18 @@ import Testing
 /// A PostgreSQL database with an `accounts` row and an `items` table, a pool of one
 /// connection on it (every stop lands on the connection the next call gets), and a view
 /// from outside the pool.
+/// The statements an observer was told of.
+private final class StatementLog: DatabaseObserver, @unchecked Sendable {
+    private let events = Locked([StatementEvent]())
+    func statementDidFinish(_ event: StatementEvent) { events.withLock { $0.append(event) } }
+    var all: [StatementEvent] { events.withLock { $0 } }
+}
+
 private struct StoppedCalls: @unchecked Sendable {
     let pool: PostgresPool
     let outside: OutsideView
 
-    init(callTimeout: Duration? = nil) throws {
+    init(callTimeout: Duration? = nil, observer: (any DatabaseObserver)? = nil) throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(
             """
@@ -25,6 +32,7 @@ private struct StoppedCalls: @unchecked Sendable {
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = 1
         configuration.callTimeout = callTimeout
+        configuration.observer = observer
         pool = try PostgresPool(url: url, configuration: configuration)
         self.outside = outside
     }
@@ -139,9 +147,11 @@ private struct LoopStopped: Error {}
 
     /// A session ended by the server while its pipelined batch runs (an administrator's
     /// `pg_terminate_backend`): the batch fails with a connection failure, nothing of it is
-    /// written, and the pool replaces the connection for its next call.
+    /// written, the observer hears of the statement that met the loss (once, with a
+    /// connection failure), and the pool replaces the connection for its next call.
     @Test func aSessionEndedDuringAPipelinedBatchWritesNothing() async throws {
-        let calls = try StoppedCalls()
+        let log = StatementLog()
+        let calls = try StoppedCalls(observer: log)
         defer { try? calls.pool.close() }
         try calls.slowDownInserts()
         let items = BaseDAL<Item>(database: calls.pool)
@@ -160,6 +170,9 @@ private struct LoopStopped: Error {}
         let failure = await #expect(throws: (any Error).self) { try await batch.value }
         #expect((failure as? PostgresError)?.isConnectionFailure == true, "\(String(describing: failure))")
         #expect(try calls.items(named: "ended %") == 0)
+        let lost = log.all.filter { $0.sql.hasPrefix("INSERT") && $0.error != nil }
+        #expect(lost.count == 1, "\(lost.map { String(describing: $0.error) })")
+        #expect(lost.allSatisfy { ($0.error as? PostgresError)?.isConnectionFailure == true })
         #expect(try await items.insertRange([Item(name: "after")]) == 1)
     }
 
