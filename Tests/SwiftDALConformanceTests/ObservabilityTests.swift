@@ -55,6 +55,27 @@ final class EventLog: DatabaseObserver {
         return try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
     }
 
+    /// A stream's query reaches the observer once, with the rows it read: SQLite's
+    /// statement reports itself, a server engine's stream is reported around its cursor,
+    /// and neither is reported twice.
+    @Test(arguments: Engine.allCases)
+    func aStreamIsReportedOnceWithItsRows(_ engine: Engine) async throws {
+        let log = EventLog()
+        let sample = try sample(engine, observer: log, threshold: .seconds(3600))
+        let expected = try await sample.users.getRecordCount()
+        let before = log.all.count
+        var read = 0
+        for try await _ in sample.users.stream(orderBy: "id") { read += 1 }
+        #expect(read == expected && read > 1)
+        func queries() -> [StatementEvent] {
+            log.all.dropFirst(before).filter { $0.sql.uppercased().hasPrefix("SELECT") }
+        }
+        // Once the stream's call has let its connection go, every report of it has been made.
+        try await eventually { sample.database.statistics.connectionsInUse == 0 && !queries().isEmpty }
+        #expect(queries().count == 1, "\(queries().map(\.sql))")
+        #expect(queries().first?.rowCount == read)
+    }
+
     @Test(arguments: Engine.allCases)
     func everyStatementIsReportedWithItsPlaceholdersRowsAndEngine(_ engine: Engine) throws {
         let log = EventLog()
