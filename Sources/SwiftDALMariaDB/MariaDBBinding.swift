@@ -174,6 +174,9 @@ final class MariaDBResultBinding {
     private let errors: UnsafeMutablePointer<CChar>
     private let slots: UnsafeMutableRawPointer
     private static let slotSize = 128
+    /// The values longer than their slot of the row current when its result was buffered
+    /// part way (``keepLongValues(of:)``), by column; `nil` when there are none.
+    private var keptLongValues: [Int: [UInt8]]?
 
     /// The binding of the result `statement` just produced (its metadata).
     init?(_ statement: UnsafeMutablePointer<MYSQL_STMT>) {
@@ -319,7 +322,7 @@ final class MariaDBResultBinding {
                 let bytes = UnsafeBufferPointer(start: slot.assumingMemoryBound(to: UInt8.self), count: length)
                 return Self.value(of: bytes, kind: kind)
             }
-            let bytes = try variableBytes(statement, index)
+            let bytes = try keptLongValues?[index] ?? variableBytes(statement, index)
             return bytes.withUnsafeBufferPointer { Self.value(of: $0, kind: kind) }
         }
     }
@@ -383,6 +386,25 @@ final class MariaDBResultBinding {
             return Statement.validString(bytes).map { .text($0) } ?? .blob(Data(bytes))
         }
     }
+
+    /// Reads the values of the current row that are longer than their slot now, while
+    /// Connector/C still holds them: a result read off the wire is about to be buffered
+    /// part way (another statement is to be sent), which replaces the read buffer the
+    /// current row's long values are read from (`mysql_stmt_fetch_column`). Kept until
+    /// ``forgetKeptValues()`` (the next row).
+    func keepLongValues(of statement: UnsafeMutablePointer<MYSQL_STMT>) throws {
+        var kept = [Int: [UInt8]]()
+        for index in 0..<count where isNull[index] == 0 && Int(lengths[index]) > Self.slotSize {
+            switch kinds[index] {
+            case .decimal, .text, .bytes, .bit: kept[index] = try variableBytes(statement, index)
+            default: continue
+            }
+        }
+        keptLongValues = kept.isEmpty ? nil : kept
+    }
+
+    /// Forgets the values ``keepLongValues(of:)`` kept: a new row is current.
+    func forgetKeptValues() { keptLongValues = nil }
 
     /// The bytes of variable-length column `index` of the current row.
     private func variableBytes(_ statement: UnsafeMutablePointer<MYSQL_STMT>, _ index: Int) throws -> [UInt8] {

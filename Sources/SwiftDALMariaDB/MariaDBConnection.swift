@@ -38,6 +38,9 @@ final class MariaDBConnection: EngineConnection {
     /// The statement used last and its SQL: a call repeating it (a lookup in a loop)
     /// finds it without hashing its text.
     private var lastStatement: (sql: String, statement: PreparedStatement)?
+    /// The statement whose rows are being read off the wire now (by a caller up the
+    /// stack): the connection cannot send anything else until they are all read.
+    private var readingOffTheWire: PreparedStatement?
     private var failed = false
     /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
     private let socket: Int32
@@ -72,6 +75,16 @@ final class MariaDBConnection: EngineConnection {
         let isControl: Bool
         /// The binding of its last result, kept while its columns stay the same.
         var resultBinding: MariaDBResultBinding?
+        /// Whether its results are read row by row off the wire, as Connector/C reads them
+        /// by default (`mysql_stmt_fetch` alone: no copy of the whole result in the
+        /// client's memory first). Only for the statements that send one result at most
+        /// (`SELECT`, `WITH`, `VALUES`, `TABLE`, and `INSERT`/`UPDATE`/`DELETE`/`REPLACE` with
+        /// `RETURNING`): a `CALL`'s further results would not be seen when they are read so.
+        let readsOffTheWire: Bool
+        /// Why the reading of its rows failed while they were being buffered for another
+        /// statement (``MariaDBConnection/bufferUnreadRows()``): thrown by the reading when
+        /// it next fetches.
+        var readFailure: (any Error)?
         /// Whether an execution sent more than one result (a `CALL`'s): Connector/C then
         /// replaces the statement's result binding with an empty one at each execution
         /// without saying so (`bind_result_done` stays set), so it is bound every time.
@@ -90,6 +103,10 @@ final class MariaDBConnection: EngineConnection {
         /// would end that result, so another statement of the same text is prepared.
         var isReading: Bool { reader?.row.isReading ?? false }
 
+        /// Reads the long values of the row being read into its binding (its result is
+        /// about to be buffered part way).
+        func keepCurrentRowsLongValues() throws { try reader?.row.keepLongValues() }
+
         /// The row to read a stored result bound by `binding` from, made once.
         func fetchedRow(for binding: MariaDBResultBinding) -> (row: MariaDBFetchedRow, result: EngineResult) {
             if let reader { return reader }
@@ -104,6 +121,7 @@ final class MariaDBConnection: EngineConnection {
             self.text = text
             self.role = role
             isControl = MariaDBConnection.textProtocolForm(of: text.sql) != nil
+            readsOffTheWire = FirstWord.sendingOneResult.contains(FirstWord(text.sql))
         }
 
         /// Whether the statement is bound to exactly `binds` (`count` of them).
@@ -318,6 +336,7 @@ final class MariaDBConnection: EngineConnection {
     // MARK: Statements
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        if readingOffTheWire != nil { bufferUnreadRows() }
         if let error = query.arguments.conversionError { throw error }
         let autocommit = !isInTransaction
         var statement: PreparedStatement
@@ -383,21 +402,30 @@ final class MariaDBConnection: EngineConnection {
                 let result = EngineResult(rows)
                 for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
                 return rows.rowCount
-            case .stored(let fetched, let result):
+            case .stored(let fetched, let result, let offTheWire):
                 let handle = statement.handle
+                if offTheWire { readingOffTheWire = statement }
                 defer {
+                    if readingOffTheWire === statement { readingOffTheWire = nil }
+                    statement.readFailure = nil
                     fetched.end()
                     Self.freeResult(of: statement)  // (keeps the statement alive until then)
                 }
+                var count = 0
                 while true {
                     let code = mysql_stmt_fetch(handle)
                     if code == swiftdal_mariadb_no_data { break }
                     guard code == 0 || code == swiftdal_mariadb_data_truncated else {
+                        if let failure = statement.readFailure {
+                            statement.readFailure = nil
+                            throw failure
+                        }
                         throw statementError(handle, sql: statement.text.sql)
                     }
                     try body(RowView(result: result, row: fetched.advance()))
+                    count += 1
                 }
-                return fetched.rowCount
+                return count
             }
         } catch {
             throw outcome(of: error, role: role, autocommit: autocommit, sql: statement.text.sql)
@@ -457,14 +485,17 @@ final class MariaDBConnection: EngineConnection {
         case changed(Int)
         /// A result read whole (a statement of several results).
         case rows(MariaDBRows)
-        /// A result stored by Connector/C, its rows to be fetched one by one into the
-        /// statement's binding and read there; the caller frees it.
-        case stored(MariaDBFetchedRow, EngineResult)
+        /// A result whose rows are to be fetched one by one into the statement's binding
+        /// and read there: stored by Connector/C first, or read off the wire as they are
+        /// fetched (`offTheWire`, see ``PreparedStatement/readsOffTheWire``). The caller
+        /// frees it.
+        case stored(MariaDBFetchedRow, EngineResult, offTheWire: Bool)
     }
 
     /// Executes `statement` with `values`: the rows it changed (matched, for an `UPDATE`,
-    /// through `CLIENT_FOUND_ROWS`), or its result, stored (read off the wire whole, so that
-    /// the connection is free for other statements while its rows are read).
+    /// through `CLIENT_FOUND_ROWS`), or its result: read off the wire as its rows are
+    /// fetched when the statement sends one result at most, else stored (read whole, so
+    /// that the connection is free for other statements while its rows are read).
     private func execute(
         _ statement: PreparedStatement, _ values: UnsafeBufferPointer<DatabaseValue>
     ) throws -> Executed {
@@ -518,6 +549,15 @@ final class MariaDBConnection: EngineConnection {
             binding = made
             guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
         }
+        if statement.readsOffTheWire && !statement.sendsSeveralResults {
+            // Fetched as raw C fetches them: each row read off the wire into the binding.
+            // Anything sent on the connection before the last row is read buffers the rest
+            // first (``bufferUnreadRows()``).
+            let (fetched, result) = statement.fetchedRow(for: binding)
+            fetched.begin(binding, rowCount: 0)
+            stored = true
+            return .stored(fetched, result, offTheWire: true)
+        }
         guard mysql_stmt_store_result(handle) == 0 else {
             // The read failed part way (an error after some rows: a runtime error, `KILL
             // QUERY`). Connector/C leaves the statement waiting for rows, and its next
@@ -530,7 +570,7 @@ final class MariaDBConnection: EngineConnection {
             let (fetched, result) = statement.fetchedRow(for: binding)
             fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
             stored = true
-            return .stored(fetched, result)
+            return .stored(fetched, result, offTheWire: false)
         }
         // More results follow (a procedure's): the connection is not free until they are
         // read, so the rows are read into values first.
@@ -555,15 +595,47 @@ final class MariaDBConnection: EngineConnection {
     /// Only when rows were stored: on an empty or unstored result the move would leave the
     /// statement "fetching" with no rows stored, and its next execution would wait for rows
     /// to flush from the wire that never come.)
+    /// A result read off the wire has no stored rows (its row count is the rows fetched):
+    /// the move is skipped, and freeing it reads any rows left on the wire.)
     private static func freeResult(of statement: PreparedStatement) {
-        if mysql_stmt_num_rows(statement.handle) > 0 { mysql_stmt_data_seek(statement.handle, 0) }
+        if statement.handle.pointee.result.data != nil, mysql_stmt_num_rows(statement.handle) > 0 {
+            mysql_stmt_data_seek(statement.handle, 0)
+        }
         mysql_stmt_free_result(statement.handle)
     }
 
     /// The rows Connector/C holds for the results of the statements this connection keeps
     /// (0 when every result that was read has been freed).
     var rowsHeldByStatements: Int {
-        statements.values.reduce(0) { $0 + Int(clamping: $1.handle.pointee.result.rows) }
+        statements.values.reduce(0) { held, statement in
+            // The row count of a result read off the wire counts the rows fetched, not held.
+            statement.handle.pointee.result.data == nil
+                ? held : held + Int(clamping: statement.handle.pointee.result.rows)
+        }
+    }
+
+    /// Reads the rows left on the wire of the result being read off it (a statement run
+    /// inside the reading of another's rows: the connection must be free to send it) into
+    /// Connector/C's buffer, from which the reading goes on. When that read fails (the
+    /// statement was killed part way, the connection was lost), the reading throws the
+    /// failure at its next fetch; the statement about to be sent meets the connection as
+    /// it is.
+    private func bufferUnreadRows() {
+        guard let reading = readingOffTheWire else { return }
+        readingOffTheWire = nil
+        var failure: (any Error)?
+        do {
+            try reading.keepCurrentRowsLongValues()
+        } catch {
+            failure = error
+        }
+        if mysql_stmt_store_result(reading.handle) != 0, failure == nil {
+            failure = statementError(reading.handle, sql: reading.text.sql)
+        }
+        guard let failure else { return }
+        reading.readFailure = failure
+        // Its next fetch must fail, not wait on the wire for rows: the statement is reset.
+        mysql_stmt_reset(reading.handle)
     }
 
     /// Reads the further results a statement may send (a procedure's), so that the
@@ -578,6 +650,7 @@ final class MariaDBConnection: EngineConnection {
     /// Runs `sql` (one statement or several) through the text protocol, calling `body` with
     /// the rows of each result; returns the rows the last statement changed or returned.
     private func executeText(_ sql: String, _ body: (RowView) throws -> Void) throws -> Int {
+        if readingOffTheWire != nil { bufferUnreadRows() }
         let mysql = try openConnection()
         guard !sql.utf8.contains(0) else { throw DALError(.invalidSQL, "the SQL text contains a NUL character") }
         guard mysql_real_query(mysql, sql, UInt(sql.utf8.count)) == 0 else { throw connectionError(sql: sql) }
@@ -694,6 +767,7 @@ final class MariaDBConnection: EngineConnection {
     /// decoded at a time, and the connection may run other statements between rows. The
     /// statement is prepared for the stream and closed after it (which closes the cursor).
     func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int {
+        if readingOffTheWire != nil { bufferUnreadRows() }
         if let error = query.arguments.conversionError { throw error }
         let text = try MariaDBStatementText(query.sql)
         let values = try text.values(for: query.arguments)
@@ -754,6 +828,7 @@ final class MariaDBConnection: EngineConnection {
     var cachedStatementCount: Int { statements.count }
 
     func clearStatementCache() throws {
+        if readingOffTheWire != nil { bufferUnreadRows() }  // closing a statement sends a command
         lastStatement = nil
         statements.removeAll()
     }
@@ -849,6 +924,13 @@ struct FirstWord: Equatable {
         .contains { $0 == word }
     }
 
+    /// The first words of the statements that send one result at most (see
+    /// ``MariaDBConnection/PreparedStatement/readsOffTheWire``).
+    static let sendingOneResult = [select, with, values, table, insert, update, delete, replace]
+    static let insert = FirstWord(word: "INSERT")
+    static let update = FirstWord(word: "UPDATE")
+    static let delete = FirstWord(word: "DELETE")
+    static let replace = FirstWord(word: "REPLACE")
     static let rollback = FirstWord(word: "ROLLBACK")
     static let commit = FirstWord(word: "COMMIT")
     static let select = FirstWord(word: "SELECT")

@@ -96,9 +96,25 @@ final class MariaDBFetchedRow: EngineRows {
         isReading = true
     }
 
+    /// Whether the binding keeps long values of the current row (its result was buffered
+    /// while the row was current): forgotten when the next row is fetched.
+    private var keepsValues = false
+
+    /// Reads the current row's long values into the binding, before its result is
+    /// buffered part way (``MariaDBResultBinding/keepLongValues(of:)``).
+    func keepLongValues() throws {
+        guard current >= 0 else { return }
+        try binding.keepLongValues(of: handle)
+        keepsValues = true
+    }
+
     /// The number of the row just fetched, now current.
     @inline(__always)
     func advance() -> Int {
+        if keepsValues {
+            binding.forgetKeptValues()
+            keepsValues = false
+        }
         current = next
         next += 1
         return current

@@ -125,7 +125,8 @@ import Testing
     /// the same cached statement runs again at once. (Connector/C leaves a statement whose
     /// stored read failed waiting for rows; its next execution read the wire for them until
     /// the read timeout, then lost the connection. The same happens to a statement stopped
-    /// by `KILL QUERY` while its rows stream.)
+    /// by `KILL QUERY` while its rows stream.) Both ways a result is read: a `SELECT`'s off
+    /// the wire row by row, a procedure's stored first.
     @Test func aStatementWhoseResultFailedPartWayRunsAgain() throws {
         var configuration = MariaDBConfiguration()
         configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
@@ -137,18 +138,24 @@ import Testing
             try db.execute(sql: "CREATE TABLE m(k INT, v INT)")
             try db.execute(sql: "INSERT INTO t VALUES (1), (2), (3)")
             try db.execute(sql: "INSERT INTO m VALUES (1, 10), (2, 20), (2, 21), (3, 30)")
-        }
-        let query: (Int) -> SQL = { limit in
-            "SELECT t.id, (SELECT v FROM m WHERE m.k = t.id AND m.v < \(limit)) FROM t ORDER BY t.id"
+            try db.execute(
+                sql: "CREATE PROCEDURE p(lim INT) SELECT t.id, (SELECT v FROM m WHERE m.k = t.id AND m.v < lim) "
+                    + "FROM t ORDER BY t.id")
         }
         let started = ContinuousClock.now
-        for _ in 0..<3 {
-            let failed = #expect(throws: MariaDBError.self) {
-                try pool.read { db in try db.fetchAll(query(100)) { try $0.decode(Int.self, at: 0) } }
+        let queries: [(Int) -> SQL] = [
+            { limit in "SELECT t.id, (SELECT v FROM m WHERE m.k = t.id AND m.v < \(limit)) FROM t ORDER BY t.id" },
+            { limit in "CALL p(\(limit))" }
+        ]
+        for query in queries {
+            for _ in 0..<3 {
+                let failed = #expect(throws: MariaDBError.self) {
+                    try pool.read { db in try db.fetchAll(query(100)) { try $0.decode(Int.self, at: 0) } }
+                }
+                #expect(failed?.code == 1242)  // Subquery returns more than 1 row
+                let ids = try pool.read { db in try db.fetchAll(query(21)) { try $0.decode(Int.self, at: 0) } }
+                #expect(ids == [1, 2, 3])
             }
-            #expect(failed?.code == 1242)  // Subquery returns more than 1 row
-            let ids = try pool.read { db in try db.fetchAll(query(21)) { try $0.decode(Int.self, at: 0) } }
-            #expect(ids == [1, 2, 3])
         }
         #expect(ContinuousClock.now - started < .seconds(20), "a statement waited for its read timeout")
     }

@@ -195,18 +195,37 @@ import Testing
         #expect(inner == [4, 5, 6, 7])
         #expect(try outside.sql("SELECT COUNT(*) FROM items") == "8")
         // Every result read is freed when its reading ends (read whole, left after its first
-        // row, or stopped by a throw): Connector/C holds none of their rows afterwards.
+        // row, or stopped by a throw; read off the wire, buffered part way for a statement
+        // run inside its reading, or a procedure's): Connector/C holds none of their rows
+        // afterwards.
+        try pool.write { db in
+            try db.execute(sql: "CREATE PROCEDURE items_p() SELECT id, body, n FROM items ORDER BY id")
+        }
         let held = try pool.read { db -> [Int] in
             func held() -> Int { (db.connection as? MariaDBConnection)?.rowsHeldByStatements ?? -1 }
-            _ = try db.fetchAll(query)
-            let whole = held()
-            _ = try db.fetchOne(query)
-            let first = held()
-            struct Stop: Error {}
-            _ = try? db.forEachRow(query) { _ in throw Stop() }
-            return [whole, first, held()]
+            var counts: [Int] = []
+            for query in [query, "CALL items_p()"] as [SQL] {
+                _ = try db.fetchAll(query)
+                counts.append(held())
+                _ = try db.fetchOne(query)
+                counts.append(held())
+                struct Stop: Error {}
+                _ = try? db.forEachRow(query) { _ in throw Stop() }
+                counts.append(held())
+                var buffered = -1
+                try db.forEachRow(query) { row in
+                    guard try row.decode(Int.self, at: 0) == 1 else { return }
+                    _ = try db.fetchScalar(Int.self, "SELECT 1")
+                    buffered = held()
+                }
+                counts += [buffered, held()]
+            }
+            return counts
         }
-        #expect(held == [0, 0, 0])
+        // Only while a result is buffered part way are its rows held (the seven not yet read,
+        // counted with the one read off the wire; a procedure's result is copied out whole
+        // before its first row is read, and freed at once).
+        #expect(held == [0, 0, 0, 8, 0, 0, 0, 0, 0, 0])
         // A view kept past its row, then past its result: an error, never another row's values.
         for streamed in [false, true] {
             let (kept, read) = try pool.read { db -> (Int?, Result<Int, any Error>) in
@@ -231,6 +250,106 @@ import Testing
             #expect((try? read.get()) == nil)
             if case .failure(let error as DALError) = read { #expect(error.code == .accessEnded) }
         }
+    }
+
+    /// A result's rows are read off the wire as they are fetched: Connector/C holds none of
+    /// them while they are read. A statement sent inside the reading (a nested read, a
+    /// write) buffers the rest first, and the reading goes on from the buffer with every
+    /// value right, the current row's long one (read after the nested statement) included.
+    /// The session's transaction status during and after such reads stays right (the
+    /// result's end is read by Connector/C's fetch, which does not take the status from it).
+    @Test func aResultIsReadOffTheWireUntilAnotherStatementIsSent() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
+        configuration.maximumConnections = 1
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        let long = String(repeating: "é", count: 200)  // 400 bytes: longer than a binding's slot
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE w(id INT PRIMARY KEY, v TEXT)")
+            try db.execute(sql: "CREATE TABLE notes(id INT PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO w SELECT seq, CONCAT('\(long)', seq) FROM seq_1_to_3000")
+        }
+        var held: [Int] = []
+        var values: [String] = []
+        var nested: [Int?] = []
+        var inTransaction: [Bool] = []
+        for inside in [false, true] {
+            held = []
+            values = []
+            let read = { (db: Database) in
+                func heldRows() -> Int { (db.connection as? MariaDBConnection)?.rowsHeldByStatements ?? -1 }
+                try db.forEachRow("SELECT id, v FROM w ORDER BY id") { row in
+                    let id: Int = try row[0]
+                    if id == 1 || id == 9 { held.append(heldRows()) }
+                    if id == 10 {
+                        nested.append(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM w"))
+                        held.append(heldRows())
+                    }
+                    if id == 20 { try db.execute("INSERT INTO notes VALUES (\(inside ? 2 : 1))") }
+                    values.append(try row[1])
+                }
+                inTransaction.append(db.isInTransaction)
+            }
+            if inside { try pool.write(read) } else { try pool.reentrantWrite(read) }  // autocommit: no transaction
+            #expect(held.count == 3 && held[0] == 0 && held[1] == 0 && held[2] >= 2990, "\(held)")
+            #expect(values == (1...3000).map { long + String($0) })
+        }
+        let after = try pool.reentrantWrite { db -> [Bool] in
+            var seen: [Bool] = []
+            try db.forEachRow("INSERT INTO notes VALUES (7) RETURNING id") { _ in seen.append(db.isInTransaction) }
+            seen.append(db.isInTransaction)
+            try db.forEachRow("SELECT id FROM notes FOR UPDATE") { _ in }
+            seen.append(db.isInTransaction)
+            try db.forEachRow("DELETE FROM notes WHERE id = 7 RETURNING id") { _ in }
+            seen.append(db.isInTransaction)
+            return seen
+        }
+        #expect(after == [false, false, false, false])
+        #expect(nested == [3000, 3000])
+        #expect(inTransaction == [false, true])
+        #expect(try outside.sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM notes") == "1,2")
+    }
+
+    /// A result read off the wire whose session is killed part way, then buffered for a
+    /// statement sent inside its reading: that statement meets the lost connection, and the
+    /// reading, when it goes on, throws the connection failure at once (no wait for the
+    /// read timeout, no row past the ones read, nothing passed off as the result's end).
+    @Test func aResultBufferedFromAKilledSessionThrowsTheFailure() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
+        configuration.maximumConnections = 1
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE w(id INT PRIMARY KEY, v TEXT)")
+            // About 6 MB: more than the socket buffers hold, so the server is still
+            // sending when the session is killed.
+            try db.execute(sql: "INSERT INTO w SELECT seq, REPEAT('x', 3000) FROM seq_1_to_2000")
+        }
+        var ids: [Int] = []
+        var nested: (any Error)?
+        let started = ContinuousClock.now
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.reentrantRead { db in
+                let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
+                try db.forEachRow("SELECT id, v FROM w ORDER BY id") { row in
+                    ids.append(try row.decode(Int.self, at: 0))
+                    guard ids.count == 10 else { return }
+                    try outside.sql("KILL CONNECTION \(session)")
+                    do {
+                        _ = try db.fetchScalar(Int.self, "SELECT 1")
+                    } catch {
+                        nested = error  // caught: the reading goes on
+                    }
+                }
+            }
+        }
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect((nested as? MariaDBError)?.isConnectionFailure == true, "\(String(describing: nested))")
+        #expect(ContinuousClock.now - started < .seconds(20), "the reading waited for its read timeout")
+        #expect(ids == Array(1...10))
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM w") } == 2000)
     }
 
     /// A statement whose result was empty runs again, on the same connection, with rows
