@@ -128,10 +128,7 @@ import Testing
     /// by `KILL QUERY` while its rows stream.) Both ways a result is read: a `SELECT`'s off
     /// the wire row by row, a procedure's stored first.
     @Test func aStatementWhoseResultFailedPartWayRunsAgain() throws {
-        var configuration = MariaDBConfiguration()
-        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
-        configuration.maximumConnections = 1
-        let (pool, _) = try makeMariaDBPool(configuration)
+        let (pool, _) = try makeOneConnectionPool()
         defer { try? pool.close() }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY)")

@@ -16,6 +16,15 @@ func makeMariaDBPool(
     )
 }
 
+/// A pool of one connection (one statement cache, one session) on a database of its own,
+/// whose reads wait at most 20 s for the server: a hang fails the test, not the run.
+func makeOneConnectionPool() throws -> (MariaDBPool, OutsideView) {
+    var configuration = MariaDBConfiguration()
+    configuration.readTimeout = .seconds(20)
+    configuration.maximumConnections = 1
+    return try makeMariaDBPool(configuration)
+}
+
 /// What a second connection sees of a database: the `mariadb` client, outside the pool
 /// under test.
 struct OutsideView {

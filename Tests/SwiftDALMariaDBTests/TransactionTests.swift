@@ -114,10 +114,7 @@ import Testing
     /// CONNECTION` from another session, after 100 rows) throws a connection error after
     /// the rows it delivered, in order and each once; the pool then lends a new session.
     @Test func aStreamWhoseSessionIsKilledPartWayThrowsAfterItsRows() throws {
-        var configuration = MariaDBConfiguration()
-        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
-        configuration.maximumConnections = 1
-        let (pool, outside) = try makeMariaDBPool(configuration)
+        let (pool, outside) = try makeOneConnectionPool()
         defer { try? pool.close() }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE s(id INT PRIMARY KEY, v VARCHAR(10))")

@@ -259,10 +259,7 @@ import Testing
     /// The session's transaction status during and after such reads stays right (the
     /// result's end is read by Connector/C's fetch, which does not take the status from it).
     @Test func aResultIsReadOffTheWireUntilAnotherStatementIsSent() throws {
-        var configuration = MariaDBConfiguration()
-        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
-        configuration.maximumConnections = 1
-        let (pool, outside) = try makeMariaDBPool(configuration)
+        let (pool, outside) = try makeOneConnectionPool()
         defer { try? pool.close() }
         let long = String(repeating: "é", count: 200)  // 400 bytes: longer than a binding's slot
         try pool.write { db in
@@ -316,10 +313,7 @@ import Testing
     /// reading, when it goes on, throws the connection failure at once (no wait for the
     /// read timeout, no row past the ones read, nothing passed off as the result's end).
     @Test func aResultBufferedFromAKilledSessionThrowsTheFailure() throws {
-        var configuration = MariaDBConfiguration()
-        configuration.readTimeout = .seconds(20)  // a hang fails the test, not the run
-        configuration.maximumConnections = 1
-        let (pool, outside) = try makeMariaDBPool(configuration)
+        let (pool, outside) = try makeOneConnectionPool()
         defer { try? pool.close() }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE w(id INT PRIMARY KEY, v TEXT)")
@@ -356,10 +350,7 @@ import Testing
     /// and without (a freed empty result must not leave the statement waiting for rows).
     /// A read time limit turns a wait into a failure.
     @Test func aStatementWhoseResultWasEmptyRunsAgain() throws {
-        var configuration = MariaDBConfiguration()
-        configuration.maximumConnections = 1  // one connection: one statement cache
-        configuration.readTimeout = .seconds(20)
-        let (pool, _) = try makeMariaDBPool(configuration)
+        let (pool, _) = try makeOneConnectionPool()  // one connection: one statement cache
         defer { try? pool.close() }
         try pool.write { db in
             try db.execute("CREATE TABLE kv(id BIGINT PRIMARY KEY, name VARCHAR(20))")
