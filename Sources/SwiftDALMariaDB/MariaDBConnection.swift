@@ -416,10 +416,7 @@ final class MariaDBConnection: EngineConnection {
                     let code = mysql_stmt_fetch(handle)
                     if code == swiftdal_mariadb_no_data { break }
                     guard code == 0 || code == swiftdal_mariadb_data_truncated else {
-                        if let failure = statement.readFailure {
-                            statement.readFailure = nil
-                            throw failure
-                        }
+                        if let failure = statement.readFailure { throw failure }  // (cleared on the way out)
                         throw statementError(handle, sql: statement.text.sql)
                     }
                     try body(RowView(result: result, row: fetched.advance()))
@@ -554,7 +551,7 @@ final class MariaDBConnection: EngineConnection {
             // Anything sent on the connection before the last row is read buffers the rest
             // first (``bufferUnreadRows()``).
             let (fetched, result) = statement.fetchedRow(for: binding)
-            fetched.begin(binding, rowCount: 0)
+            fetched.begin(binding, rowCount: 0)  // not known until read
             stored = true
             return .stored(fetched, result, offTheWire: true)
         }
@@ -592,11 +589,11 @@ final class MariaDBConnection: EngineConnection {
     /// fetched. (`mysql_stmt_free_result` frees stored rows only while its cursor is inside
     /// them: after the last row it frees nothing, and the rows would stay in memory until
     /// the statement next runs. Moving the cursor back to the first row first frees them.
-    /// Only when rows were stored: on an empty or unstored result the move would leave the
-    /// statement "fetching" with no rows stored, and its next execution would wait for rows
-    /// to flush from the wire that never come.)
-    /// A result read off the wire has no stored rows (its row count is the rows fetched):
-    /// the move is skipped, and freeing it reads any rows left on the wire.)
+    /// Only when rows were stored: on an empty result, or one read off the wire (whose row
+    /// count is the rows fetched, none stored), the move would leave the statement
+    /// "fetching" with no rows stored, and its next execution would wait for rows to flush
+    /// from the wire that never come. Freeing a result read off the wire reads any rows
+    /// still on it.)
     private static func freeResult(of statement: PreparedStatement) {
         if statement.handle.pointee.result.data != nil, mysql_stmt_num_rows(statement.handle) > 0 {
             mysql_stmt_data_seek(statement.handle, 0)
