@@ -36,6 +36,9 @@ func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] 
     let valgrind = try executable(named: "valgrind", package: "valgrind")
     let objcopy = try executable(named: "objcopy", package: "binutils")
     try FileManager.default.createDirectory(atPath: options.workDirectory, withIntermediateDirectories: true)
+    if let profiles = options.profilesDirectory {
+        try FileManager.default.createDirectory(atPath: profiles, withIntermediateDirectories: true)
+    }
     let binary = options.workDirectory + "/swiftdal-bench-stripped-\(getpid())"
     let bench = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
     let (status, output) = try run(objcopy, ["--strip-debug", bench, binary])
@@ -80,8 +83,10 @@ func runInstructionCounts(_ options: BenchOptions) throws -> [InstructionCount] 
 
     var counts = [InstructionCount]()
     for counted in runs {
-        let outFile = options.workDirectory + "/callgrind.\(counted.workload).\(counted.option).out"
-        defer { try? FileManager.default.removeItem(atPath: outFile) }
+        let outFile =
+            (options.profilesDirectory ?? options.workDirectory)
+            + "/callgrind.\(counted.workload).\(counted.option).out"
+        defer { if options.profilesDirectory == nil { try? FileManager.default.removeItem(atPath: outFile) } }
         let arguments =
             [
                 "--tool=callgrind", "--toggle-collect=rawbench_region", "--zero-before=rawbench_region",

@@ -55,6 +55,8 @@ struct BenchOptions {
     var engineGiven = false
     /// `--instructions`: count instructions per workload under callgrind instead of timing.
     var instructions = false
+    /// `--keep-profiles DIR`: with `--instructions`, where each run's callgrind profile is kept.
+    var profilesDirectory: String?
     /// `--failover-loss N`: only measure what a failover loses, N trials per replication mode.
     var failoverLossTrials: Int?
 
@@ -103,6 +105,9 @@ struct BenchOptions {
                              (Debian: valgrind, binutils). With --engine mariadb: the
                              client's instructions against raw C over Connector/C, on a
                              throwaway server unless --mariadb-url (default rows 10000)
+          --keep-profiles DIR  with --instructions: keep each run's callgrind profile as
+                             DIR/callgrind.<workload>.<implementation>.out (read them with
+                             callgrind_annotate: where a workload's instructions go)
           --wal-growth N     only measure the write-ahead log's size while one read is held
                              and N writes run, then after the reader ends (SQLite's default
                              against SwiftDAL's journal size limit)
@@ -213,6 +218,7 @@ struct BenchOptions {
                 implementationNames = try value(argument).split(separator: ",")
             case "--no-memory": options.memory = false
             case "--instructions": options.instructions = true
+            case "--keep-profiles": options.profilesDirectory = try value(argument)
             case "--wal-growth":
                 options.walGrowthWrites = Int(try number(argument))
                 sqliteOnly.append(argument)
@@ -265,6 +271,9 @@ struct BenchOptions {
             ] where given {
                 throw BenchError("\(option) does not run with --engine mariadb")
             }
+        }
+        if options.profilesDirectory != nil && !options.instructions {
+            throw BenchError("--keep-profiles goes with --instructions")
         }
         if options.failoverLossTrials != nil { return options }
         if options.serviceOnly {
@@ -321,7 +330,7 @@ struct BenchOptions {
             if !options.rowsGiven { options.rows = PostgresScale.defaultRows }
             if !runsGiven { options.runs = PostgresScale.defaultRuns }
             if options.instructions && options.engine == .cluster {
-                throw BenchError("--instructions runs on sqlite or postgres")
+                throw BenchError("--instructions runs on sqlite, postgres or mariadb")
             }
             if let implementationNames {
                 options.postgresImplementations = try implementationNames.map { name in
