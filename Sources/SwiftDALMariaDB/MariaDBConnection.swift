@@ -26,6 +26,11 @@ import Synchronization
 ///   `NO_BACKSLASH_ESCAPES` is *not* set: a backslash escapes inside `'…'`, which the
 ///   lexicon must assume (values are always bound, never pasted).
 /// - `autocommit = 1`: a statement outside a transaction commits on its own.
+/// - `net_write_timeout = 600`: a result is read off the wire row by row, so a row closure
+///   that takes long (a call to another service per row) keeps the server waiting to send
+///   the rest; it gives up on the session after this long without progress (its default,
+///   60 s, would end the session under a slow closure; Connector/J raises it the same way
+///   while streaming).
 final class MariaDBConnection: EngineConnection {
     private var mysql: UnsafeMutablePointer<MYSQL>?
     private let endpoint: MariaDBEndpoint
@@ -57,6 +62,9 @@ final class MariaDBConnection: EngineConnection {
     /// Statements completed for the calls (the connection's own catalog queries aside).
     private(set) var completedStatements = 0
 
+    /// The server's `net_write_timeout` for every session, in seconds (see the type's documentation).
+    static let netWriteTimeout = 600
+
     /// The `sql_mode` of every session (see the type's documentation).
     static let sessionSQLMode =
         "STRICT_ALL_TABLES,ANSI_QUOTES,PIPES_AS_CONCAT,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
@@ -82,8 +90,8 @@ final class MariaDBConnection: EngineConnection {
         /// `RETURNING`): a `CALL`'s further results would not be seen when they are read so.
         let readsOffTheWire: Bool
         /// Why the reading of its rows failed while they were being buffered for another
-        /// statement (``MariaDBConnection/bufferUnreadRows()``): thrown by the reading when
-        /// it next fetches.
+        /// statement (``MariaDBConnection/bufferUnreadRows()``, which throws it instead of
+        /// sending that statement): thrown again by the reading when it next fetches.
         var readFailure: (any Error)?
         /// Whether an execution sent more than one result (a `CALL`'s): Connector/C then
         /// replaces the statement's result binding with an empty one at each execution
@@ -164,7 +172,7 @@ final class MariaDBConnection: EngineConnection {
         do {
             try executeScript(
                 "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
-                    + "autocommit = 1")
+                    + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
         } catch {
             close()
             throw error
@@ -336,7 +344,7 @@ final class MariaDBConnection: EngineConnection {
     // MARK: Statements
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
-        if readingOffTheWire != nil { bufferUnreadRows() }
+        if readingOffTheWire != nil { try bufferUnreadRows() }
         if let error = query.arguments.conversionError { throw error }
         let autocommit = !isInTransaction
         var statement: PreparedStatement
@@ -417,9 +425,22 @@ final class MariaDBConnection: EngineConnection {
                     if code == swiftdal_mariadb_no_data { break }
                     guard code == 0 || code == swiftdal_mariadb_data_truncated else {
                         if let failure = statement.readFailure { throw failure }  // (cleared on the way out)
+                        // The error ended the rows: the connection is free (a duplicate
+                        // key's error reads the key's columns from the catalog).
+                        if readingOffTheWire === statement { readingOffTheWire = nil }
                         throw statementError(handle, sql: statement.text.sql)
                     }
-                    try body(RowView(result: result, row: fetched.advance()))
+                    do {
+                        try body(RowView(result: result, row: fetched.advance()))
+                    } catch {
+                        // Left before the last row: an error the server sends in the rest
+                        // (the statement failed after these rows: a deadlock that ended
+                        // the transaction) is thrown, not dropped by the free's silent read.
+                        if readingOffTheWire === statement, let failure = readRestOffTheWire(statement) {
+                            throw failure
+                        }
+                        throw error
+                    }
                     count += 1
                 }
                 return count
@@ -614,10 +635,11 @@ final class MariaDBConnection: EngineConnection {
     /// Reads the rows left on the wire of the result being read off it (a statement run
     /// inside the reading of another's rows: the connection must be free to send it) into
     /// Connector/C's buffer, from which the reading goes on. When that read fails (the
-    /// statement was killed part way, the connection was lost), the reading throws the
-    /// failure at its next fetch; the statement about to be sent meets the connection as
-    /// it is.
-    private func bufferUnreadRows() {
+    /// statement failed part way: a runtime error, a deadlock, `KILL`; the connection was
+    /// lost), the failure is thrown here, so that the statement about to be sent is not
+    /// sent (after a deadlock it would commit on its own: the transaction is gone), and
+    /// again by the reading at its next fetch.
+    private func bufferUnreadRows() throws {
         guard let reading = readingOffTheWire else { return }
         readingOffTheWire = nil
         var failure: (any Error)?
@@ -633,6 +655,21 @@ final class MariaDBConnection: EngineConnection {
         reading.readFailure = failure
         // Its next fetch must fail, not wait on the wire for rows: the statement is reset.
         mysql_stmt_reset(reading.handle)
+        throw failure
+    }
+
+    /// Reads the rest of `statement`'s result off the wire after its reading stopped early
+    /// (Connector/C's free would read it too, but drop an error at its end); returns the
+    /// error the server sent in place of a row, if any.
+    private func readRestOffTheWire(_ statement: PreparedStatement) -> (any Error)? {
+        readingOffTheWire = nil
+        while true {
+            let code = mysql_stmt_fetch(statement.handle)
+            if code == swiftdal_mariadb_no_data { return nil }
+            guard code == 0 || code == swiftdal_mariadb_data_truncated else {
+                return statementError(statement.handle, sql: statement.text.sql)
+            }
+        }
     }
 
     /// Reads the further results a statement may send (a procedure's), so that the
@@ -647,7 +684,7 @@ final class MariaDBConnection: EngineConnection {
     /// Runs `sql` (one statement or several) through the text protocol, calling `body` with
     /// the rows of each result; returns the rows the last statement changed or returned.
     private func executeText(_ sql: String, _ body: (RowView) throws -> Void) throws -> Int {
-        if readingOffTheWire != nil { bufferUnreadRows() }
+        if readingOffTheWire != nil { try bufferUnreadRows() }
         let mysql = try openConnection()
         guard !sql.utf8.contains(0) else { throw DALError(.invalidSQL, "the SQL text contains a NUL character") }
         guard mysql_real_query(mysql, sql, UInt(sql.utf8.count)) == 0 else { throw connectionError(sql: sql) }
@@ -764,7 +801,7 @@ final class MariaDBConnection: EngineConnection {
     /// decoded at a time, and the connection may run other statements between rows. The
     /// statement is prepared for the stream and closed after it (which closes the cursor).
     func stream(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws -> Int {
-        if readingOffTheWire != nil { bufferUnreadRows() }
+        if readingOffTheWire != nil { try bufferUnreadRows() }
         if let error = query.arguments.conversionError { throw error }
         let text = try MariaDBStatementText(query.sql)
         let values = try text.values(for: query.arguments)
@@ -825,7 +862,7 @@ final class MariaDBConnection: EngineConnection {
     var cachedStatementCount: Int { statements.count }
 
     func clearStatementCache() throws {
-        if readingOffTheWire != nil { bufferUnreadRows() }  // closing a statement sends a command
+        if readingOffTheWire != nil { try bufferUnreadRows() }  // closing a statement sends a command
         lastStatement = nil
         statements.removeAll()
     }

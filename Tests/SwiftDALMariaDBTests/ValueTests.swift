@@ -346,6 +346,84 @@ import Testing
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM w") } == 2000)
     }
 
+    /// A table `t` of 3,000 rows whose query ``failingPartWay`` sends rows (about 300 KB,
+    /// more than one network buffer) and then, at row 3,000, error 1242 (its subquery
+    /// returns two rows there); `log`, empty.
+    private static func makeResultThatFailsPartWay(_ pool: MariaDBPool) throws {
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE m(k INT, v INT)")
+            try db.execute(sql: "CREATE TABLE log(id INT PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO t SELECT seq FROM seq_1_to_3000")
+            try db.execute(sql: "INSERT INTO m SELECT seq, seq FROM seq_1_to_3000")
+            try db.execute(sql: "INSERT INTO m VALUES (3000, 0)")
+        }
+    }
+
+    private static let failingPartWay: SQL =
+        "SELECT t.id, REPEAT('x', 100), (SELECT v FROM m WHERE m.k = t.id) FROM t ORDER BY t.id"
+
+    /// A statement sent inside the reading of a result that then fails (its rest buffered
+    /// for it, the error found there) is not sent: it throws the failure (outside a
+    /// transaction it would have committed on its own, and after a deadlock inside one
+    /// too). The reading throws it as well. Checked from outside: nothing was written.
+    @Test func aStatementSentInsideAReadingThatFailsIsNotSent() throws {
+        let (pool, outside) = try makeOneConnectionPool()
+        defer { try? pool.close() }
+        try Self.makeResultThatFailsPartWay(pool)
+        var ids: [Int] = []
+        var nested: (any Error)?
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.reentrantWrite { db in  // no transaction: each write commits on its own
+                try db.forEachRow(Self.failingPartWay) { row in
+                    ids.append(try row.decode(Int.self, at: 0))
+                    guard ids.count == 1 else { return }
+                    do {
+                        try db.execute("INSERT INTO log VALUES (\(1))")
+                    } catch {
+                        nested = error  // caught: the reading goes on
+                    }
+                }
+            }
+        }
+        #expect(failure?.code == 1242, "\(String(describing: failure))")
+        #expect((nested as? MariaDBError)?.code == 1242, "\(String(describing: nested))")
+        #expect(ids == [1])
+        #expect(try outside.sql("SELECT COUNT(*) FROM log") == "0")
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 3000)
+    }
+
+    /// Leaving the rows of a result read off the wire early (the closure throws) reads the
+    /// rest off the wire: an error the server sends there (the statement failed after the
+    /// rows seen) is thrown instead of the closure's, not dropped; without one, the
+    /// closure's error is thrown. Either way the connection serves the next call.
+    @Test func leavingARowsReadingEarlyThrowsAnErrorInTheRest() throws {
+        let (pool, _) = try makeOneConnectionPool()
+        defer { try? pool.close() }
+        try Self.makeResultThatFailsPartWay(pool)
+        struct Found: Error {}
+        for query in [Self.failingPartWay, "SELECT id, REPEAT('x', 100) FROM t ORDER BY id"] {
+            var seen = 0
+            do {
+                try pool.read { db in
+                    try db.forEachRow(query) { _ in
+                        seen += 1
+                        throw Found()
+                    }
+                }
+                Issue.record("the reading did not throw")
+            } catch let error as MariaDBError {
+                #expect(query.sql == Self.failingPartWay.sql && error.code == 1242, "\(error)")
+            } catch {
+                #expect(query.sql != Self.failingPartWay.sql && error is Found, "\(error)")
+            }
+            #expect(seen == 1)
+            let held = try pool.read { db in (db.connection as? MariaDBConnection)?.rowsHeldByStatements }
+            #expect(held == 0)
+            #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 3000)
+        }
+    }
+
     /// A statement whose result was empty runs again, on the same connection, with rows
     /// and without (a freed empty result must not leave the statement waiting for rows).
     /// A read time limit turns a wait into a failure.
@@ -427,7 +505,9 @@ import Testing
         #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT word FROM w WHERE word = \("😀")") } == "😀")
         let session = try pool.read { db in
             try db.fetchOne(
-                "SELECT @@character_set_client, @@collation_connection, @@time_zone, @@sql_mode, @@autocommit")
+                SQL(
+                    sql: "SELECT @@character_set_client, @@collation_connection, @@time_zone, @@sql_mode, "
+                        + "@@autocommit, @@net_write_timeout"))
         }
         let values = try #require(session)
         #expect(try values.decode(String.self, at: 0) == "utf8mb4")
@@ -436,6 +516,7 @@ import Testing
         #expect(try values.decode(String.self, at: 3).contains("STRICT_ALL_TABLES"))
         #expect(try values.decode(String.self, at: 3).contains("ANSI_QUOTES"))
         #expect(try values.decode(Int.self, at: 4) == 1)
+        #expect(try values.decode(Int.self, at: 5) == MariaDBConnection.netWriteTimeout)
     }
 
     @Test func placeholdersOfEveryFormAreBound() throws {
