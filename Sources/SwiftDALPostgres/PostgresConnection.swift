@@ -333,6 +333,10 @@ final class PostgresConnection: EngineConnection {
                 text: try PostgresStatementText(postgresText(query.sql)), name: nil,
                 changesSchema: Self.isSchemaChange(query.sql))
         let autocommit = !isInTransaction
+        // PostgreSQL answers the COMMIT of a transaction an error aborted (a failed statement
+        // whose error was caught) with "ROLLBACK" and no error: nothing of it was written.
+        let commitsAnAbortedTransaction =
+            statement.role == .commit && connection.map { PQtransactionStatus($0) == PQTRANS_INERROR } == true
         do {
             var result = try statement.text.withValues(for: query.arguments) { try execute(statement, $0) }
             if Self.isStalePlan(result) {
@@ -350,6 +354,14 @@ final class PostgresConnection: EngineConnection {
                 }
             }
             let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
+            if commitsAnAbortedTransaction {
+                throw PostgresError(
+                    sqlState: "25P02",
+                    message: "the transaction was aborted by an earlier error (caught, not rethrown): COMMIT rolled it "
+                        + "back, and nothing of it was written. Use a savepoint (inSavepoint) around a statement "
+                        + "whose error you handle",
+                    sql: query.sql)
+            }
             if statement.changesSchema { try clearStatementCache() }
             if notices.sawWarning {
                 try checkCommitConfirmed(role: statement.role, autocommit: autocommit, sql: query.sql)

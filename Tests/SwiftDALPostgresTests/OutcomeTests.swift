@@ -61,6 +61,33 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
 }
 
 @Suite(.serialized) struct OutcomeTests {
+    /// A write whose statement failed with its error caught (`try?`) has an aborted
+    /// transaction: PostgreSQL answers its COMMIT with "ROLLBACK" and no error. The call
+    /// throws (25P02) instead of returning as if committed, nothing is written (checked from
+    /// outside), and the connection serves the next write.
+    @Test func aCommitOfATransactionAnErrorAbortedThrows() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try PostgresPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO k VALUES (\(2))")
+                _ = try? db.execute("INSERT INTO k VALUES (\(1))")  // a duplicate: the transaction is aborted
+            }
+        }
+        #expect(failure?.sqlState == "25P02", "\(String(describing: failure))")
+        func stored() throws -> String {
+            try outside.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM k")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try stored() == "1")
+        try pool.write { db in try db.execute("INSERT INTO k VALUES (\(3))") }
+        #expect(try stored() == "1,3")
+    }
+
     /// Writes stopped at random moments across BEGIN … COMMIT (time limits and
     /// cancellations of a few milliseconds, statements of a few milliseconds): every
     /// outcome a call reports is the one the server holds, in both directions.
