@@ -66,12 +66,12 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     /// throws (25P02) instead of returning as if committed, nothing is written (checked from
     /// outside), and the connection serves the next write.
     @Test func aCommitOfATransactionAnErrorAbortedThrows() throws {
-        let (outside, url) = try OutsideView.fresh()
-        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
         var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1
-        let pool = try PostgresPool(url: url, configuration: configuration)
+        configuration.maximumConnections = 1  // the next write runs on the same connection
+        let pool = try makePostgresPool(configuration)
         defer { try? pool.close() }
+        let outside = try OutsideView.of(pool)
+        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
         let failure = #expect(throws: PostgresError.self) {
             try pool.write { db in
                 try db.execute("INSERT INTO k VALUES (\(2))")
