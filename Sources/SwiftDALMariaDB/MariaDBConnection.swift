@@ -47,6 +47,16 @@ final class MariaDBConnection: EngineConnection {
     /// stack): the connection cannot send anything else until they are all read.
     private var readingOffTheWire: PreparedStatement?
     private var failed = false
+    /// The error on which the server rolled the open transaction back on its own (a
+    /// deadlock, 1213), until a `ROLLBACK` ends it on the client's side too. MariaDB then
+    /// runs every later statement in autocommit mode, each committing on its own, and
+    /// answers the `COMMIT` with success: so every statement but `ROLLBACK` is refused
+    /// with this error (``checkMaySend(_:role:)``), `COMMIT` included.
+    private var transactionEndedBy: MariaDBError?
+    /// An error after which the server may have rolled the transaction back (a lock wait
+    /// timeout, 1205, does so under `innodb_rollback_on_timeout`): asked of the server
+    /// (`@@in_transaction`) before the next statement is sent.
+    private var transactionMayHaveEndedBy: MariaDBError?
     /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
     private let socket: Int32
     /// Set by ``abandon()``: the socket is shut down.
@@ -215,8 +225,11 @@ final class MariaDBConnection: EngineConnection {
         return true
     }
 
+    /// True too after the server rolled the transaction back on its own, until a `ROLLBACK`
+    /// ends it here: the transaction's owner must see it end.
     var isInTransaction: Bool {
         guard let mysql, !failed else { return false }
+        if transactionEndedBy != nil || transactionMayHaveEndedBy != nil { return true }
         return swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0
     }
 
@@ -258,7 +271,7 @@ final class MariaDBConnection: EngineConnection {
     /// its call was stopped (only a `ROLLBACK` runs then, once the kill was answered).
     private func checkMaySend(_ sql: String, role: MariaDBStatementRole) throws {
         if failed || abandoned.load(ordering: .acquiring) { throw brokenError(sql: sql) }
-        guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
+        guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return try checkTransactionLives(role) }
         guard role == .rollback else {
             throw MariaDBError(
                 code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
@@ -270,6 +283,48 @@ final class MariaDBConnection: EngineConnection {
                 code: 2013, sqlState: "HY000",
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
                     + "connection is closed (the server rolls its transaction back)", sql: sql)
+        }
+        try checkTransactionLives(role)
+    }
+
+    /// Throws when the server rolled the transaction back on its own and `role` is not the
+    /// `ROLLBACK` that ends it here (which clears the mark).
+    private func checkTransactionLives(_ role: MariaDBStatementRole) throws {
+        guard transactionEndedBy != nil || transactionMayHaveEndedBy != nil else { return }
+        if role == .rollback {
+            transactionEndedBy = nil
+            transactionMayHaveEndedBy = nil
+            return
+        }
+        if let cause = transactionMayHaveEndedBy {
+            transactionMayHaveEndedBy = nil
+            let open = try? uncounted { () -> Int? in
+                var open: Int?
+                _ = try executeText("SELECT @@in_transaction") { open = try $0.decode(Int.self, at: 0) }
+                return open
+            }
+            if failed { throw brokenError(sql: nil) }
+            // Not known (the question failed): taken as ended, which only refuses.
+            if open != 1 { transactionEndedBy = cause }
+        }
+        guard let cause = transactionEndedBy else { return }
+        throw MariaDBError(
+            code: cause.code, sqlState: cause.sqlState,
+            message: cause.message + " (the server rolled the transaction back at that error; every statement but "
+                + "ROLLBACK is refused until the transaction ends, and COMMIT would commit nothing)",
+            sql: cause.sql)
+    }
+
+    /// Notes an error after which the server may have rolled back the transaction the
+    /// session was in (the server status is the last answer's: an error leaves it as it was).
+    private func noteTransactionEnd(_ error: MariaDBError) {
+        guard !failed, transactionEndedBy == nil, let mysql,
+            swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0
+        else { return }
+        switch error.code {
+        case 1213: transactionEndedBy = error  // InnoDB rolls the whole transaction back
+        case 1205: transactionMayHaveEndedBy = error  // … only under innodb_rollback_on_timeout
+        default: break
         }
     }
 
@@ -284,6 +339,7 @@ final class MariaDBConnection: EngineConnection {
             code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
             message: String(cString: mysql_error(mysql)), sql: sql)
         if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        noteTransactionEnd(error)
         return error
     }
 
@@ -303,6 +359,7 @@ final class MariaDBConnection: EngineConnection {
                 message: String(cString: mysql_error(mysql)), sql: sql)
         }
         if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        noteTransactionEnd(error)
         guard !failed, [1062, 1586, 1048, 1364].contains(error.code) else { return error }
         // MariaDB's messages name no table for these, and a duplicate only its key's name:
         // the statement's table, and the key's columns from the catalog (an error path only).

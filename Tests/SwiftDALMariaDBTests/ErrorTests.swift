@@ -102,6 +102,113 @@ import Testing
         #expect(deadlock?.isRetryable == true)
     }
 
+    /// Two writes lock rows 1 and 2, then each asks for the other's: a deadlock, certain
+    /// once both wait. Each body catches the deadlock and goes on. InnoDB rolled the
+    /// victim's whole transaction back, and MariaDB would run its next statements in
+    /// autocommit mode, each committing on its own, and answer its `COMMIT` with success:
+    /// the victim's `INSERT` must be refused and its write must throw the deadlock. Checked
+    /// from outside: only the winner's rows are there.
+    @Test func aDeadlockCaughtInsideAWriteFailsTheWriteAndWritesNothingAfterIt() async throws {
+        let (pool, outside) = try makeSchema()
+        defer { try? pool.close() }
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)")
+            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
+        }
+        let locked = (first: DispatchSemaphore(value: 0), second: DispatchSemaphore(value: 0))
+        struct Outcome: Sendable {
+            var caughtDeadlock = false
+            var insertError: Int?
+            var writeError: Int?
+        }
+        @Sendable func transfer(_ name: String, own: Int, other: Int, age: Int) -> Outcome {
+            let (mine, theirs) = own == 1 ? (locked.first, locked.second) : (locked.second, locked.first)
+            var outcome = Outcome()
+            do {
+                try pool.write { db in
+                    try db.execute("UPDATE parent SET age = \(age) WHERE id = \(own)")
+                    mine.signal()
+                    guard theirs.wait(timeout: .now() + 20) == .success else { return }
+                    do {
+                        try db.execute("UPDATE parent SET age = \(age) WHERE id = \(other)")
+                    } catch let error as MariaDBError where error.code == 1213 {
+                        outcome.caughtDeadlock = true
+                    }
+                    do {
+                        try db.execute("INSERT INTO log VALUES (\(name))")
+                    } catch {
+                        outcome.insertError = (error as? MariaDBError)?.code ?? -1
+                    }
+                }
+            } catch {
+                outcome.writeError = (error as? MariaDBError)?.code ?? -1
+                #expect((error as? MariaDBError)?.isRetryable == true)
+            }
+            return outcome
+        }
+        async let first = blocking { transfer("first", own: 1, other: 2, age: 10) }
+        async let second = blocking { transfer("second", own: 2, other: 1, age: 20) }
+        let outcomes = try await [first, second]
+        let victims = outcomes.filter(\.caughtDeadlock)
+        try #require(victims.count == 1)
+        #expect(victims[0].insertError == 1213)
+        #expect(victims[0].writeError == 1213)
+        let winnerIndex = outcomes[0].caughtDeadlock ? 1 : 0
+        #expect(outcomes[winnerIndex].writeError == nil)
+        #expect(outcomes[winnerIndex].insertError == nil)
+        let winner = winnerIndex == 0 ? (name: "first", age: 10) : (name: "second", age: 20)
+        #expect(try outside.sql("SELECT name FROM log") == winner.name)
+        #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "\(winner.age)\n\(winner.age)")
+        // The connection the victim used serves the next writes.
+        for id in 3...4 {
+            try await pool.write { db in try db.execute("INSERT INTO log VALUES (\("next\(id)"))") }
+        }
+        #expect(try outside.sql("SELECT COUNT(*) FROM log") == "3")
+    }
+
+    /// A lock wait timeout (1205) rolls back only the statement, under MariaDB's default
+    /// `innodb_rollback_on_timeout = OFF`: the transaction goes on (the connection asks the
+    /// server), and the body's later statements and its `COMMIT` are written.
+    @Test func aLockWaitTimeoutCaughtInsideAWriteKeepsTheTransaction() async throws {
+        let (pool, outside) = try makeSchema()
+        defer { try? pool.close() }
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)")
+            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
+        }
+        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = Task.detached {
+            try await blocking {
+                try pool.write { db in
+                    try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
+                    held.signal()
+                    _ = done.wait(timeout: .now() + 30)
+                    throw CancellationError()  // rolled back: the lock holder writes nothing
+                }
+            }
+        }
+        let timedOut = try await blocking { () -> Int? in
+            defer { done.signal() }
+            guard held.wait(timeout: .now() + 20) == .success else { return nil }
+            var code: Int?
+            try pool.write { db in
+                try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
+                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
+                do {
+                    try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
+                } catch let error as MariaDBError {
+                    code = error.code
+                }
+                try db.execute(sql: "INSERT INTO log VALUES ('after')")
+            }
+            return code
+        }
+        await #expect(throws: CancellationError.self) { try await holder.value }
+        #expect(timedOut == 1205)
+        #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "30\n7")
+        #expect(try outside.sql("SELECT name FROM log") == "after")
+    }
+
     @Test func aSessionKilledOnTheServerBreaksTheConnectionAndThePoolReplacesIt() throws {
         let (pool, outside) = try makeMariaDBPool(
             {
