@@ -560,7 +560,7 @@ final class PostgresConnection: EngineConnection {
             var rowCount = 0
             var error: (any Error)?
             var ran = false  // false for a statement skipped after an earlier one failed
-            while let result = PQgetResult(connection) {
+            while let result = nextPipelineResult(connection) {
                 switch PQresultStatus(result) {
                 case PGRES_COMMAND_OK:
                     ran = true
@@ -616,7 +616,7 @@ final class PostgresConnection: EngineConnection {
             if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }
             changed += rowCount
         }
-        let sync = PQgetResult(connection)
+        let sync = nextPipelineResult(connection)
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)
         guard synced, PQexitPipelineMode(connection) == 1 else {
@@ -626,6 +626,35 @@ final class PostgresConnection: EngineConnection {
         if let error = firstError ?? stopped { throw error }
         if schemaChanged { try clearStatementCache() }
         return changed
+    }
+
+    /// How often a stopped call's cancel request is sent again while its pipeline's results
+    /// are awaited.
+    static let cancelResendInterval: Int32 = 100  // ms
+
+    /// `PQgetResult`, waiting for the server where it would (`PQisBusy`) in slices: while
+    /// the call is stopped, its cancel request is sent again at every slice. PostgreSQL
+    /// drops a cancel that reaches the backend while it reads its next message, as it does
+    /// between the pipeline's statements (sent by the thousand, flushed in 8 KB pieces);
+    /// the statements after it then run, and one waiting on a lock held elsewhere would
+    /// hold the batch's earlier rows until the session died, long after the call had
+    /// reported its rollback. A cancel sent again ends that wait.
+    private func nextPipelineResult(_ connection: OpaquePointer) -> OpaquePointer? {
+        while socket >= 0, PQisBusy(connection) == 1 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Self.cancelResendInterval)
+            if ready == 0 {
+                if cancelRequested.load(ordering: .sequentiallyConsistent), let canceller {
+                    cancelRequests.send { canceller.cancelRunningStatement() }
+                }
+                continue
+            }
+            if ready < 0, errno == EINTR { continue }
+            // Input, the end of the stream, or a failed poll: libpq reads it, or reports
+            // the failure through `PQgetResult`.
+            if ready < 0 || PQconsumeInput(connection) == 0 { break }
+        }
+        return PQgetResult(connection)
     }
 
     /// The prepared statement for `sql` in a pipeline, and the text to prepare it with when

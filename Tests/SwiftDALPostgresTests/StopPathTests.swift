@@ -20,7 +20,9 @@ private struct StoppedCalls: @unchecked Sendable {
     let pool: PostgresPool
     let outside: OutsideView
 
-    init(callTimeout: Duration? = nil, observer: (any DatabaseObserver)? = nil) throws {
+    init(
+        callTimeout: Duration? = nil, stopGracePeriod: Duration? = nil, observer: (any DatabaseObserver)? = nil
+    ) throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(
             """
@@ -33,6 +35,7 @@ private struct StoppedCalls: @unchecked Sendable {
         configuration.maximumConnections = 1
         configuration.callTimeout = callTimeout
         configuration.observer = observer
+        if let stopGracePeriod { configuration.stopGracePeriod = stopGracePeriod }
         pool = try PostgresPool(url: url, configuration: configuration)
         self.outside = outside
     }
@@ -143,6 +146,86 @@ private struct LoopStopped: Error {}
         try calls.expectClean("\(method) stopped by its limit")
         #expect(try calls.items(named: "\(method) %") == 0)
         #expect(try await blocking { try insert([Item(name: "after")]) } == 1)
+    }
+
+    /// A stop whose cancel request reaches the backend between two pipelined statements
+    /// (which PostgreSQL drops: the backend is reading its next message) still ends the
+    /// batch on the server. The batch's making pauses at its 300th statement, once libpq
+    /// has sent the first 16 KB; the backend runs those and waits for more (`ClientRead`).
+    /// A second session then takes the lock every insert's trigger passes through, and the
+    /// call is cancelled: the cancel reaches the waiting backend and is dropped. The
+    /// statements left in libpq's buffer go with the sync and wait on that lock. The
+    /// cancel request, sent again while the results are awaited, ends the wait: the call
+    /// is not reported before the server has ended the transaction (checked from outside
+    /// while the lock is still held), and nothing of the batch is written.
+    @Test func aStopLandingBetweenPipelinedStatementsStillEndsTheBatch() async throws {
+        // A grace period long enough for a loaded machine: the cancel must do it, not the
+        // socket's shutdown after the grace.
+        let calls = try StoppedCalls(stopGracePeriod: .seconds(10))
+        defer { try? calls.pool.close() }
+        try calls.outside.psql(
+            """
+            CREATE FUNCTION gated_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                PERFORM pg_advisory_lock_shared(42); PERFORM pg_advisory_unlock_shared(42); RETURN NEW;
+            END $$;
+            CREATE TRIGGER gate BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION gated_insert();
+            """)
+        var holderConfiguration = PostgresConfiguration()
+        holderConfiguration.maximumConnections = 1
+        let holder = try PostgresPool(
+            url: calls.outside.server.connectionString(database: calls.outside.database),
+            configuration: holderConfiguration)
+        defer { try? holder.close() }
+        let (paused, resume) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        defer { resume.signal() }
+        let batch = Task {
+            try await calls.pool.write { db in
+                _ = try db.executeBatch(count: 1_000) { index in
+                    if index == 300 {
+                        paused.signal()
+                        _ = resume.wait(timeout: .now() + 60)
+                    }
+                    return "INSERT INTO items(name) VALUES (\("gated \(index)"))"
+                }
+            }
+        }
+        try await blocking { _ = paused.wait(timeout: .now() + 30) }
+        // The backend has run what it was sent and waits for the rest of the pipeline.
+        try await eventually {
+            (try? calls.outside.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'INSERT%' "
+                    + "AND wait_event = 'ClientRead'"))?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        }
+        let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let gate = Task.detached {
+            try await blocking {
+                try holder.write { db -> Int in
+                    try db.execute("SELECT pg_advisory_xact_lock(42)")
+                    held.signal()
+                    _ = release.wait(timeout: .now() + 60)
+                    return try db.fetchScalar(Int.self, "SELECT pg_backend_pid()") ?? 0
+                }
+            }
+        }
+        defer { release.signal() }
+        try await blocking { _ = held.wait(timeout: .now() + 30) }
+        let holderPID = try calls.outside.psql(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted"
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        batch.cancel()
+        try await Task.sleep(for: .milliseconds(300))  // the cancel request reaches the waiting backend
+        resume.signal()
+        await #expect(throws: CancellationError.self) { try await batch.value }
+        // The gate is still held: the pool's session, left waiting behind it, would show here.
+        let others = try calls.outside.psql(
+            "SELECT state FROM pg_stat_activity WHERE datname = current_database() "
+                + "AND pid NOT IN (pg_backend_pid(), \(Int(holderPID) ?? 0))")
+        #expect(!others.contains("active") && !others.contains("in transaction"), "\(others)")
+        #expect(calls.outside.runsAtOnce("LOCK TABLE items IN ACCESS EXCLUSIVE MODE"), "the batch's table lock")
+        release.signal()
+        #expect(try await gate.value == Int(holderPID))
+        #expect(try calls.items(named: "gated %") == 0)
+        #expect(try await calls.pool.write { db in try db.execute("INSERT INTO items(name) VALUES ('after')") } == 1)
     }
 
     /// A session ended by the server while its pipelined batch runs (an administrator's
