@@ -36,21 +36,23 @@ extension BaseDAL {
             }
             // Two entities with one key: the second must see the first's write, so they run
             // one by one, as `update` would.
-            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
-                return try db.inTransaction(.immediate) {
-                    var found = 0
-                    for (index, row) in rows.enumerated() {
-                        guard let keyAndScope = row.keyAndScope else { continue }
-                        let key = Array(keyAndScope.prefix(mapping.primaryKey.count))
-                        try positioningBatchErrors(at: index) {
-                            if try updateChangedColumns(row.columns, key: key, db, mapping) { found += 1 }
-                        }
+            func oneByOne() throws -> Int {
+                var found = 0
+                for (index, row) in rows.enumerated() {
+                    guard let keyAndScope = row.keyAndScope else { continue }
+                    let key = Array(keyAndScope.prefix(mapping.primaryKey.count))
+                    try positioningBatchErrors(at: index) {
+                        if try updateChangedColumns(row.columns, key: key, db, mapping) { found += 1 }
                     }
-                    return found
                 }
+                return found
+            }
+            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
+                return try db.inTransaction(.immediate) { try oneByOne() }
             }
             return try db.inTransaction(.immediate) {
                 let stored = try lockedStoredRows(rows.map(\.keyAndScope), db, mapping)
+                if Self.findsARowTwice(stored, mapping) { return try oneByOne() }
                 var updates = [(entity: Int, query: SQL)]()
                 for (index, row) in rows.enumerated() {
                     guard let found = stored[index], let keyAndScope = row.keyAndScope,
@@ -131,16 +133,18 @@ extension BaseDAL {
             }
             // Two entities with one key: the second must see the first's write, so they run
             // one by one, as `upsert` would.
-            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
-                try db.inTransaction(.immediate) {
-                    for (index, row) in rows.enumerated() {
-                        try positioningBatchErrors(at: index) { try upsertRow(row.columns, db, mapping) }
-                    }
+            func oneByOne() throws {
+                for (index, row) in rows.enumerated() {
+                    try positioningBatchErrors(at: index) { try upsertRow(row.columns, db, mapping) }
                 }
+            }
+            if Self.repeatsAKey(rows.compactMap(\.keyAndScope)) {
+                try db.inTransaction(.immediate) { try oneByOne() }
                 return
             }
             try db.inTransaction(.immediate) {
                 let stored = try lockedStoredRows(rows.map(\.keyAndScope), db, mapping)
+                if Self.findsARowTwice(stored, mapping) { return try oneByOne() }
                 var writes = [(entity: Int, query: SQL)]()
                 for (index, row) in rows.enumerated() {
                     if let found = stored[index], let keyAndScope = row.keyAndScope {
@@ -192,6 +196,26 @@ extension BaseDAL {
             }
         }
         return stored
+    }
+
+    /// Whether two entities found one row: keys Swift holds distinct but the server holds
+    /// equal (`citext`, a `uuid` written in another case, `char(n)` padding, MariaDB's
+    /// case-insensitive collations) find the same row, whose key comes back as stored,
+    /// once for each. Each entity's changed columns would then be computed against the row
+    /// as it was before the batch, and the row end as neither entity.
+    static func findsARowTwice(_ stored: [StoredRow?], _ mapping: TableMapping) -> Bool {
+        let positions = mapping.primaryKey.map { mapping.selectedPosition(of: $0) }
+        var seen = Set<[DatabaseValue]>()
+        for row in stored {
+            guard let row else { continue }
+            var key = [DatabaseValue]()
+            for position in positions {
+                guard let position else { return true }  // (the key is always read; else: to be safe)
+                key.append(row.raw.values[position])
+            }
+            if !seen.insert(key).inserted { return true }
+        }
+        return false
     }
 
     /// Whether two of `keys` are equal (or might be: text compares as Swift's `==`, so a

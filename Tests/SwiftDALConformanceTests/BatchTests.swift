@@ -47,6 +47,14 @@ private struct Blob: Entity, Codable {
     var body: Data
 }
 
+private struct Code: Entity, Codable, Equatable {
+    static let tableName = "codes"
+    static let primaryKey = ["code"]
+    var code: String
+    var name: String
+    var age: Int
+}
+
 @Suite struct BatchTests {
     /// The users whose email starts with `prefix`, counted from outside the pool on a
     /// server (psql, the mariadb client), through the pool on SQLite.
@@ -282,6 +290,43 @@ private struct Blob: Entity, Codable {
         #expect(try sample.users.updateRange([first, second]) == 2)
         let twice = try sample.users.findById(users[10].id ?? -1)
         #expect(twice?.name == users[10].name && twice?.age == users[10].age + 5, "\(String(describing: twice))")
+    }
+
+    /// Two entities whose keys differ for Swift but not for the server (here a trailing
+    /// space: SQLite's `RTRIM` collation, PostgreSQL's `char(n)`, MariaDB's PAD SPACE
+    /// collations; so too `citext`, a `uuid` in another case, MariaDB's case-insensitive
+    /// collations) find one row. `updateRange` and `upsertRange` then write them one after
+    /// the other, as two calls would: the row ends as the second entity, not as a mix of
+    /// both computed against the row before the batch.
+    @Test(arguments: Engine.allCases)
+    func keysTheServerHoldsEqualAreWrittenOneAfterTheOther(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let key: String
+        switch engine {
+        case .sqlite: key = "TEXT COLLATE RTRIM"
+        case .postgres: key = "char(8)"
+        case .mariadb: key = "VARCHAR(8) COLLATE utf8mb4_general_ci"
+        }
+        try sample.database.write { db in
+            try db.execute(
+                sql: "CREATE TABLE codes(code \(key) PRIMARY KEY, name VARCHAR(20) NOT NULL, age INT NOT NULL)")
+            try db.execute(sql: "INSERT INTO codes VALUES ('k1', 'original', 1)")
+        }
+        let codes = BaseDAL<Code>(database: sample.database)
+        let found = try codes.updateRange([
+            Code(code: "k1", name: "renamed", age: 1), Code(code: "k1 ", name: "original", age: 9)
+        ])
+        #expect(found == 2)
+        let updated = try #require(try codes.getAll().first)
+        #expect([updated.name, "\(updated.age)"] == ["original", "9"])
+        try sample.database.write { try $0.execute(sql: "UPDATE codes SET name = 'original', age = 9") }
+        try codes.upsertRange([
+            Code(code: "k1", name: "upserted", age: 9), Code(code: "k1 ", name: "original", age: 20)
+        ])
+        let all = try codes.getAll()
+        #expect(all.count == 1)
+        #expect(all.map { [$0.name, "\($0.age)"] } == [["original", "20"]])
     }
 
     /// `upsertRange` inserts the new entities and writes the changed columns of the stored
