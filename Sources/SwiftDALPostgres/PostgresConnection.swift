@@ -27,6 +27,8 @@ final class PostgresConnection: EngineConnection {
     /// The pool's sender of cancel requests.
     /// The cancel requests made for the current call, until they are settled.
     private let cancelRequests: PendingStopRequests
+    /// Sends a stopped call's cancel request again while its pipelined batch runs.
+    private let pipelineResends = PipelineCancelResends()
     /// The connection's socket, for ``abandon()`` (set once it is open).
     private let socket: Int32
     /// Set by ``abandon()``: the socket is shut down.
@@ -183,6 +185,8 @@ final class PostgresConnection: EngineConnection {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
         guard let canceller else { return }
         cancelRequests.send { canceller.cancelRunningStatement() }
+        let requests = cancelRequests
+        pipelineResends.callStopped { requests.send { canceller.cancelRunningStatement() } }
     }
 
     var interruptGracePeriod: Duration? { configuration.stopGracePeriod }
@@ -508,6 +512,8 @@ final class PostgresConnection: EngineConnection {
         var sent = [Sent]()
         sent.reserveCapacity(indices.count)
         guard PQenterPipelineMode(connection) == 1 else { throw broken(sql: nil) }
+        pipelineResends.pipelineBegins()
+        defer { pipelineResends.pipelineEnded() }
         // An error making or sending a statement stops sending; what was sent is still read
         // (so that the connection leaves pipeline mode in order), then the error is thrown.
         var stopped: (any Error)?
@@ -560,7 +566,7 @@ final class PostgresConnection: EngineConnection {
             var rowCount = 0
             var error: (any Error)?
             var ran = false  // false for a statement skipped after an earlier one failed
-            while let result = nextPipelineResult(connection) {
+            while let result = PQgetResult(connection) {
                 switch PQresultStatus(result) {
                 case PGRES_COMMAND_OK:
                     ran = true
@@ -616,7 +622,7 @@ final class PostgresConnection: EngineConnection {
             if let error, firstError == nil { firstError = Self.error(error, at: statement.index) }
             changed += rowCount
         }
-        let sync = nextPipelineResult(connection)
+        let sync = PQgetResult(connection)
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)
         guard synced, PQexitPipelineMode(connection) == 1 else {
@@ -626,35 +632,6 @@ final class PostgresConnection: EngineConnection {
         if let error = firstError ?? stopped { throw error }
         if schemaChanged { try clearStatementCache() }
         return changed
-    }
-
-    /// How often a stopped call's cancel request is sent again while its pipeline's results
-    /// are awaited.
-    static let cancelResendInterval: Int32 = 100  // ms
-
-    /// `PQgetResult`, waiting for the server where it would (`PQisBusy`) in slices: while
-    /// the call is stopped, its cancel request is sent again at every slice. PostgreSQL
-    /// drops a cancel that reaches the backend while it reads its next message, as it does
-    /// between the pipeline's statements (sent by the thousand, flushed in 8 KB pieces);
-    /// the statements after it then run, and one waiting on a lock held elsewhere would
-    /// hold the batch's earlier rows until the session died, long after the call had
-    /// reported its rollback. A cancel sent again ends that wait.
-    private func nextPipelineResult(_ connection: OpaquePointer) -> OpaquePointer? {
-        while socket >= 0, PQisBusy(connection) == 1 {
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Self.cancelResendInterval)
-            if ready == 0 {
-                if cancelRequested.load(ordering: .sequentiallyConsistent), let canceller {
-                    cancelRequests.send { canceller.cancelRunningStatement() }
-                }
-                continue
-            }
-            if ready < 0, errno == EINTR { continue }
-            // Input, the end of the stream, or a failed poll: libpq reads it, or reports
-            // the failure through `PQgetResult`.
-            if ready < 0 || PQconsumeInput(connection) == 0 { break }
-        }
-        return PQgetResult(connection)
     }
 
     /// The prepared statement for `sql` in a pipeline, and the text to prepare it with when
