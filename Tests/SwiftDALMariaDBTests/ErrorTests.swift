@@ -25,6 +25,16 @@ import Testing
         return (pool, outside)
     }
 
+    /// The schema with a second parent row, and a `log` table.
+    private func makeSchemaWithTwoParentsAndALog() throws -> (MariaDBPool, OutsideView) {
+        let (pool, outside) = try makeSchema()
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)")
+            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
+        }
+        return (pool, outside)
+    }
+
     @Test func constraintViolationsAreTypedAndNameTheirObjectsWithoutValues() throws {
         let (pool, _) = try makeSchema()
         defer { try? pool.close() }
@@ -109,12 +119,8 @@ import Testing
     /// the victim's `INSERT` must be refused and its write must throw the deadlock. Checked
     /// from outside: only the winner's rows are there.
     @Test func aDeadlockCaughtInsideAWriteFailsTheWriteAndWritesNothingAfterIt() async throws {
-        let (pool, outside) = try makeSchema()
+        let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
-        try await pool.write { db in
-            try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)")
-            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
-        }
         let locked = (first: DispatchSemaphore(value: 0), second: DispatchSemaphore(value: 0))
         struct Outcome: Sendable {
             var caughtDeadlock = false
@@ -170,12 +176,8 @@ import Testing
     /// `innodb_rollback_on_timeout = OFF`: the transaction goes on (the connection asks the
     /// server), and the body's later statements and its `COMMIT` are written.
     @Test func aLockWaitTimeoutCaughtInsideAWriteKeepsTheTransaction() async throws {
-        let (pool, outside) = try makeSchema()
+        let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
-        try await pool.write { db in
-            try db.execute(sql: "INSERT INTO parent VALUES (2, 'b@example.com', 1)")
-            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
-        }
         let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let holder = Task.detached {
             try await blocking {
