@@ -229,6 +229,10 @@ final class MariaDBConnection: EngineConnection {
     /// ends it here: the transaction's owner must see it end.
     var isInTransaction: Bool {
         guard let mysql, !failed else { return false }
+        if transactionMayHaveEndedBy != nil, readingOffTheWire == nil, !cancelRequested.load(ordering: .relaxed) {
+            askWhetherTheTransactionLives()
+            if failed { return false }
+        }
         if transactionEndedBy != nil || transactionMayHaveEndedBy != nil { return true }
         return swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0
     }
@@ -271,7 +275,9 @@ final class MariaDBConnection: EngineConnection {
     /// its call was stopped (only a `ROLLBACK` runs then, once the kill was answered).
     private func checkMaySend(_ sql: String, role: MariaDBStatementRole) throws {
         if failed || abandoned.load(ordering: .acquiring) { throw brokenError(sql: sql) }
-        guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return try checkTransactionLives(role) }
+        guard cancelRequested.load(ordering: .sequentiallyConsistent) else {
+            return try checkTransactionLives(role, sql)
+        }
         guard role == .rollback else {
             throw MariaDBError(
                 code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
@@ -284,35 +290,42 @@ final class MariaDBConnection: EngineConnection {
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
                     + "connection is closed (the server rolls its transaction back)", sql: sql)
         }
-        try checkTransactionLives(role)
+        try checkTransactionLives(role, sql)
     }
 
     /// Throws when the server rolled the transaction back on its own and `role` is not the
     /// `ROLLBACK` that ends it here (which clears the mark).
-    private func checkTransactionLives(_ role: MariaDBStatementRole) throws {
+    private func checkTransactionLives(_ role: MariaDBStatementRole, _ sql: String) throws {
         guard transactionEndedBy != nil || transactionMayHaveEndedBy != nil else { return }
-        if role == .rollback {
+        // A `ROLLBACK` ends it here too; so does a new transaction's start (its implicit
+        // commit has nothing to commit: every statement since was refused).
+        if role == .rollback || FirstWord(sql) == .start || FirstWord(sql) == .begin {
             transactionEndedBy = nil
             transactionMayHaveEndedBy = nil
             return
         }
-        if let cause = transactionMayHaveEndedBy {
-            transactionMayHaveEndedBy = nil
-            let open = try? uncounted { () -> Int? in
-                var open: Int?
-                _ = try executeText("SELECT @@in_transaction") { open = try $0.decode(Int.self, at: 0) }
-                return open
-            }
-            if failed { throw brokenError(sql: nil) }
-            // Not known (the question failed): taken as ended, which only refuses.
-            if open != 1 { transactionEndedBy = cause }
-        }
+        askWhetherTheTransactionLives()
+        if failed { throw brokenError(sql: nil) }
         guard let cause = transactionEndedBy else { return }
         throw MariaDBError(
             code: cause.code, sqlState: cause.sqlState,
             message: cause.message + " (the server rolled the transaction back at that error; every statement but "
                 + "ROLLBACK is refused until the transaction ends, and COMMIT would commit nothing)",
             sql: cause.sql)
+    }
+
+    /// After an error that may have ended the transaction (``transactionMayHaveEndedBy``),
+    /// asks the server (`@@in_transaction`); marks it ended when it has, or when the
+    /// question fails (which only refuses statements).
+    private func askWhetherTheTransactionLives() {
+        guard let cause = transactionMayHaveEndedBy else { return }
+        transactionMayHaveEndedBy = nil
+        let open = try? uncounted { () -> Int? in
+            var open: Int?
+            _ = try executeText("SELECT @@in_transaction") { open = try $0.decode(Int.self, at: 0) }
+            return open
+        }
+        if open != 1 { transactionEndedBy = cause }
     }
 
     /// Notes an error after which the server may have rolled back the transaction the
@@ -602,7 +615,7 @@ final class MariaDBConnection: EngineConnection {
         defer {
             if !stored {
                 Self.freeResult(of: statement)
-                drainResults(handle)
+                drainResults(handle, sql: sql)
             }
         }
         let binding: MariaDBResultBinding
@@ -660,6 +673,10 @@ final class MariaDBConnection: EngineConnection {
             }
             try binding.appendRow(of: handle, to: &values)
         }
+        // The further results read now: an error in them is the call's.
+        stored = true
+        Self.freeResult(of: statement)
+        if let error = drainResults(handle, sql: sql) { throw error }
         return .rows(MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values))
     }
 
@@ -731,11 +748,18 @@ final class MariaDBConnection: EngineConnection {
 
     /// Reads the further results a statement may send (a procedure's), so that the
     /// connection is ready for the next statement.
-    private func drainResults(_ handle: UnsafeMutablePointer<MYSQL_STMT>) {
-        guard let mysql else { return }
-        while mysql_more_results(mysql) != 0, mysql_stmt_next_result(handle) == 0 {
+    @discardableResult
+    private func drainResults(_ handle: UnsafeMutablePointer<MYSQL_STMT>, sql: String) -> MariaDBError? {
+        guard let mysql else { return nil }
+        while mysql_more_results(mysql) != 0 {
+            let next = mysql_stmt_next_result(handle)
+            // A later statement of the procedure failed (a deadlock there ended the
+            // transaction): its error, noted as every error is.
+            if next > 0 { return statementError(handle, sql: sql) }
+            guard next == 0 else { break }
             mysql_stmt_free_result(handle)
         }
+        return nil
     }
 
     /// Runs `sql` (one statement or several) through the text protocol, calling `body` with

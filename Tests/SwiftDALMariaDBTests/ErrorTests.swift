@@ -118,7 +118,7 @@ import Testing
     /// autocommit mode, each committing on its own, and answer its `COMMIT` with success:
     /// the victim's `INSERT` must be refused and its write must throw the deadlock. Checked
     /// from outside: only the winner's rows are there.
-    @Test func aDeadlockCaughtInsideAWriteFailsTheWriteAndWritesNothingAfterIt() async throws {
+    @Test func aDeadlockCaughtInsideAWriteFailsTheWriteAndWritesNothingAfterIt() throws {
         let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
         let locked = (first: DispatchSemaphore(value: 0), second: DispatchSemaphore(value: 0))
@@ -134,7 +134,7 @@ import Testing
                 try pool.write { db in
                     try db.execute("UPDATE parent SET age = \(age) WHERE id = \(own)")
                     mine.signal()
-                    guard theirs.wait(timeout: .now() + 20) == .success else { return }
+                    guard theirs.wait(timeout: .now() + 120) == .success else { return }
                     do {
                         try db.execute("UPDATE parent SET age = \(age) WHERE id = \(other)")
                     } catch let error as MariaDBError where error.code == 1213 {
@@ -152,9 +152,9 @@ import Testing
             }
             return outcome
         }
-        async let first = blocking { transfer("first", own: 1, other: 2, age: 10) }
-        async let second = blocking { transfer("second", own: 2, other: 1, age: 20) }
-        let outcomes = try await [first, second]
+        let first = StartedThread { transfer("first", own: 1, other: 2, age: 10) }
+        let second = StartedThread { transfer("second", own: 2, other: 1, age: 20) }
+        let outcomes = [try first.result(), try second.result()]
         let victims = outcomes.filter(\.caughtDeadlock)
         try #require(victims.count == 1)
         #expect(victims[0].insertError == 1213)
@@ -167,7 +167,7 @@ import Testing
         #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "\(winner.age)\n\(winner.age)")
         // The connection the victim used serves the next writes.
         for id in 3...4 {
-            try await pool.write { db in try db.execute("INSERT INTO log VALUES (\("next\(id)"))") }
+            try pool.write { db in try db.execute("INSERT INTO log VALUES (\("next\(id)"))") }
         }
         #expect(try outside.sql("SELECT COUNT(*) FROM log") == "3")
     }
@@ -175,37 +175,33 @@ import Testing
     /// A lock wait timeout (1205) rolls back only the statement, under MariaDB's default
     /// `innodb_rollback_on_timeout = OFF`: the transaction goes on (the connection asks the
     /// server), and the body's later statements and its `COMMIT` are written.
-    @Test func aLockWaitTimeoutCaughtInsideAWriteKeepsTheTransaction() async throws {
+    @Test func aLockWaitTimeoutCaughtInsideAWriteKeepsTheTransaction() throws {
         let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
         let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let holder = Task.detached {
-            try await blocking {
-                try pool.write { db in
-                    try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
-                    held.signal()
-                    _ = done.wait(timeout: .now() + 30)
-                    throw CancellationError()  // rolled back: the lock holder writes nothing
-                }
-            }
-        }
-        let timedOut = try await blocking { () -> Int? in
-            defer { done.signal() }
-            guard held.wait(timeout: .now() + 20) == .success else { return nil }
-            var code: Int?
+        let holder = StartedThread {
             try pool.write { db in
-                try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
-                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
-                do {
-                    try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
-                } catch let error as MariaDBError {
-                    code = error.code
-                }
-                try db.execute(sql: "INSERT INTO log VALUES ('after')")
+                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
+                held.signal()
+                _ = done.wait(timeout: .now() + 120)
+                throw CancellationError()  // rolled back: the lock holder writes nothing
             }
-            return code
         }
-        await #expect(throws: CancellationError.self) { try await holder.value }
+        defer { done.signal() }
+        try #require(held.wait(timeout: .now() + 120) == .success)
+        var timedOut: Int?
+        try pool.write { db in
+            try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
+            try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
+            do {
+                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
+            } catch let error as MariaDBError {
+                timedOut = error.code
+            }
+            try db.execute(sql: "INSERT INTO log VALUES ('after')")
+        }
+        done.signal()
+        #expect(throws: CancellationError.self) { try holder.result() }
         #expect(timedOut == 1205)
         #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "30\n7")
         #expect(try outside.sql("SELECT name FROM log") == "after")
@@ -229,6 +225,24 @@ import Testing
 
 /// Every error number SwiftDAL names has its category; one it does not is `.other`.
 @Suite struct MariaDBErrorCategoryTests {
+    /// A procedure whose later statement fails after its first result was sent (a
+    /// deadlock there would have ended the transaction; here a `SIGNAL`): the `CALL`
+    /// throws that error instead of returning the first result, and the connection runs
+    /// the next statement.
+    @Test func aProcedureFailingAfterItsFirstResultThrows() throws {
+        let (pool, _) = try makeOneConnectionPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql: "CREATE PROCEDURE later() BEGIN SELECT 1; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'late'; END")
+        }
+        let error = #expect(throws: MariaDBError.self) {
+            try pool.write { db in try db.fetchColumn(Int.self, "CALL later()") }
+        }
+        #expect(error?.code == 1644)
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 2") } == 2)
+    }
+
     /// A statement whose result fails part way (here a subquery that returns two rows for
     /// the second row of the result: rows are sent, then the error) throws that error, and
     /// the same cached statement runs again at once. (Connector/C leaves a statement whose

@@ -183,13 +183,13 @@ private struct LoopStopped: Error {}
                 _ = try db.executeBatch(count: 1_000) { index in
                     if index == 300 {
                         paused.signal()
-                        _ = resume.wait(timeout: .now() + 60)
+                        _ = resume.wait(timeout: .now() + 120)
                     }
                     return "INSERT INTO items(name) VALUES (\("gated \(index)"))"
                 }
             }
         }
-        try await blocking { _ = paused.wait(timeout: .now() + 30) }
+        try await blocking { _ = paused.wait(timeout: .now() + 120) }
         // The backend has run what it was sent and waits for the rest of the pipeline.
         try await eventually {
             (try? calls.outside.psql(
@@ -197,18 +197,16 @@ private struct LoopStopped: Error {}
                     + "AND wait_event = 'ClientRead'"))?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
         }
         let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let gate = Task.detached {
-            try await blocking {
-                try holder.write { db -> Int in
-                    try db.execute("SELECT pg_advisory_xact_lock(42)")
-                    held.signal()
-                    _ = release.wait(timeout: .now() + 60)
-                    return try db.fetchScalar(Int.self, "SELECT pg_backend_pid()") ?? 0
-                }
+        let gate = StartedThread {
+            try holder.write { db -> Int in
+                try db.execute("SELECT pg_advisory_xact_lock(42)")
+                held.signal()
+                _ = release.wait(timeout: .now() + 120)
+                return try db.fetchScalar(Int.self, "SELECT pg_backend_pid()") ?? 0
             }
         }
         defer { release.signal() }
-        try await blocking { _ = held.wait(timeout: .now() + 30) }
+        try await blocking { _ = held.wait(timeout: .now() + 120) }
         let holderPID = try calls.outside.psql(
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted"
         ).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -223,7 +221,7 @@ private struct LoopStopped: Error {}
         #expect(!others.contains("active") && !others.contains("in transaction"), "\(others)")
         #expect(calls.outside.runsAtOnce("LOCK TABLE items IN ACCESS EXCLUSIVE MODE"), "the batch's table lock")
         release.signal()
-        #expect(try await gate.value == Int(holderPID))
+        #expect(try await blocking { try gate.result() } == Int(holderPID))
         #expect(try calls.items(named: "gated %") == 0)
         #expect(try await calls.pool.write { db in try db.execute("INSERT INTO items(name) VALUES ('after')") } == 1)
     }
