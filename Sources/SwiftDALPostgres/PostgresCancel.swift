@@ -37,7 +37,7 @@ extension CancelHandle {
 /// pipeline once it has ended: the `ROLLBACK` after it settles every request sent.
 ///
 /// For example, a connection: `pipelineBegins()` and `defer { pipelineEnded() }` around a
-/// pipeline, and `callStopped { requests.send { … } }` when its call is stopped.
+/// pipeline, and `callStopped(for: grace) { requests.send { … } }` when its call is stopped.
 final class PipelineCancelResends: @unchecked Sendable {
     static let interval = Duration.milliseconds(100)
 
@@ -62,13 +62,16 @@ final class PipelineCancelResends: @unchecked Sendable {
     }
 
     /// The call was stopped: while the pipeline running now runs, `send` is called every
-    /// interval to queue the cancel request again. Never blocks.
-    func callStopped(_ send: @escaping @Sendable () -> Void) {
+    /// interval to queue the cancel request again, for `period` at most (the stop's grace
+    /// period: past it the call abandons the connection; a shutdown without one still ends
+    /// the resends). Never blocks.
+    func callStopped(for period: Duration, _ send: @escaping @Sendable () -> Void) {
         guard let generation = state.withLock({ $0.running ? $0.generation : nil }) else { return }
-        schedule(generation, send)
+        let times = max(1, Int(period / Self.interval))
+        schedule(generation, remaining: times, send)
     }
 
-    private func schedule(_ generation: Int, _ send: @escaping @Sendable () -> Void) {
+    private func schedule(_ generation: Int, remaining: Int, _ send: @escaping @Sendable () -> Void) {
         DeadlineScheduler.shared.schedule(after: Self.interval) { [weak self] in
             guard let self else { return }
             let sent = state.withLock { state -> Bool in
@@ -76,7 +79,7 @@ final class PipelineCancelResends: @unchecked Sendable {
                 send()
                 return true
             }
-            if sent { schedule(generation, send) }
+            if sent, remaining > 1 { schedule(generation, remaining: remaining - 1, send) }
         }
     }
 }

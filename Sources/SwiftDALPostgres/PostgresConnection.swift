@@ -186,7 +186,9 @@ final class PostgresConnection: EngineConnection {
         guard let canceller else { return }
         cancelRequests.send { canceller.cancelRunningStatement() }
         let requests = cancelRequests
-        pipelineResends.callStopped { requests.send { canceller.cancelRunningStatement() } }
+        pipelineResends.callStopped(for: configuration.stopGracePeriod) {
+            requests.send { canceller.cancelRunningStatement() }
+        }
     }
 
     var interruptGracePeriod: Duration? { configuration.stopGracePeriod }
