@@ -18,6 +18,79 @@ import Testing
         #expect(!db.isInTransaction)
     }
 
+    /// A constraint declared `ON CONFLICT ROLLBACK` rolls the whole transaction back, and
+    /// SQLite would run the next statements in autocommit mode, each committing on its own,
+    /// with the `COMMIT` after them failing. A body that catches the error and goes on: its
+    /// next statement is refused with that error (so is the `COMMIT`), the call throws,
+    /// nothing is written (seen from a second connection), and the connection goes on.
+    @Test func aTransactionSQLiteRolledBackOnItsOwnWritesNothingMore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("rolled.sqlite")
+        let db = try Database(path: path)
+        let outside = try Database(path: path)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
+        var conflict: SQLiteError?
+        var refused: SQLiteError?
+        func failure(_ sql: String) -> SQLiteError? {
+            do {
+                try db.execute(sql: sql)
+                return nil
+            } catch {
+                return error as? SQLiteError
+            }
+        }
+        let thrown = #expect(throws: SQLiteError.self) {
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "INSERT INTO t VALUES (1, 'first')")
+                conflict = failure("INSERT INTO t VALUES (1, 'x')")
+                refused = failure("INSERT INTO t VALUES (2, 'y')")
+                // A body that swallows every error: its COMMIT is refused.
+                _ = try? db.execute(sql: "INSERT INTO t VALUES (3, 'z')")
+            }
+        }
+        #expect(conflict?.code == .constraintPrimaryKey)
+        #expect(refused?.code == .constraintPrimaryKey)
+        #expect(thrown?.code == .constraintPrimaryKey)
+        #expect(refused?.message.contains("rolled the transaction back") == true)
+        #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
+        #expect(!db.isInTransaction)
+        try db.inTransaction(.immediate) { try db.execute(sql: "INSERT INTO t VALUES (4, 'next')") }
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [4])
+        // A script in the transaction is refused too; a trigger's RAISE(ROLLBACK) inside a
+        // savepoint ends the whole transaction as well.
+        try db.execute(
+            sql: "CREATE TRIGGER guard BEFORE INSERT ON t WHEN NEW.v = 'bad' BEGIN SELECT RAISE(ROLLBACK, 'bad'); END")
+        var scriptRefused = false
+        #expect(throws: SQLiteError.self) {
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "INSERT INTO t VALUES (5, 'good')")
+                _ = try? db.inSavepoint { try db.execute(sql: "INSERT INTO t VALUES (6, 'bad')") }
+                scriptRefused = (try? db.executeScript("INSERT INTO t VALUES (7, 'script')")) == nil
+                try db.execute(sql: "INSERT INTO t VALUES (8, 'after')")
+            }
+        }
+        #expect(scriptRefused)
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [4])
+    }
+
+    /// The same on a pool, whose body swallows the error: the write throws, nothing is
+    /// written, and the connection serves the next write.
+    @Test func aPoolWriteSQLiteRolledBackOnItsOwnThrows() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("rolled-pool.sqlite"))
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK)") }
+        #expect(throws: SQLiteError.self) {
+            try pool.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                _ = try? db.execute(sql: "INSERT INTO t VALUES (1)")
+                _ = try? db.execute(sql: "INSERT INTO t VALUES (2)")
+            }
+        }
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT count(*) FROM t") } == 0)
+        try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (3)") }
+        #expect(try pool.read { try $0.fetchColumn(Int.self, "SELECT id FROM t") } == [3])
+    }
+
     @Test func everyTransactionKindWorks() throws {
         let directory = try TemporaryDirectory()
         let db = try Database(path: directory.file("kinds.sqlite"))

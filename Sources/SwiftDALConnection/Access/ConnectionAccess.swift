@@ -61,6 +61,16 @@ final class ConnectionAccess: @unchecked Sendable {
     /// a cursor's statement), so that ``Database`` asks the engine only then
     /// (``EngineConnection/accessEnding()``). Written and read by the holder only.
     @exclusivity(unchecked) var endsWithCleanup = false
+    /// SQLite: whether a transaction was open after the last transaction-control statement
+    /// (`BEGIN`, `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`) ran. Written and read
+    /// by the holder only.
+    @exclusivity(unchecked) var transactionOpen = false
+    /// SQLite: the error on which SQLite rolled the open transaction back on its own (a
+    /// constraint declared `ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, …)` in a trigger, a full
+    /// disk, an I/O error, an interrupt), until a `ROLLBACK` ends it here too. Every other
+    /// statement is refused with it meanwhile: each would run and commit on its own, and the
+    /// `COMMIT` after them would fail. Written and read by the holder only.
+    @exclusivity(unchecked) var transactionEndedBy: SQLiteError?
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
     private let orphans = Locked<[OrphanStatement]>([])

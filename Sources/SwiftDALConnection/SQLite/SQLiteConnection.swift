@@ -309,6 +309,16 @@ package final class SQLiteConnection: EngineConnection {
 
     @usableFromInline package func executeScript(_ script: String) throws {
         let handle = try openHandle()
+        // After SQLite rolled the transaction back on its own, only a ROLLBACK runs (see
+        // `ConnectionAccess.transactionEndedBy`); a script's statements would commit.
+        if let cause = access.transactionEndedBy { throw cause }
+        let wasOpen = sqlite3_get_autocommit(handle) == 0
+        var scriptFailure: SQLiteError?
+        defer {
+            let open = sqlite3_get_autocommit(handle) == 0
+            access.transactionOpen = open
+            if wasOpen, !open, let scriptFailure { access.transactionEndedBy = scriptFailure.endingTheTransaction() }
+        }
         var utf8 = script
         try utf8.withUTF8 { buffer in
             try buffer.withMemoryRebound(to: CChar.self) { chars in
@@ -340,7 +350,10 @@ package final class SQLiteConnection: EngineConnection {
                             let count = Statement.observedRowCount(statement, sql: text, rowsProduced: rows)
                             observation.report(sql: text, since: start, rowCount: count, error: failure)
                         }
-                        if let failure { throw failure }
+                        if let failure {
+                            scriptFailure = failure
+                            throw failure
+                        }
                     }
                     guard let tail, tail > cursor else { break }
                     cursor = tail
@@ -349,9 +362,11 @@ package final class SQLiteConnection: EngineConnection {
         }
     }
 
+    /// True too after SQLite rolled the transaction back on its own, until a `ROLLBACK`
+    /// ends it here: the transaction's owner must see it end.
     @usableFromInline package var isInTransaction: Bool {
         guard let handle else { return false }
-        return sqlite3_get_autocommit(handle) == 0
+        return sqlite3_get_autocommit(handle) == 0 || access.transactionEndedBy != nil
     }
 
     /// A SQLite connection never breaks: its errors are the statement's, not the link's.

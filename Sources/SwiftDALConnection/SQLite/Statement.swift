@@ -62,6 +62,12 @@ public final class Statement {
     /// Whether this is SwiftDAL's own `ROLLBACK …`: the one statement a stopped call still
     /// runs (its transaction must end, or the writer would keep its lock).
     private let isRollback: Bool
+    /// Whether this is a `ROLLBACK` of the whole transaction (not `ROLLBACK TO`).
+    private let isWholeRollback: Bool
+    /// Whether it begins or ends a transaction or a savepoint (`BEGIN`, `COMMIT`, `END`,
+    /// `ROLLBACK`, `SAVEPOINT`, `RELEASE`): the connection notes whether a transaction is
+    /// open after it (``ConnectionAccess/transactionOpen``).
+    private let controlsTransaction: Bool
     /// When the current execution's first step ran, if an observer is told of it.
     private var observedStart: MonotonicTime?
     /// The rows the current execution has produced.
@@ -104,6 +110,11 @@ public final class Statement {
         self.sql = sql
         self.access = access
         isRollback = sql.hasPrefix("ROLLBACK")
+        let firstWord = sql.utf8.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }
+            .prefix { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D && $0 != 0x3B }
+        let word = String(decoding: firstWord.prefix(9), as: UTF8.self).uppercased()
+        controlsTransaction = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(word)
+        isWholeRollback = word == "ROLLBACK" && !sql.uppercased().contains(" TO ")
         // A statement made for the holder of a pooled connection belongs to that access;
         // on a connection you opened yourself it lives as long as you keep it.
         self.epoch = access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted ? nil : epoch
@@ -350,6 +361,7 @@ public final class Statement {
         advanceRowToken()
         if isFirstStep {
             if access.stopRequested.load(ordering: .acquiring), !isRollback { throw stopped(arguments) }
+            if let cause = access.transactionEndedBy, try runsNothingAfterTransactionEnded(by: cause) { return false }
             if access.observation != nil {
                 observedStart = MonotonicTime.now
                 rowsProduced = 0
@@ -369,10 +381,35 @@ public final class Statement {
         case SQLITE_ROW:
             rowsProduced &+= 1
             return true
-        case SQLITE_DONE: return false
+        case SQLITE_DONE:
+            if controlsTransaction { access.transactionOpen = sqlite3_get_autocommit(sqlite3_db_handle(handle)) == 0 }
+            return false
         case let code:
-            throw SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql, arguments: arguments)
+            let error = SQLiteError(connection: sqlite3_db_handle(handle), code: code, sql: sql, arguments: arguments)
+            if access.transactionOpen || controlsTransaction { noteTransactionEnd(error) }
+            throw error
         }
+    }
+
+    /// After a failed statement: when SQLite rolled the open transaction back on its own,
+    /// marks it ended (``ConnectionAccess/transactionEndedBy``) until a `ROLLBACK`.
+    @inline(never)
+    private func noteTransactionEnd(_ error: SQLiteError) {
+        guard sqlite3_get_autocommit(sqlite3_db_handle(handle)) != 0 else { return }
+        if access.transactionOpen, !isWholeRollback, access.transactionEndedBy == nil {
+            access.transactionEndedBy = error.endingTheTransaction()
+        }
+        access.transactionOpen = false
+    }
+
+    /// A statement about to run after SQLite rolled the transaction back on its own: a
+    /// whole `ROLLBACK` ends it here too (`true`: not run, as no transaction is open and
+    /// there is nothing left to undo); anything else throws the error that ended it.
+    @inline(never)
+    private func runsNothingAfterTransactionEnded(by cause: SQLiteError) throws -> Bool {
+        guard isWholeRollback else { throw cause }
+        access.transactionEndedBy = nil
+        return sqlite3_get_autocommit(sqlite3_db_handle(handle)) != 0
     }
 
     /// The error of a statement refused because its call was stopped (the call throws
@@ -634,6 +671,17 @@ private var sqliteTransient: sqlite3_destructor_type {
 }
 
 extension SQLiteError {
+    /// This error, as the statements after it are refused with once SQLite rolled the
+    /// transaction back at it (no values: the arguments are left out).
+    func endingTheTransaction() -> SQLiteError {
+        SQLiteError(
+            code: code,
+            message: message
+                + " (SQLite rolled the transaction back at that error: every statement but ROLLBACK is refused until "
+                + "the transaction ends, and COMMIT would commit nothing)",
+            sql: sql)
+    }
+
     /// The error of `connection` for a failed `code`.
     init(connection: OpaquePointer?, code: Int32, sql: String?, arguments: StatementArguments? = nil) {
         var extended = code
