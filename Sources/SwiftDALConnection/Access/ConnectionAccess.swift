@@ -70,7 +70,12 @@ final class ConnectionAccess: @unchecked Sendable {
     /// disk, an I/O error, an interrupt), until a `ROLLBACK` ends it here too. Every other
     /// statement is refused with it meanwhile: each would run and commit on its own, and the
     /// `COMMIT` after them would fail. Written and read by the holder only.
-    @exclusivity(unchecked) var transactionEndedBy: SQLiteError?
+    @exclusivity(unchecked) var transactionEndedBy: SQLiteError? {
+        didSet { transactionEnded = transactionEndedBy != nil }
+    }
+    /// Whether ``transactionEndedBy`` is set: the check every statement makes (a `Bool`,
+    /// not a copy of the error).
+    @exclusivity(unchecked) private(set) var transactionEnded = false
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
     private let orphans = Locked<[OrphanStatement]>([])

@@ -311,7 +311,7 @@ package final class SQLiteConnection: EngineConnection {
         let handle = try openHandle()
         // After SQLite rolled the transaction back on its own, only a ROLLBACK runs (see
         // `ConnectionAccess.transactionEndedBy`); a script's statements would commit.
-        if let cause = access.transactionEndedBy { throw cause }
+        if access.transactionEnded, let cause = access.transactionEndedBy { throw cause }
         let wasOpen = sqlite3_get_autocommit(handle) == 0
         var scriptFailure: SQLiteError?
         defer {
@@ -366,7 +366,7 @@ package final class SQLiteConnection: EngineConnection {
     /// ends it here: the transaction's owner must see it end.
     @usableFromInline package var isInTransaction: Bool {
         guard let handle else { return false }
-        return sqlite3_get_autocommit(handle) == 0 || access.transactionEndedBy != nil
+        return sqlite3_get_autocommit(handle) == 0 || access.transactionEnded
     }
 
     /// A SQLite connection never breaks: its errors are the statement's, not the link's.

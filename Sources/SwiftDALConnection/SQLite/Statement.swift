@@ -361,7 +361,7 @@ public final class Statement {
         advanceRowToken()
         if isFirstStep {
             if access.stopRequested.load(ordering: .acquiring), !isRollback { throw stopped(arguments) }
-            if let cause = access.transactionEndedBy, try runsNothingAfterTransactionEnded(by: cause) { return false }
+            if access.transactionEnded, try runsNothingAfterTransactionEnded() { return false }
             if access.observation != nil {
                 observedStart = MonotonicTime.now
                 rowsProduced = 0
@@ -406,8 +406,10 @@ public final class Statement {
     /// whole `ROLLBACK` ends it here too (`true`: not run, as no transaction is open and
     /// there is nothing left to undo); anything else throws the error that ended it.
     @inline(never)
-    private func runsNothingAfterTransactionEnded(by cause: SQLiteError) throws -> Bool {
-        guard isWholeRollback else { throw cause }
+    private func runsNothingAfterTransactionEnded() throws -> Bool {
+        guard isWholeRollback else {
+            throw access.transactionEndedBy ?? SQLiteError(code: .abort, message: "SQLite rolled the transaction back")
+        }
         access.transactionEndedBy = nil
         return sqlite3_get_autocommit(sqlite3_db_handle(handle)) != 0
     }
