@@ -49,9 +49,10 @@ final class MariaDBConnection: EngineConnection {
     private var failed = false
     /// The error on which the server rolled the open transaction back on its own (a
     /// deadlock, 1213), until a `ROLLBACK` ends it on the client's side too. MariaDB then
-    /// runs every later statement in autocommit mode, each committing on its own, and
-    /// answers the `COMMIT` with success: so every statement but `ROLLBACK` is refused
-    /// with this error (``checkMaySend(_:role:)``), `COMMIT` included.
+    /// runs every later statement outside that transaction and answers the `COMMIT` with
+    /// success, so they alone would be written: every statement but `ROLLBACK` (or a new
+    /// transaction's start) is refused with this error (``checkMaySend(_:role:)``),
+    /// `COMMIT` included.
     private var transactionEndedBy: MariaDBError?
     /// An error after which the server may have rolled the transaction back (a lock wait
     /// timeout, 1205, does so under `innodb_rollback_on_timeout`): asked of the server
