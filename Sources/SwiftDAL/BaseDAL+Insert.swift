@@ -79,7 +79,7 @@ extension BaseDAL {
                 for (index, entity) in entities.enumerated() {
                     do {
                         ids.append(try db.insert(try insertQuery(entity, mapping, upsert: false)))
-                    } catch var error as SQLiteError {
+                    } catch var error as SQLiteError where error.concernsTheBatchItem {
                         error.batchIndex = index
                         throw error
                     }

@@ -275,7 +275,7 @@ final class MariaDBConnection: EngineConnection {
     /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
     /// its call was stopped (only a `ROLLBACK` runs then, once the kill was answered).
     private func checkMaySend(_ sql: String, role: MariaDBStatementRole) throws {
-        if failed || abandoned.load(ordering: .acquiring) { throw brokenError(sql: sql) }
+        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql) }
         guard cancelRequested.load(ordering: .sequentiallyConsistent) else {
             return try checkTransactionLives(role, sql)
         }
@@ -306,7 +306,7 @@ final class MariaDBConnection: EngineConnection {
             return
         }
         askWhetherTheTransactionLives()
-        if failed { throw brokenError(sql: nil) }
+        if failed { throw notSentError(sql) }
         guard let cause = transactionEndedBy else { return }
         throw MariaDBError(
             code: cause.code, sqlState: cause.sqlState,
@@ -340,6 +340,18 @@ final class MariaDBConnection: EngineConnection {
         case 1205: transactionMayHaveEndedBy = error  // … only under innodb_rollback_on_timeout
         default: break
         }
+    }
+
+    /// The error for a statement refused before it was sent, its connection having broken
+    /// (or been abandoned) earlier: it changed nothing, and a `COMMIT` refused so committed
+    /// nothing (the server rolls the transaction back as the session ends). So it is never
+    /// reported as an unknown outcome.
+    private func notSentError(_ sql: String) -> MariaDBError {
+        var error = MariaDBError(
+            code: 2006, sqlState: "HY000",
+            message: "the connection to \(name) is broken (the statement was not sent: nothing of it ran)", sql: sql)
+        error.wasSent = false
+        return error
     }
 
     private func brokenError(sql: String?) -> MariaDBError {
@@ -403,6 +415,11 @@ final class MariaDBConnection: EngineConnection {
     /// committed is unknown, and the error says so.
     private func outcome(of error: any Error, role: MariaDBStatementRole, autocommit: Bool, sql: String) -> any Error {
         guard role == .commit || (autocommit && role == .write) else { return error }
+        // A statement refused before it was sent (its connection had broken, or was closed)
+        // changed nothing: a COMMIT refused so committed nothing.
+        if (error as? MariaDBError)?.wasSent == false || (error as? DALError)?.code == .connectionClosed {
+            return error
+        }
         let lost = abandoned.load(ordering: .acquiring) || (error as? MariaDBError)?.isFromServer == false
         guard lost else { return error }
         return DALError(
@@ -861,7 +878,7 @@ final class MariaDBConnection: EngineConnection {
                 changed += rows
             } catch {
                 if let ended, let sent { ended(statement.sql, sent, 0, error) }
-                guard var error = error as? MariaDBError else { throw error }
+                guard var error = error as? MariaDBError, error.concernsTheBatchItem else { throw error }
                 error.batchIndex = index
                 throw error
             }

@@ -44,8 +44,12 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
     public let constraint: String?
     /// The SQL that failed, as SwiftDAL wrote it (placeholders, never values).
     public let sql: String?
-    /// For a statement of a batch (`insertRange`), its position in the batch.
+    /// For a statement of a batch (`insertRange`), its position in the batch; `nil` for an
+    /// error outside a batch, and for one no item caused (a lost connection, a stopped call).
     public package(set) var batchIndex: Int?
+    /// Whether the statement left the client: `false` for one refused before it was sent
+    /// (its connection had already broken), which therefore changed nothing.
+    var wasSent = true
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
     ///

@@ -217,7 +217,7 @@ final class PostgresConnection: EngineConnection {
     /// its call was stopped (only a `ROLLBACK` runs then, once the cancel request has been
     /// answered; a connection whose request is never answered is broken).
     private func checkMaySend(_ sql: String, role: StatementRole) throws {
-        if failed || abandoned.load(ordering: .acquiring) { throw connectionError(sql: sql) }
+        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql) }
         notices.sawWarning = false
         guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
         guard role == .rollback else {
@@ -405,6 +405,11 @@ final class PostgresConnection: EngineConnection {
     /// committed is unknown, and the error says so (``SwiftDAL/DALError/Code/outcomeUnknown``).
     private func outcome(of error: any Error, role: StatementRole, autocommit: Bool, sql: String) -> any Error {
         guard role == .commit || (autocommit && role == .write) else { return error }
+        // A statement refused before it was sent (its connection had broken, or was never
+        // open) changed nothing: a COMMIT refused so committed nothing.
+        if (error as? PostgresError)?.wasSent == false || (error as? DALError)?.code == .connectionClosed {
+            return error
+        }
         // An error the server sent in answer (57P01 at a shutdown included) means the
         // statement failed: nothing committed. Unknown is a connection that went away
         // without an answer, or one abandoned because its server did not answer.
@@ -660,9 +665,10 @@ final class PostgresConnection: EngineConnection {
         return connectionError(sql: sql)
     }
 
-    /// `error`, carrying `index` when it is the engine's error.
+    /// `error`, carrying `index` when it is the engine's error and the item's own doing (not
+    /// a lost connection, a stop, or a plan another session's schema change made stale).
     private static func error(_ error: any Error, at index: Int) -> any Error {
-        guard var error = error as? PostgresError else { return error }
+        guard var error = error as? PostgresError, error.concernsTheBatchItem, !error.isStalePlan else { return error }
         error.batchIndex = index
         return error
     }
@@ -1382,6 +1388,21 @@ final class PostgresConnection: EngineConnection {
             digit += 1
         }
         return count
+    }
+
+    /// The error for a statement refused before it was sent, its connection having broken
+    /// (or been abandoned) earlier: it changed nothing, and a `COMMIT` refused so committed
+    /// nothing (the server rolls the transaction back as the session ends). So it is never
+    /// reported as an unknown outcome.
+    private func notSentError(_ sql: String) -> PostgresError {
+        let reason = connectionError(sql: sql).message
+        var error = PostgresError(
+            sqlState: "08006",
+            message: (reason.isEmpty ? "the connection to \(name) is broken" : reason)
+                + " (the statement was not sent: nothing of it ran)", sql: sql)
+        error.isFromServer = false
+        error.wasSent = false
+        return error
     }
 
     private func connectionError(sql: String?) -> PostgresError {

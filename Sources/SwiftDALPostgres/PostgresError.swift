@@ -47,11 +47,15 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// The SQL that failed, as sent (numbered parameters, never values).
     public let sql: String?
     /// For a statement of a batch (`insertRange`), its position in the batch: the index of
-    /// the entity whose row failed; `nil` for an error outside a batch.
+    /// the entity whose row failed; `nil` for an error outside a batch, and for one no item
+    /// caused (a lost connection, a stopped call).
     public package(set) var batchIndex: Int?
     /// Whether the server sent the error (an answer: the statement it answered failed), or
     /// libpq made it up for a connection that went away without an answer.
     var isFromServer = true
+    /// Whether the statement left the client: `false` for one refused before it was sent
+    /// (its connection had already broken), which therefore changed nothing.
+    var wasSent = true
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
     ///
@@ -104,8 +108,10 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     }
 
     /// The category of the SQLSTATE: class 23 constraints; `40001`/`40P01` (serialization
-    /// failure, deadlock) a conflict; `55P03` (lock not available) busy; class 08 and the
-    /// shutdowns of class 57 the connection; `57014` (canceled) interrupted; `25006` read
+    /// failure, deadlock) a conflict; `55P03` (lock not available) busy; class 08, the
+    /// shutdowns of class 57 and the session timeouts that end the connection (`25P03`
+    /// idle in transaction, `57P05` idle session) the connection; `57014` (canceled)
+    /// interrupted; `25006` read
     /// only; class 42 an invalid statement but `42501` (insufficient privilege); class 22
     /// an invalid value; class 53 resources; class 28 (authorization) permission.
     public var category: DatabaseErrorCategory {
@@ -115,7 +121,7 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         case "57014": return .interrupted
         case "25006": return .readOnly
         case "42501": return .permission
-        case "57P01", "57P02", "57P03": return .connection
+        case "57P01", "57P02", "57P03", "25P03", "57P05": return .connection
         default: break
         }
         switch sqlStateClass {
@@ -147,11 +153,16 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// (55P03) or too many connections (53300): the same work may succeed if run again.
     public var isRetryable: Bool { ["40001", "40P01", "55P03", "53300"].contains(sqlState) }
 
-    /// The connection failed or the server is going away (classes 08 and 57P01–57P03):
-    /// the connection cannot be used again, and a pool replaces it.
+    /// The connection failed, the server is going away (class 08, 57P01–57P03) or it ended
+    /// the session for a timeout (25P03 idle in transaction, 57P05 idle session): the
+    /// connection cannot be used again, and a pool replaces it.
     public var isConnectionFailure: Bool {
-        sqlStateClass == "08" || ["57P01", "57P02", "57P03"].contains(sqlState)
+        sqlStateClass == "08" || ["57P01", "57P02", "57P03", "25P03", "57P05"].contains(sqlState)
     }
+
+    /// "cached plan must not change result type" (0A000): another session's schema change
+    /// altered a prepared statement's result columns.
+    var isStalePlan: Bool { sqlState == "0A000" && message.contains("cached plan") }
 
     /// The SQLSTATE, the message, the table, column and constraint, and the SQL; never
     /// the detail, which may quote values.

@@ -221,6 +221,53 @@ import Testing
         let next = try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
         #expect(next != nil && next != id)
     }
+
+    /// A batch whose session an administrator kills part way (`KILL CONNECTION` from
+    /// outside while item 50 is made) throws a connection failure that names no item (no
+    /// row caused it), and nothing of it was written.
+    @Test func aBatchWhoseSessionIsKilledPartWayNamesNoItem() throws {
+        let (pool, outside) = try makeOneConnectionPool()
+        defer { try? pool.close() }
+        try pool.write { db in try db.execute(sql: "CREATE TABLE pairs(a INT)") }
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.write { db in
+                let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
+                _ = try db.executeBatch(count: 100) { (index: Int) -> SQL in
+                    if index == 50 { try outside.sql("KILL CONNECTION \(session)") }
+                    return "INSERT INTO pairs(a) VALUES (\(index))"
+                }
+            }
+        }
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect(failure?.batchIndex == nil, "\(String(describing: failure))")
+        #expect(try outside.sql("SELECT COUNT(*) FROM pairs") == "0")
+    }
+
+    /// A write whose session an administrator killed part way (`KILL CONNECTION` from
+    /// outside), its next statement's error caught: the COMMIT is refused before it is
+    /// sent, so the call reports a connection failure, not an unknown outcome. Nothing of
+    /// it was written (checked from outside), and the pool serves the next write.
+    @Test func aCommitRefusedOnABrokenConnectionIsReportedNotCommitted() throws {
+        let (pool, outside) = try makeOneConnectionPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE k(id INT PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO k VALUES (1)")
+        }
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO k VALUES (\(2))")
+                let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
+                try outside.sql("KILL CONNECTION \(session)")
+                _ = try? db.execute("INSERT INTO k VALUES (\(3))")  // the session is gone
+            }
+        }
+        #expect(failure?.category == .connection, "\(String(describing: failure))")
+        #expect(failure?.description.contains("not sent") == true, "\(String(describing: failure))")
+        #expect(try outside.sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM k") == "1")
+        try pool.write { db in try db.execute("INSERT INTO k VALUES (\(4))") }
+        #expect(try outside.sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM k") == "1,4")
+    }
 }
 
 /// Every error number SwiftDAL names has its category; one it does not is `.other`.

@@ -88,6 +88,36 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
         #expect(try stored() == "1,3")
     }
 
+    /// A write whose session an administrator ended part way (`pg_terminate_backend` from
+    /// outside), its next statement's error caught: the COMMIT is refused before it is
+    /// sent, so the call reports a connection failure, not an unknown outcome. Nothing of
+    /// it was written (checked from outside), and the pool serves the next write.
+    @Test func aCommitRefusedOnABrokenConnectionIsReportedNotCommitted() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        let outside = try OutsideView.of(pool)
+        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO k VALUES (\(2))")
+                let session = try db.fetchScalar(Int.self, "SELECT pg_backend_pid()") ?? 0
+                _ = try outside.psql("SELECT pg_terminate_backend(\(session), 10000)")
+                _ = try? db.execute("INSERT INTO k VALUES (\(3))")  // the session is gone
+            }
+        }
+        #expect(failure?.category == .connection, "\(String(describing: failure))")
+        #expect(failure?.description.contains("not sent") == true, "\(String(describing: failure))")
+        func stored() throws -> String {
+            try outside.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM k")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try stored() == "1")
+        try pool.write { db in try db.execute("INSERT INTO k VALUES (\(4))") }
+        #expect(try stored() == "1,4")
+    }
+
     /// Writes stopped at random moments across BEGIN … COMMIT (time limits and
     /// cancellations of a few milliseconds, statements of a few milliseconds): every
     /// outcome a call reports is the one the server holds, in both directions.

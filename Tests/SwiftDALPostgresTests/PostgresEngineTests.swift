@@ -300,6 +300,43 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
         }
     }
 
+    /// A pipelined batch whose session an administrator ends while one of its statements
+    /// runs (`pg_terminate_backend` from outside, seen in `pg_stat_activity`): the server
+    /// answers that statement with 57P01, a connection failure that names no item (no row
+    /// caused it), and nothing of the batch was written.
+    @Test func aBatchWhoseSessionEndsPartWayNamesNoItem() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        let outside = try OutsideView.of(pool)
+        try outside.psql("CREATE TABLE pairs(a INTEGER)")
+        let session = try pool.read { try $0.fetchScalar(Int.self, "SELECT pg_backend_pid()") } ?? 0
+        let terminator = StartedThread { () throws -> Bool in
+            for _ in 0..<3_000 {
+                let sleeping = try outside.psql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = \(session) AND query LIKE '%pg_sleep%'")
+                if sleeping.trimmingCharacters(in: .whitespacesAndNewlines) == "1" {
+                    _ = try outside.psql("SELECT pg_terminate_backend(\(session), 10000)")
+                    return true
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return false
+        }
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.write { db in
+                _ = try db.executeBatch(count: 5) { (index: Int) -> SQL in
+                    index == 2 ? "SELECT pg_sleep(60)" : "INSERT INTO pairs(a) VALUES (\(index))"
+                }
+            }
+        }
+        #expect(try terminator.result())
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect(failure?.batchIndex == nil, "\(String(describing: failure))")
+        #expect(try outside.psql("SELECT count(*) FROM pairs").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
     /// A batch statement that the server refuses when the pipeline prepares it (a column
     /// the table does not have) reaches the observer once, with its error and the text as
     /// written, as it does when run alone; the statements after it, skipped, do not.

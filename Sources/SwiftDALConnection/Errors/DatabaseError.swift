@@ -33,7 +33,8 @@ public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
     /// a serialization failure or a deadlock.
     var isRetryable: Bool { get }
     /// For a statement of a batch (`insertRange`), the failing one's position in it: the
-    /// index of the entity whose row failed; `nil` for an error outside a batch.
+    /// index of the entity whose row failed; `nil` for an error outside a batch, and for
+    /// one no item caused (a lost connection, a stopped call), which names no item.
     var batchIndex: Int? { get }
 }
 
@@ -52,6 +53,13 @@ extension SQLiteError: DatabaseError {
 
     /// `SQLITE_BUSY` and `SQLITE_LOCKED` (and their extended codes).
     public var isRetryable: Bool { primaryCode == .busy || primaryCode == .locked }
+}
+
+extension DatabaseError {
+    /// Whether the error can be the batch item's own doing (a constraint, a value, a lock
+    /// conflict, a statement the server refused), so that its ``batchIndex`` names the item
+    /// to look at: not a lost connection or a stopped call, which any item would have met.
+    package var concernsTheBatchItem: Bool { category != .connection && category != .interrupted }
 }
 
 /// An engine error that can carry a batch position (``DatabaseError/batchIndex``), set by
@@ -80,7 +88,7 @@ package func positioningBatchErrors<R>(at index: Int, _ body: () throws -> R) th
     do {
         return try body()
     } catch var error as any BatchPositionedError {
-        error.batchIndex = index
+        if (error as? any DatabaseError)?.concernsTheBatchItem != false { error.batchIndex = index }
         throw error
     }
 }

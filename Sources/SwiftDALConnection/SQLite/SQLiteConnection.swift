@@ -276,7 +276,7 @@ package final class SQLiteConnection: EngineConnection {
             let statement = try query(index)
             do {
                 changed += try run(statement) { try row(index, $0) }
-            } catch var error as SQLiteError {
+            } catch var error as SQLiteError where error.concernsTheBatchItem {
                 error.batchIndex = index
                 throw error
             }

@@ -24,7 +24,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     /// The arguments bound to ``sql``, when there were any. Not part of ``description``.
     public let arguments: StatementArguments?
     /// For a statement of a batch (`insertRange`), its position in the batch: the index of
-    /// the entity whose row failed; `nil` for an error outside a batch.
+    /// the entity whose row failed; `nil` for an error outside a batch, and for one no item
+    /// caused (a lost connection, a stopped call).
     public package(set) var batchIndex: Int?
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
