@@ -118,6 +118,35 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
         #expect(try stored() == "1,4")
     }
 
+    /// A session the server ends for idling in a transaction
+    /// (`idle_in_transaction_session_timeout`, 100 ms, while the body waits a second): the
+    /// next statement throws a connection failure (25P03, or, as libpq 15 reports it when
+    /// its send fails first, 08006), nothing of the transaction was
+    /// written (checked from outside), and the pool lends a new session.
+    @Test func aSessionEndedForIdlingInATransactionIsAConnectionFailure() throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try makePostgresPool(configuration)
+        defer { try? pool.close() }
+        let outside = try OutsideView.of(pool)
+        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
+        let first = try pool.read { try $0.fetchScalar(Int.self, "SELECT pg_backend_pid()") }
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.write { db in
+                try db.execute(sql: "SET LOCAL idle_in_transaction_session_timeout = 100")
+                try db.execute("INSERT INTO k VALUES (\(2))")
+                Thread.sleep(forTimeInterval: 1)
+                try db.execute("INSERT INTO k VALUES (\(3))")
+            }
+        }
+        #expect(["25P03", "08006"].contains(failure?.sqlState ?? ""), "\(String(describing: failure))")
+        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
+        #expect(failure?.category == .connection, "\(String(describing: failure))")
+        #expect(try outside.psql("SELECT count(*) FROM k").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        let next = try pool.read { try $0.fetchScalar(Int.self, "SELECT pg_backend_pid()") }
+        #expect(next != nil && next != first)
+    }
+
     /// Writes stopped at random moments across BEGIN … COMMIT (time limits and
     /// cancellations of a few milliseconds, statements of a few milliseconds): every
     /// outcome a call reports is the one the server holds, in both directions.
@@ -219,5 +248,24 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
         }
         for standby in servers.standbys { standby.resume() }
         outcomes.check(against: stored, "cluster")
+    }
+}
+
+/// Every SQLSTATE SwiftDAL names has its category; a session the server ended is a
+/// connection failure whatever the reason it gives.
+@Suite struct PostgresErrorCategoryTests {
+    @Test func eachNamedSQLStateHasItsCategory() {
+        let expected: [(String, DatabaseErrorCategory)] = [
+            ("23505", .constraint), ("23503", .constraint), ("40001", .conflict), ("40P01", .conflict),
+            ("55P03", .busy), ("57014", .interrupted), ("25006", .readOnly), ("42501", .permission),
+            ("08006", .connection), ("57P01", .connection), ("57P03", .connection), ("25P03", .connection),
+            ("57P05", .connection), ("42P01", .invalidStatement), ("22003", .invalidValue),
+            ("53100", .resourceExhausted), ("28P01", .permission), ("XX001", .corrupt), ("25P02", .other)
+        ]
+        for (state, category) in expected {
+            let error = PostgresError(sqlState: state, message: "m")
+            #expect(error.category == category, "\(state)")
+            #expect(error.isConnectionFailure == (category == .connection), "\(state)")
+        }
     }
 }
