@@ -73,6 +73,53 @@ import Testing
         #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [4])
     }
 
+    /// A script that begins a transaction itself and fails at an `ON CONFLICT ROLLBACK`
+    /// constraint: SQLite rolled back what the script wrote, and the statements sent after
+    /// it are refused until a `ROLLBACK` (a script of one, comments and all, counts), so
+    /// that none commits on its own. Control statements behind a comment are read as
+    /// such: a commented `BEGIN` opens a transaction the same constraint then ends.
+    /// Everything checked from a second connection.
+    @Test func aTransactionAScriptBeganAndSQLiteRolledBackWritesNothingMore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("script.sqlite")
+        let db = try Database(path: path)
+        let outside = try Database(path: path)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
+        let scriptFailure = #expect(throws: SQLiteError.self) {
+            try db.executeScript("BEGIN; INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (1, 'b')")
+        }
+        #expect(scriptFailure?.code == .constraintPrimaryKey)
+        #expect(db.isInTransaction, "the transaction is seen open until it is rolled back here")
+        let refused = #expect(throws: SQLiteError.self) { try db.execute(sql: "INSERT INTO t VALUES (2, 'c')") }
+        #expect(refused?.message.contains("rolled the transaction back") == true)
+        #expect(throws: SQLiteError.self) { try db.executeScript("INSERT INTO t VALUES (3, 'd')") }
+        #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
+        try db.executeScript("/* the owner ends it */ ROLLBACK;")
+        #expect(!db.isInTransaction)
+        try db.execute(sql: "INSERT INTO t VALUES (4, 'e')")
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [4])
+
+        try db.execute(sql: "-- a comment first\nBEGIN IMMEDIATE")
+        try db.execute(sql: "INSERT INTO t VALUES (5, 'f')")
+        #expect(throws: SQLiteError.self) { try db.execute(sql: "INSERT INTO t VALUES (5, 'g')") }
+        #expect(throws: SQLiteError.self) { try db.execute(sql: "INSERT INTO t VALUES (6, 'h')") }
+        #expect(db.isInTransaction)
+        try db.execute(sql: "/* c */ ROLLBACK")
+        #expect(!db.isInTransaction)
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [4])
+    }
+
+    @Test func leadingWordsSkipCommentsAndSeeWhatFollows() {
+        #expect(Statement.leadingWords(of: "  /* a */ -- b\n rollback to sp").words == ["ROLLBACK", "TO", "SP"])
+        #expect(Statement.leadingWords(of: "ROLLBACK; -- done\n", seeingWhatFollows: true).more == false)
+        #expect(Statement.leadingWords(of: "ROLLBACK; SELECT 1", seeingWhatFollows: true).more == true)
+        #expect(Statement.leadingWords(of: "SELECT 'a;b', 1, 2, 3", limit: 2).words == ["SELECT", ""])
+        #expect(Statement.isWholeRollback(Statement.leadingWords(of: "/**/ROLLBACK TRANSACTION").words))
+        #expect(!Statement.isWholeRollback(Statement.leadingWords(of: "ROLLBACK TRANSACTION TO sp").words))
+        #expect(Statement.leadingWords(of: "/* unterminated").words.isEmpty)
+        #expect(Statement.leadingWords(of: "").words.isEmpty)
+    }
+
     /// The same on a pool, whose body swallows the error: the write throws, nothing is
     /// written, and the connection serves the next write.
     @Test func aPoolWriteSQLiteRolledBackOnItsOwnThrows() throws {

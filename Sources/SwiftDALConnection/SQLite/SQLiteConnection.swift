@@ -310,14 +310,28 @@ package final class SQLiteConnection: EngineConnection {
     @usableFromInline package func executeScript(_ script: String) throws {
         let handle = try openHandle()
         // After SQLite rolled the transaction back on its own, only a ROLLBACK runs (see
-        // `ConnectionAccess.transactionEndedBy`); a script's statements would commit.
-        if access.transactionEnded, let cause = access.transactionEndedBy { throw cause }
-        let wasOpen = sqlite3_get_autocommit(handle) == 0
+        // `ConnectionAccess.transactionEndedBy`); a script's statements would commit. A
+        // script of one whole ROLLBACK ends the transaction here, with nothing left to undo.
+        if access.transactionEnded, let cause = access.transactionEndedBy {
+            let (words, more) = Statement.leadingWords(of: script, seeingWhatFollows: true)
+            guard Statement.isWholeRollback(words), !more else { throw cause }
+            if sqlite3_get_autocommit(handle) != 0 {
+                access.transactionEndedBy = nil
+                return
+            }
+        }
+        // Whether a transaction was open before the statement that failed (one the script
+        // itself began included): SQLite may have rolled it back at that failure.
+        var openBeforeFailure = false
         var scriptFailure: SQLiteError?
         defer {
             let open = sqlite3_get_autocommit(handle) == 0
             access.transactionOpen = open
-            if wasOpen, !open, let scriptFailure { access.transactionEndedBy = scriptFailure.endingTheTransaction() }
+            if openBeforeFailure, !open, let scriptFailure,
+                !Statement.isWholeRollback(Statement.leadingWords(of: scriptFailure.sql ?? "").words)
+            {
+                access.transactionEndedBy = scriptFailure.endingTheTransaction()
+            }
         }
         var utf8 = script
         try utf8.withUTF8 { buffer in
@@ -339,6 +353,7 @@ package final class SQLiteConnection: EngineConnection {
                     if let statement {
                         let start = access.observation == nil ? nil : MonotonicTime.now
                         var rows = 0
+                        openBeforeFailure = sqlite3_get_autocommit(handle) == 0
                         var stepCode = sqlite3_step(statement)
                         while stepCode == SQLITE_ROW {
                             rows += 1

@@ -110,11 +110,9 @@ public final class Statement {
         self.sql = sql
         self.access = access
         isRollback = sql.hasPrefix("ROLLBACK")
-        let firstWord = sql.utf8.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }
-            .prefix { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D && $0 != 0x3B }
-        let word = String(decoding: firstWord.prefix(9), as: UTF8.self).uppercased()
-        controlsTransaction = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(word)
-        isWholeRollback = word == "ROLLBACK" && !sql.uppercased().contains(" TO ")
+        let words = Statement.leadingWords(of: sql).words
+        controlsTransaction = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(words.first)
+        isWholeRollback = Statement.isWholeRollback(words)
         // A statement made for the holder of a pooled connection belongs to that access;
         // on a connection you opened yourself it lives as long as you keep it.
         self.epoch = access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted ? nil : epoch
@@ -412,6 +410,76 @@ public final class Statement {
         }
         access.transactionEndedBy = nil
         return sqlite3_get_autocommit(sqlite3_db_handle(handle)) != 0
+    }
+
+    /// The first words of `sql`'s first statement, upper-cased (at most `limit`; comments
+    /// and white space skipped, anything else but a word read as an empty one), and, when
+    /// `seeingWhatFollows`, whether anything but white space and comments follows that
+    /// statement's `;` (a `;` in a literal counts as one: a cautious answer). Read when a
+    /// statement is prepared or a script runs, not when a prepared statement runs.
+    package static func leadingWords(
+        of sql: String, limit: Int = 4, seeingWhatFollows: Bool = false
+    ) -> (words: [String], more: Bool) {
+        let bytes = Array(sql.utf8)
+        var words = [String]()
+        var index = 0
+        var endedAt: Int?
+        func skipBlank() {
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D || byte == 0x0C {
+                    index += 1
+                } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+                    while index < bytes.count && bytes[index] != 0x0A { index += 1 }
+                } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
+                    index += 2
+                    while index < bytes.count
+                        && !(bytes[index] == UInt8(ascii: "*") && index + 1 < bytes.count
+                            && bytes[index + 1] == UInt8(ascii: "/"))
+                    {
+                        index += 1
+                    }
+                    index = min(index + 2, bytes.count)
+                } else {
+                    return
+                }
+            }
+        }
+        func isWordByte(_ byte: UInt8) -> Bool {
+            let lower = byte | 0x20
+            return (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "_")
+        }
+        while index < bytes.count {
+            if words.count == limit && !seeingWhatFollows { break }
+            skipBlank()
+            guard index < bytes.count else { break }
+            if bytes[index] == UInt8(ascii: ";") {
+                endedAt = index
+                break
+            }
+            let start = index
+            while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
+            if index == start {
+                index += 1  // a quote, a parenthesis: not a word (and the statement is no control one)
+                if words.count < limit { words.append("") }
+                continue
+            }
+            if words.count < limit { words.append(String(decoding: bytes[start..<index], as: UTF8.self).uppercased()) }
+        }
+        guard let endedAt else { return (words, false) }
+        index = endedAt
+        while index < bytes.count && bytes[index] == UInt8(ascii: ";") {
+            index += 1
+            skipBlank()
+        }
+        return (words, index < bytes.count)
+    }
+
+    /// Whether `words` (``leadingWords(of:limit:)``) are a `ROLLBACK` of the whole
+    /// transaction: not `ROLLBACK TO` a savepoint.
+    package static func isWholeRollback(_ words: [String]) -> Bool {
+        words.first == "ROLLBACK" && !words.contains("TO")
     }
 
     /// The error of a statement refused because its call was stopped (the call throws
