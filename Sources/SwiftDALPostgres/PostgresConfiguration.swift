@@ -25,6 +25,16 @@ public struct PostgresConfiguration: Sendable {
     /// and the connection is abandoned (its socket shut down, the call ends, the pool opens
     /// another). A healthy server answers a cancel request within milliseconds.
     public var stopGracePeriod: Duration = .milliseconds(500)
+    /// How often the server checks, while a statement runs, that this client is still
+    /// connected (PostgreSQL 14 and later: `client_connection_check_interval`; `nil`: the
+    /// server's own, which is off unless configured). A session whose client went away (a
+    /// service process that died, a connection abandoned after ``stopGracePeriod``) then
+    /// ends within about this interval, rolling its transaction back and releasing its
+    /// locks, instead of running on until its statement ends: a statement waiting on a
+    /// lock would otherwise hold the transaction's earlier locks as long as the other
+    /// holder keeps its own. A session setting, so not made with ``transactionPooling``
+    /// (set it on the server or the role there); ignored by servers before 14.
+    public var clientConnectionCheckInterval: Duration? = .seconds(1)
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?

@@ -168,6 +168,12 @@ final class PostgresConnection: EngineConnection {
             "SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on",
             "SET extra_float_digits TO 3", "SET bytea_output TO 'hex'"
         ]
+        if let interval = configuration.clientConnectionCheckInterval, PQserverVersion(connection) >= 140_000 {
+            // At least 1 ms (0 would turn the check off), at most PostgreSQL's largest.
+            settings.append(
+                "SET client_connection_check_interval TO \(min(max(1, interval.clampedMilliseconds), Int64(Int32.max)))"
+            )
+        }
         if let timeout = configuration.statementTimeout {
             settings.append(
                 // At least 1 ms (0 would mean none), at most PostgreSQL's largest (about 24.8 days).

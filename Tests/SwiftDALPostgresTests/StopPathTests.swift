@@ -468,3 +468,84 @@ private struct LoopStopped: Error {}
         try expectLockFree("task cancelled")
     }
 }
+
+/// The file descriptor of this process's TCP socket bound to local port `port`.
+private func socketBound(toLocalPort port: Int) -> Int32? {
+    for descriptor in Int32(0)..<4_096 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        if named == 0, address.sin_family == sa_family_t(AF_INET), Int(UInt16(bigEndian: address.sin_port)) == port {
+            return descriptor
+        }
+    }
+    return nil
+}
+
+@Suite struct ClientGoneTests {
+    /// A session whose client went away while its statement waited on a lock (its socket
+    /// shut down, as when a service process dies, or when SwiftDAL abandons a connection
+    /// whose stop the server did not answer) ends on the server within about
+    /// `clientConnectionCheckInterval` (1 s by default), though the lock it waited on is
+    /// still held: its transaction is rolled back and its locks released. Seen from
+    /// outside: the session leaves `pg_stat_activity`, its table can be locked at once,
+    /// and its row was not written. (Without the check the session waits as long as the
+    /// lock's holder holds on: this test would fail after its 30 s bound.)
+    @Test func aSessionWhoseClientWentAwayMidLockWaitEndsOnTheServer() throws {
+        let server = try PostgresServer.start(settings: ["listen_addresses": "'127.0.0.1'"])
+        defer { server.stop() }
+        let database = try server.makeDatabaseName()
+        let url = "host=127.0.0.1 port=\(server.port) user=app dbname=\(database) connect_timeout=5"
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        let pool = try PostgresPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        let holder = try PostgresPool(url: url, configuration: configuration)
+        defer { try? holder.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE t(id INT)") }
+        // A session-level lock: the holder's connection keeps it while it sits in its pool.
+        try holder.write { try $0.execute(sql: "SELECT pg_advisory_lock(42)") }
+        let (pid, port) = try pool.read { db in
+            (
+                try db.fetchScalar(Int.self, "SELECT pg_backend_pid()") ?? 0,
+                try db.fetchScalar(Int.self, "SELECT client_port FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                    ?? -1
+            )
+        }
+        let descriptor = try #require(socketBound(toLocalPort: port))
+        let victim = StartedThread { () -> String in
+            do {
+                try pool.write { db in
+                    try db.execute(sql: "INSERT INTO t VALUES (1)")
+                    try db.execute(sql: "SELECT pg_advisory_lock(42)")
+                }
+                return "returned"
+            } catch {
+                return String(describing: error)
+            }
+        }
+        func outside(_ sql: String) throws -> String {
+            try server.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func within(_ seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
+            let end = Date(timeIntervalSinceNow: seconds)
+            while Date() < end {
+                if try condition() { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        #expect(
+            try within(60) { try outside("SELECT wait_event_type FROM pg_stat_activity WHERE pid = \(pid)") == "Lock" })
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        let reported = try victim.result()
+        #expect(reported != "returned")
+        #expect(try within(30) { try outside("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid)") == "0" })
+        #expect(try outside("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == "1")
+        #expect(
+            (try? outside("SET lock_timeout = '500ms'; BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE; ROLLBACK")) != nil)
+        #expect(try outside("SELECT count(*) FROM t") == "0")
+    }
+}
