@@ -207,6 +207,65 @@ import Testing
         #expect(try outside.sql("SELECT name FROM log") == "after")
     }
 
+    /// Under `innodb_rollback_on_timeout = ON` (a server started with it), a lock wait
+    /// timeout (1205) rolls the whole transaction back. The connection asks the server
+    /// (`@@in_transaction`) and finds it ended: the body's later statement and the write
+    /// throw that 1205, and nothing of the write is written (checked from outside); the
+    /// pool serves the next write.
+    @Test func aLockWaitTimeoutUnderRollbackOnTimeoutWritesNothingAfterIt() throws {
+        let server = try MariaDBServer.start(options: ["--innodb-rollback-on-timeout=ON"])
+        defer { server.stop() }
+        let database = try server.makeDatabaseName()
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)
+        let pool = try MariaDBPool(url: server.url(database: database), configuration: configuration)
+        defer { try? pool.close() }
+        let outside = OutsideView(server: server, database: database)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE parent(id BIGINT PRIMARY KEY, age INT NOT NULL)")
+            try db.execute(sql: "INSERT INTO parent VALUES (1, 30), (2, 30)")
+            try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
+        }
+        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = StartedThread {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
+                held.signal()
+                _ = done.wait(timeout: .now() + 120)
+                throw CancellationError()  // rolled back: the lock holder writes nothing
+            }
+        }
+        defer { done.signal() }
+        try #require(held.wait(timeout: .now() + 120) == .success)
+        var timedOut: Int?
+        var after: Int?
+        let failure = #expect(throws: MariaDBError.self) {
+            try pool.write { db in
+                try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
+                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
+                do {
+                    try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
+                } catch let error as MariaDBError {
+                    timedOut = error.code
+                }
+                do {
+                    try db.execute(sql: "INSERT INTO log VALUES ('after')")
+                } catch let error as MariaDBError {
+                    after = error.code
+                }
+            }
+        }
+        done.signal()
+        #expect(throws: CancellationError.self) { try holder.result() }
+        #expect(timedOut == 1205)
+        #expect(after == 1205)
+        #expect(failure?.code == 1205, "\(String(describing: failure))")
+        #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "30\n30")
+        #expect(try outside.sql("SELECT COUNT(*) FROM log") == "0")
+        try pool.write { db in try db.execute(sql: "INSERT INTO log VALUES ('next')") }
+        #expect(try outside.sql("SELECT name FROM log") == "next")
+    }
+
     @Test func aSessionKilledOnTheServerBreaksTheConnectionAndThePoolReplacesIt() throws {
         let (pool, outside) = try makeMariaDBPool(
             {
