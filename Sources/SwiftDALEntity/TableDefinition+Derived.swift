@@ -6,7 +6,10 @@ extension TableDefinition {
     /// property, named by its coding key; `INTEGER` for integers and `Bool`, `REAL` for
     /// floating point, `TEXT` for strings, dates, UUIDs, decimals and nested `Codable`
     /// values (JSON), `BLOB` for `Data`; `NOT NULL` unless the property is optional; the
-    /// entity's primary key. Add constraints, defaults and indexes to the result, or
+    /// entity's primary key. A `Decimal` in a `TEXT` column is exact but compares as text
+    /// (`"49.9" > "199"`): make a column you compare or sort `.numeric` (exact on
+    /// PostgreSQL and MariaDB; 15 significant digits on SQLite). Add constraints, defaults
+    /// and indexes to the result, or
     /// declare the definition by hand when a property cannot be probed (an enum whose
     /// raw value is not a valid default, a custom `init(from:)`).
     ///

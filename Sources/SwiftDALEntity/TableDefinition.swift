@@ -211,6 +211,24 @@ public struct TableDefinition: Sendable, Hashable {
         columns.append(column)
     }
 
+    /// Changes the type of column `column`, keeping the rest of its definition: for
+    /// instance a `Decimal` a derived definition made `TEXT` (exact, compared as text), to
+    /// `.numeric` (compared as a number). Throws ``DALError/Code/invalidColumn`` when the
+    /// table has no such column.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var products = try TableDefinition(deriving: Product.self)
+    /// try products.changeType(ofColumn: "price", to: .numeric)
+    /// ```
+    public mutating func changeType(ofColumn column: String, to type: ColumnType) throws {
+        guard let index = columns.firstIndex(where: { $0.name == column }) else {
+            throw DALError(.invalidColumn, "table \(name) has no column \(column)", table: name, column: column)
+        }
+        columns[index].type = type
+    }
+
     /// Sets the primary key. A single `INTEGER` column becomes SQLite's rowid alias;
     /// `autoincrement` forbids reusing the ids of deleted rows.
     ///
