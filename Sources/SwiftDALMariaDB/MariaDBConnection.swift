@@ -300,7 +300,7 @@ final class MariaDBConnection: EngineConnection {
         guard transactionEndedBy != nil || transactionMayHaveEndedBy != nil else { return }
         // A `ROLLBACK` ends it here too; so does a new transaction's start (its implicit
         // commit has nothing to commit: every statement since was refused).
-        if role == .rollback || FirstWord(sql) == .start || FirstWord(sql) == .begin {
+        if role == .rollback || FirstWord(sql) == .start || Self.beginsATransaction(sql) {
             transactionEndedBy = nil
             transactionMayHaveEndedBy = nil
             return
@@ -313,6 +313,15 @@ final class MariaDBConnection: EngineConnection {
             message: cause.message + " (the server rolled the transaction back at that error; every statement but "
                 + "ROLLBACK is refused until the transaction ends, and COMMIT would commit nothing)",
             sql: cause.sql)
+    }
+
+    /// Whether `sql` is a `BEGIN` that starts a transaction, not the compound statement
+    /// `BEGIN NOT ATOMIC … END` (whose statements run in the session's transaction, or one
+    /// by one when there is none).
+    static func beginsATransaction(_ sql: String) -> Bool {
+        let first = FirstWord(sql)
+        guard first == .begin else { return false }
+        return FirstWord(String(decoding: sql.utf8.dropFirst(first.end), as: UTF8.self)) != .not
     }
 
     /// After an error that may have ended the transaction (``transactionMayHaveEndedBy``),
@@ -1075,6 +1084,7 @@ struct FirstWord: Equatable {
     static let with = FirstWord(word: "WITH")
     static let start = FirstWord(word: "START")
     static let begin = FirstWord(word: "BEGIN")
+    static let not = FirstWord(word: "NOT")
     static let savepoint = FirstWord(word: "SAVEPOINT")
     static let release = FirstWord(word: "RELEASE")
     static let set = FirstWord(word: "SET")

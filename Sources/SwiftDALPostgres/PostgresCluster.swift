@@ -241,7 +241,9 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
                 }
             } catch is NotCaughtUp {
                 continue
-            } catch let error as PostgresError where error.isConnectionFailure && !answered {
+            } catch let error as PostgresError
+                where error.isConnectionFailure && !error.isIdleSessionTimeout && !answered
+            {
                 replica.leaveRotation("a read failed: \(error.message)")
                 guard !retried else { throw error }
                 retried = true

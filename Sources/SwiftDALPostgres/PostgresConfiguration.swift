@@ -33,7 +33,9 @@ public struct PostgresConfiguration: Sendable {
     /// locks, instead of running on until its statement ends: a statement waiting on a
     /// lock would otherwise hold the transaction's earlier locks as long as the other
     /// holder keeps its own. A session setting, so not made with ``transactionPooling``
-    /// (set it on the server or the role there); ignored by servers before 14.
+    /// (set it on the server or the role there); ignored by servers before 14, and left off
+    /// by a server whose platform cannot make the check (it refuses any value but 0 there:
+    /// Windows, and before PostgreSQL 15 systems other than Linux).
     public var clientConnectionCheckInterval: Duration? = .seconds(1)
     /// The server's `statement_timeout` for every statement (`nil`: the server's own);
     /// a statement running longer fails with SQLSTATE 57014.

@@ -168,12 +168,6 @@ final class PostgresConnection: EngineConnection {
             "SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO, YMD'", "SET standard_conforming_strings TO on",
             "SET extra_float_digits TO 3", "SET bytea_output TO 'hex'"
         ]
-        if let interval = configuration.clientConnectionCheckInterval, PQserverVersion(connection) >= 140_000 {
-            // At least 1 ms (0 would turn the check off), at most PostgreSQL's largest.
-            settings.append(
-                "SET client_connection_check_interval TO \(min(max(1, interval.clampedMilliseconds), Int64(Int32.max)))"
-            )
-        }
         if let timeout = configuration.statementTimeout {
             settings.append(
                 // At least 1 ms (0 would mean none), at most PostgreSQL's largest (about 24.8 days).
@@ -181,6 +175,15 @@ final class PostgresConnection: EngineConnection {
             )
         }
         try executeScript(settings.joined(separator: "; "))
+        if let interval = configuration.clientConnectionCheckInterval, PQserverVersion(connection) >= 140_000 {
+            // On its own, and a refusal ignored: a server whose platform cannot tell that a
+            // client went away (Windows; before PostgreSQL 15, systems other than Linux)
+            // refuses any value but 0, and the check is then left off. At least 1 ms (0
+            // would turn it off), at most PostgreSQL's largest.
+            let milliseconds = min(max(1, interval.clampedMilliseconds), Int64(Int32.max))
+            _ = try? executeScript("SET client_connection_check_interval TO \(milliseconds)")
+            if failed { throw connectionError(sql: nil) }
+        }
     }
 
     deinit {
@@ -374,10 +377,10 @@ final class PostgresConnection: EngineConnection {
                         + "whose error you handle",
                     sql: query.sql)
             }
-            if statement.changesSchema { try clearStatementCache() }
             if notices.sawWarning {
                 try checkCommitConfirmed(role: statement.role, autocommit: autocommit, sql: query.sql)
             }
+            if statement.changesSchema { try clearStatementCacheAfterSchemaChange() }
             return affected
         } catch {
             if statement.role == .rollback {
@@ -769,7 +772,7 @@ final class PostgresConnection: EngineConnection {
                 completedStatements += 1
             } else if serverError == nil {
                 var error = Self.error(of: result, sql: sql)
-                error.batchIndex = Self.copyLine(of: result).map { $0 - 1 }
+                if error.concernsTheBatchItem { error.batchIndex = Self.copyLine(of: result).map { $0 - 1 } }
                 serverError = error
             }
             PQclear(result)
@@ -971,7 +974,7 @@ final class PostgresConnection: EngineConnection {
             throw outcome(of: error, role: role, autocommit: autocommit, sql: script)
         }
         if notices.sawWarning { try checkCommitConfirmed(role: role, autocommit: autocommit, sql: script) }
-        if Self.isSchemaChange(script) { try clearStatementCache() }
+        if Self.isSchemaChange(script) { try clearStatementCacheAfterSchemaChange() }
     }
 
     /// Whether `sql` may change the result columns of prepared statements (`ALTER`,
@@ -1133,6 +1136,20 @@ final class PostgresConnection: EngineConnection {
     }
 
     var cachedStatementCount: Int { statements.count }
+
+    /// After a statement that may have changed the schema ran: this connection's prepared
+    /// statements are dropped (none then fails with "cached plan must not change result
+    /// type"). Inside a transaction, as ``clearStatementCache()`` (nothing is committed yet,
+    /// so its failure is the transaction's). Outside one the statement has committed: it is
+    /// forgotten here and deallocated on the server when that can be done now, and a
+    /// failure there (a stop, a lost connection) is not reported as the statement's, whose
+    /// outcome stands; the next clearing deallocates what is left.
+    private func clearStatementCacheAfterSchemaChange() throws {
+        guard !isInTransaction else { return try clearStatementCache() }
+        dropCachedStatements()
+        guard hasUnlistedPrepared, !isBroken, !cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
+        if (try? uncounted({ try executeScript("DEALLOCATE ALL") })) != nil { hasUnlistedPrepared = false }
+    }
 
     func clearStatementCache() throws {
         lastStatement = nil

@@ -92,6 +92,7 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         case "40001": .busySnapshot
         case "40P01", "55P03", "53300": .busy
         case "57014": .interrupt
+        case "25P03": .cannotOpen
         case "25006": .readOnly
         case "53100": .full
         case "53200": .noMemory
@@ -159,6 +160,10 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     public var isConnectionFailure: Bool {
         sqlStateClass == "08" || ["57P01", "57P02", "57P03", "25P03", "57P05"].contains(sqlState)
     }
+
+    /// A session the server ended because its client left it idle too long (25P03 in a
+    /// transaction, 57P05 outside one): the client's doing, not the server's health.
+    var isIdleSessionTimeout: Bool { sqlState == "25P03" || sqlState == "57P05" }
 
     /// "cached plan must not change result type" (0A000): another session's schema change
     /// altered a prepared statement's result columns.

@@ -94,6 +94,10 @@ import Testing
         #expect(refused?.message.contains("rolled the transaction back") == true)
         #expect(throws: SQLiteError.self) { try db.executeScript("INSERT INTO t VALUES (3, 'd')") }
         #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
+        // Only a script of a lone ROLLBACK ends it (a statement after it, even without a
+        // `;`, is refused rather than skipped).
+        #expect(throws: SQLiteError.self) { try db.executeScript("ROLLBACK\nINSERT INTO t VALUES (9, 'x')") }
+        #expect(throws: SQLiteError.self) { try db.executeScript("ROLLBACK; INSERT INTO t VALUES (9, 'x')") }
         try db.executeScript("/* the owner ends it */ ROLLBACK;")
         #expect(!db.isInTransaction)
         try db.execute(sql: "INSERT INTO t VALUES (4, 'e')")

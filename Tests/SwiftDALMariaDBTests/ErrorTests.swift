@@ -125,6 +125,7 @@ import Testing
         struct Outcome: Sendable {
             var caughtDeadlock = false
             var insertError: Int?
+            var compoundError: Int?
             var writeError: Int?
         }
         @Sendable func transfer(_ name: String, own: Int, other: Int, age: Int) -> Outcome {
@@ -145,6 +146,12 @@ import Testing
                     } catch {
                         outcome.insertError = (error as? MariaDBError)?.code ?? -1
                     }
+                    // A compound statement is not a new transaction: refused too.
+                    do {
+                        try db.execute(sql: "BEGIN NOT ATOMIC INSERT INTO log VALUES ('c-\(name)'); END")
+                    } catch {
+                        outcome.compoundError = (error as? MariaDBError)?.code ?? -1
+                    }
                 }
             } catch {
                 outcome.writeError = (error as? MariaDBError)?.code ?? -1
@@ -158,18 +165,20 @@ import Testing
         let victims = outcomes.filter(\.caughtDeadlock)
         try #require(victims.count == 1)
         #expect(victims[0].insertError == 1213)
+        #expect(victims[0].compoundError == 1213)
         #expect(victims[0].writeError == 1213)
         let winnerIndex = outcomes[0].caughtDeadlock ? 1 : 0
         #expect(outcomes[winnerIndex].writeError == nil)
         #expect(outcomes[winnerIndex].insertError == nil)
+        #expect(outcomes[winnerIndex].compoundError == nil)
         let winner = winnerIndex == 0 ? (name: "first", age: 10) : (name: "second", age: 20)
-        #expect(try outside.sql("SELECT name FROM log") == winner.name)
+        #expect(try outside.sql("SELECT name FROM log ORDER BY name") == "c-\(winner.name)\n\(winner.name)")
         #expect(try outside.sql("SELECT age FROM parent ORDER BY id") == "\(winner.age)\n\(winner.age)")
         // The connection the victim used serves the next writes.
         for id in 3...4 {
             try pool.write { db in try db.execute("INSERT INTO log VALUES (\("next\(id)"))") }
         }
-        #expect(try outside.sql("SELECT COUNT(*) FROM log") == "3")
+        #expect(try outside.sql("SELECT COUNT(*) FROM log") == "4")
     }
 
     /// A lock wait timeout (1205) rolls back only the statement, under MariaDB's default

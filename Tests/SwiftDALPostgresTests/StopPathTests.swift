@@ -469,17 +469,25 @@ private struct LoopStopped: Error {}
     }
 }
 
-/// The file descriptor of this process's TCP socket bound to local port `port`.
-private func socketBound(toLocalPort port: Int) -> Int32? {
-    for descriptor in Int32(0)..<4_096 {
+/// The file descriptor of this process's TCP socket from local port `port` to the server
+/// port `serverPort` (both: Linux lets connections to different places share a local port).
+private func socket(fromLocalPort port: Int, toServerPort serverPort: Int) -> Int32? {
+    func portNumber(
+        of descriptor: Int32, _ name: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    )
+        -> Int?
+    {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(descriptor, $0, &length) }
         }
-        if named == 0, address.sin_family == sa_family_t(AF_INET), Int(UInt16(bigEndian: address.sin_port)) == port {
-            return descriptor
-        }
+        guard named == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+    for descriptor in Int32(0)..<4_096
+    where portNumber(of: descriptor, getsockname) == port && portNumber(of: descriptor, getpeername) == serverPort {
+        return descriptor
     }
     return nil
 }
@@ -514,7 +522,7 @@ private func socketBound(toLocalPort port: Int) -> Int32? {
                     ?? -1
             )
         }
-        let descriptor = try #require(socketBound(toLocalPort: port))
+        let descriptor = try #require(socket(fromLocalPort: port, toServerPort: server.port))
         let victim = StartedThread { () -> String in
             do {
                 try pool.write { db in

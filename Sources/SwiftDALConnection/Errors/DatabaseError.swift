@@ -34,7 +34,8 @@ public protocol DatabaseError: Error, Sendable, CustomStringConvertible {
     var isRetryable: Bool { get }
     /// For a statement of a batch (`insertRange`), the failing one's position in it: the
     /// index of the entity whose row failed; `nil` for an error outside a batch, and for
-    /// one no item caused (a lost connection, a stopped call), which names no item.
+    /// one no item caused (a lost connection, a stopped call, a statement timeout), which
+    /// names no item.
     var batchIndex: Int? { get }
 }
 

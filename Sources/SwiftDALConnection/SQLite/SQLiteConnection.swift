@@ -313,8 +313,10 @@ package final class SQLiteConnection: EngineConnection {
         // `ConnectionAccess.transactionEndedBy`); a script's statements would commit. A
         // script of one whole ROLLBACK ends the transaction here, with nothing left to undo.
         if access.transactionEnded, let cause = access.transactionEndedBy {
+            // `ROLLBACK` or `ROLLBACK TRANSACTION` and nothing else (a statement after it
+            // without a `;` included, which SQLite would refuse).
             let (words, more) = Statement.leadingWords(of: script, seeingWhatFollows: true)
-            guard Statement.isWholeRollback(words), !more else { throw cause }
+            guard words == ["ROLLBACK"] || words == ["ROLLBACK", "TRANSACTION"], !more else { throw cause }
             if sqlite3_get_autocommit(handle) != 0 {
                 access.transactionEndedBy = nil
                 return
