@@ -35,6 +35,39 @@ import Testing
         return (pool, outside)
     }
 
+    /// A write holding the lock of `parent` row 1 (updated, never committed) until `done` is
+    /// signalled; it then throws `CancellationError`, rolled back.
+    private func holdingParentOne(_ pool: MariaDBPool) throws -> (StartedThread<Void>, DispatchSemaphore) {
+        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = StartedThread {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
+                held.signal()
+                _ = done.wait(timeout: .now() + 120)
+                throw CancellationError()  // rolled back: the lock holder writes nothing
+            }
+        }
+        guard held.wait(timeout: .now() + 120) == .success else {
+            done.signal()
+            throw TestFailure()
+        }
+        return (holder, done)
+    }
+
+    /// In `db`'s transaction, sets both parents' age to 7, waiting at most a second for
+    /// row 1's lock: the error number of that update (1205 when the lock stayed held), or
+    /// `nil` when it ran.
+    private func updatingBothParents(_ db: Database) throws -> Int? {
+        try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
+        try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
+        do {
+            try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
+            return nil
+        } catch let error as MariaDBError {
+            return error.code
+        }
+    }
+
     @Test func constraintViolationsAreTypedAndNameTheirObjectsWithoutValues() throws {
         let (pool, _) = try makeSchema()
         defer { try? pool.close() }
@@ -187,26 +220,11 @@ import Testing
     @Test func aLockWaitTimeoutCaughtInsideAWriteKeepsTheTransaction() throws {
         let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
-        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let holder = StartedThread {
-            try pool.write { db in
-                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
-                held.signal()
-                _ = done.wait(timeout: .now() + 120)
-                throw CancellationError()  // rolled back: the lock holder writes nothing
-            }
-        }
+        let (holder, done) = try holdingParentOne(pool)
         defer { done.signal() }
-        try #require(held.wait(timeout: .now() + 120) == .success)
         var timedOut: Int?
         try pool.write { db in
-            try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
-            try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
-            do {
-                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
-            } catch let error as MariaDBError {
-                timedOut = error.code
-            }
+            timedOut = try updatingBothParents(db)
             try db.execute(sql: "INSERT INTO log VALUES ('after')")
         }
         done.signal()
@@ -235,28 +253,13 @@ import Testing
             try db.execute(sql: "INSERT INTO parent VALUES (1, 30), (2, 30)")
             try db.execute(sql: "CREATE TABLE log(name VARCHAR(10) PRIMARY KEY)")
         }
-        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let holder = StartedThread {
-            try pool.write { db in
-                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
-                held.signal()
-                _ = done.wait(timeout: .now() + 120)
-                throw CancellationError()  // rolled back: the lock holder writes nothing
-            }
-        }
+        let (holder, done) = try holdingParentOne(pool)
         defer { done.signal() }
-        try #require(held.wait(timeout: .now() + 120) == .success)
         var timedOut: Int?
         var after: Int?
         let failure = #expect(throws: MariaDBError.self) {
             try pool.write { db in
-                try db.execute(sql: "SET SESSION innodb_lock_wait_timeout = 1")
-                try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 2")
-                do {
-                    try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
-                } catch let error as MariaDBError {
-                    timedOut = error.code
-                }
+                timedOut = try updatingBothParents(db)
                 do {
                     try db.execute(sql: "INSERT INTO log VALUES ('after')")
                 } catch let error as MariaDBError {

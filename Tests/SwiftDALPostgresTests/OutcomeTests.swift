@@ -60,18 +60,36 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     try await session.run(write)
 }
 
+/// A pool of one connection (the next call runs on the same one) on a fresh database whose
+/// table `k` holds the row 1, and a view from outside the pool.
+private func poolOnTableK() throws -> (PostgresPool, OutsideView) {
+    var configuration = PostgresConfiguration()
+    configuration.maximumConnections = 1
+    let pool = try makePostgresPool(configuration)
+    do {
+        let outside = try OutsideView.of(pool)
+        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
+        return (pool, outside)
+    } catch {
+        try? pool.close()
+        throw error
+    }
+}
+
+/// The ids `k` holds, seen from outside: `"1,3"`.
+private func storedKeys(_ outside: OutsideView) throws -> String {
+    try outside.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM k").trimmingCharacters(
+        in: .whitespacesAndNewlines)
+}
+
 @Suite(.serialized) struct OutcomeTests {
     /// A write whose statement failed with its error caught (`try?`) has an aborted
     /// transaction: PostgreSQL answers its COMMIT with "ROLLBACK" and no error. The call
     /// throws (25P02) instead of returning as if committed, nothing is written (checked from
     /// outside), and the connection serves the next write.
     @Test func aCommitOfATransactionAnErrorAbortedThrows() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1  // the next write runs on the same connection
-        let pool = try makePostgresPool(configuration)
+        let (pool, outside) = try poolOnTableK()
         defer { try? pool.close() }
-        let outside = try OutsideView.of(pool)
-        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
         let failure = #expect(throws: PostgresError.self) {
             try pool.write { db in
                 try db.execute("INSERT INTO k VALUES (\(2))")
@@ -79,13 +97,9 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
             }
         }
         #expect(failure?.sqlState == "25P02", "\(String(describing: failure))")
-        func stored() throws -> String {
-            try outside.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM k")
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        #expect(try stored() == "1")
+        #expect(try storedKeys(outside) == "1")
         try pool.write { db in try db.execute("INSERT INTO k VALUES (\(3))") }
-        #expect(try stored() == "1,3")
+        #expect(try storedKeys(outside) == "1,3")
     }
 
     /// A write whose session an administrator ended part way (`pg_terminate_backend` from
@@ -93,12 +107,8 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     /// sent, so the call reports a connection failure, not an unknown outcome. Nothing of
     /// it was written (checked from outside), and the pool serves the next write.
     @Test func aCommitRefusedOnABrokenConnectionIsReportedNotCommitted() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1
-        let pool = try makePostgresPool(configuration)
+        let (pool, outside) = try poolOnTableK()
         defer { try? pool.close() }
-        let outside = try OutsideView.of(pool)
-        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
         let failure = #expect(throws: PostgresError.self) {
             try pool.write { db in
                 try db.execute("INSERT INTO k VALUES (\(2))")
@@ -109,13 +119,9 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
         }
         #expect(failure?.category == .connection, "\(String(describing: failure))")
         #expect(failure?.description.contains("not sent") == true, "\(String(describing: failure))")
-        func stored() throws -> String {
-            try outside.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM k")
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        #expect(try stored() == "1")
+        #expect(try storedKeys(outside) == "1")
         try pool.write { db in try db.execute("INSERT INTO k VALUES (\(4))") }
-        #expect(try stored() == "1,4")
+        #expect(try storedKeys(outside) == "1,4")
     }
 
     /// A session the server ends for idling in a transaction
@@ -124,12 +130,8 @@ private func sessionWrite(_ cluster: PostgresCluster, _ session: ConsistencySess
     /// its send fails first, 08006), nothing of the transaction was
     /// written (checked from outside), and the pool lends a new session.
     @Test func aSessionEndedForIdlingInATransactionIsAConnectionFailure() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 1
-        let pool = try makePostgresPool(configuration)
+        let (pool, outside) = try poolOnTableK()
         defer { try? pool.close() }
-        let outside = try OutsideView.of(pool)
-        try outside.psql("CREATE TABLE k(id INT PRIMARY KEY); INSERT INTO k VALUES (1)")
         let first = try pool.read { try $0.fetchScalar(Int.self, "SELECT pg_backend_pid()") }
         let failure = #expect(throws: PostgresError.self) {
             try pool.write { db in
