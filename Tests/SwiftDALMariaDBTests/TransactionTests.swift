@@ -122,6 +122,7 @@ import Testing
         }
         var ids = [Int]()
         var killed: Int?
+        var streamReturned = false
         let started = ContinuousClock.now
         let failure = #expect(throws: MariaDBError.self) {
             try pool.read { db in
@@ -133,8 +134,10 @@ import Testing
                         killed = session
                     }
                 }
+                streamReturned = true  // the stream itself must throw, not end as if its rows ran out
             }
         }
+        #expect(!streamReturned)
         #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
         #expect(failure?.category == .connection)
         #expect(ContinuousClock.now - started < .seconds(20), "the stream waited for its read timeout")

@@ -375,6 +375,7 @@ private struct LoopStopped: Error {}
         let outside = try OutsideView.of(pool)
         var numbers = [Int]()
         var ended: Int?
+        var streamReturned = false
         let failure = #expect(throws: PostgresError.self) {
             try pool.read { db in
                 let session = try db.fetchScalar(Int.self, "SELECT pg_backend_pid()")
@@ -385,8 +386,10 @@ private struct LoopStopped: Error {}
                         ended = session
                     }
                 }
+                streamReturned = true  // the stream itself must throw, not end as if its rows ran out
             }
         }
+        #expect(!streamReturned)
         #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
         #expect(numbers.count >= 100 && numbers.count < 100_000)
         #expect(numbers == Array(1...numbers.count))
