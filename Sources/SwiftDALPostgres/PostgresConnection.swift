@@ -14,9 +14,9 @@ final class PostgresConnection: EngineConnection {
     let name: String
     private var statements: [String: PreparedStatement] = [:]
     private var lastStatement: (text: String, statement: PreparedStatement)?
-    /// Whether the server holds prepared statements no longer in `statements` (dropped
-    /// inside an aborted transaction, where `DEALLOCATE` cannot run): the next
-    /// `clearStatementCache` deallocates them.
+    /// Whether the server may hold prepared statements no longer in `statements` (dropped
+    /// inside an aborted transaction, where `DEALLOCATE` cannot run, or after a schema
+    /// change whose `DEALLOCATE` failed): the next `clearStatementCache` deallocates them.
     private var hasUnlistedPrepared = false
     private var statementNumber = 0
     /// Numbers the cursors of streams (each named once per connection).
@@ -1145,18 +1145,16 @@ final class PostgresConnection: EngineConnection {
     /// failure there (a stop, a lost connection) is not reported as the statement's, whose
     /// outcome stands; the next clearing deallocates what is left.
     private func clearStatementCacheAfterSchemaChange() throws {
-        guard !isInTransaction else { return try clearStatementCache() }
-        dropCachedStatements()
-        guard hasUnlistedPrepared, !isBroken, !cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
-        if (try? uncounted({ try executeScript("DEALLOCATE ALL") })) != nil { hasUnlistedPrepared = false }
+        if isInTransaction { try clearStatementCache() } else { try? clearStatementCache() }
     }
 
+    /// Drops the cached statements, then deallocates every prepared statement on the server
+    /// (those dropped earlier included); a deallocation that fails is tried again next time.
     func clearStatementCache() throws {
-        lastStatement = nil
-        let hadPrepared = hasUnlistedPrepared || statements.values.contains { $0.name != nil }
+        dropCachedStatements()
+        guard hasUnlistedPrepared, !isBroken else { return }
+        try uncounted { try executeScript("DEALLOCATE ALL") }
         hasUnlistedPrepared = false
-        statements.removeAll()
-        if hadPrepared, !isBroken { try uncounted { try executeScript("DEALLOCATE ALL") } }
     }
 
     func clearCancelRequest() {
@@ -1460,7 +1458,7 @@ final class PostgresConnection: EngineConnection {
         guard let result, PQresultStatus(result) == PGRES_FATAL_ERROR else { return false }
         let state = PQresultErrorField(result, swiftdal_pg_diag_sqlstate).map { String(cString: $0) }
         let message = PQresultErrorField(result, swiftdal_pg_diag_message_primary).map { String(cString: $0) } ?? ""
-        return state == "0A000" && message.contains("cached plan")
+        return PostgresError.isStalePlan(sqlState: state, message: message)
     }
 
     // MARK: Transactions and the catalog

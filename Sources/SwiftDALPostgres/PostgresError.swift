@@ -167,7 +167,13 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
 
     /// "cached plan must not change result type" (0A000): another session's schema change
     /// altered a prepared statement's result columns.
-    var isStalePlan: Bool { sqlState == "0A000" && message.contains("cached plan") }
+    var isStalePlan: Bool { Self.isStalePlan(sqlState: sqlState, message: message) }
+
+    /// Whether an error of `sqlState` saying `message` is "cached plan must not change
+    /// result type" (read from a result, or from an error made of one).
+    static func isStalePlan(sqlState: String?, message: String) -> Bool {
+        sqlState == "0A000" && message.contains("cached plan")
+    }
 
     /// The SQLSTATE, the message, the table, column and constraint, and the SQL; never
     /// the detail, which may quote values.
