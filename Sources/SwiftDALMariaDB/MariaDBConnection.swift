@@ -68,6 +68,13 @@ final class MariaDBConnection: EngineConnection {
     private let cancelRequested = Atomic<Bool>(false)
     /// The kill requests made for the current call, until they are settled.
     private let killRequests: PendingStopRequests
+    /// Ends the session on the server when the connection is given up on mid-statement.
+    private let reaper: MariaDBSessionReaper
+    /// When the server started, by its `Uptime` read as the session opened: the reaper
+    /// tells the session's run of the server from a later one by it.
+    private var serverStartedAt: ContinuousClock.Instant?
+    /// Set once the session is handed to ``reaper``.
+    private let givenUp = Atomic<Bool>(false)
     /// The buffers every statement's values are bound from, reused.
     private let parameters = MariaDBParameterBinding()
     /// Statements completed for the calls (the connection's own catalog queries aside).
@@ -171,8 +178,12 @@ final class MariaDBConnection: EngineConnection {
     }
 
     /// Connects to `endpoint` and sets the session up (see the type's documentation).
-    init(endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: StopRequestSender) throws {
+    init(
+        endpoint: MariaDBEndpoint, configuration: MariaDBConfiguration, killSender: StopRequestSender,
+        reaper: MariaDBSessionReaper
+    ) throws {
         killRequests = PendingStopRequests(sender: killSender)
+        self.reaper = reaper
         self.endpoint = endpoint
         self.configuration = configuration
         name = endpoint.name
@@ -181,9 +192,14 @@ final class MariaDBConnection: EngineConnection {
         socket = swiftdal_mariadb_socket(mysql)
         connectionID = mysql_thread_id(mysql)
         do {
-            try executeScript(
-                "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
-                    + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
+            var uptime: String?
+            try uncounted {
+                _ = try executeText(
+                    "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
+                        + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout); SHOW GLOBAL STATUS LIKE 'Uptime'"
+                ) { uptime = try $0.decode(String.self, at: 1) }
+            }
+            serverStartedAt = uptime.flatMap { Int64($0) }.map { ContinuousClock.now - .seconds($0) }
         } catch {
             close()
             throw error
@@ -265,10 +281,22 @@ final class MariaDBConnection: EngineConnection {
     func abandon() {
         guard !abandoned.exchange(true, ordering: .acquiringAndReleasing), socket >= 0 else { return }
         shutdown(socket, Int32(SHUT_RDWR))
+        giveUpOnTheSession()
+    }
+
+    /// Hands the session to the pool's reaper, which ends it on the server
+    /// (`KILL CONNECTION`): the connection is given up on while its statement may still run
+    /// there, holding its transaction's locks (see ``MariaDBSessionReaper``). Never blocks.
+    private func giveUpOnTheSession() {
+        guard !givenUp.exchange(true, ordering: .acquiringAndReleasing), let serverStartedAt else { return }
+        reaper.end(sessionID: connectionID, serverStartedAt: serverStartedAt)
     }
 
     func clearCancelRequest() {
-        if !killRequests.settle(waitingAtMost: configuration.stopGracePeriod) { failed = true }
+        if !killRequests.settle(waitingAtMost: configuration.stopGracePeriod) {
+            failed = true
+            giveUpOnTheSession()
+        }
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
     }
 
@@ -286,10 +314,12 @@ final class MariaDBConnection: EngineConnection {
         }
         guard killRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
             failed = true
+            giveUpOnTheSession()
             throw MariaDBError(
                 code: 2013, sqlState: "HY000",
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
-                    + "connection is closed (the server rolls its transaction back)", sql: sql)
+                    + "connection is closed, and its session is ended on the server (KILL CONNECTION), which "
+                    + "rolls its transaction back", sql: sql)
         }
         try checkTransactionLives(role, sql)
     }

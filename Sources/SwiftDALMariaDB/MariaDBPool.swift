@@ -62,6 +62,7 @@ public final class MariaDBPool: DatabaseWriter, @unchecked Sendable {
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         measuresWaits = settings.observer != nil
         let killSender = StopRequestSender(threadName: "dal-my-kill")
+        let reaper = MariaDBSessionReaper(endpoint: endpoint)
         core = PoolCore(
             PoolCore.Options(
                 name: "the MariaDB pool on \(name)", threadName: "dal-my-",
@@ -69,7 +70,7 @@ public final class MariaDBPool: DatabaseWriter, @unchecked Sendable {
                 acquireTimeout: configuration.acquireTimeout, callTimeout: configuration.callTimeout)
         ) { [settings] in
             let connection = try MariaDBConnection(
-                endpoint: endpoint, configuration: configuration, killSender: killSender)
+                endpoint: endpoint, configuration: configuration, killSender: killSender, reaper: reaper)
             return Database(engine: connection, name: name, configuration: settings)
         }
     }

@@ -69,3 +69,79 @@ extension MariaDBHungServerTests {
         #expect(error?.code == .outcomeUnknown, "\(String(describing: error))")
     }
 }
+
+extension MariaDBHungServerTests {
+    /// A call stopped while its server hung: the `KILL QUERY` cannot reach the server, the
+    /// grace period passes and the socket is shut down. MariaDB does not notice a client
+    /// gone while a statement waits on a lock, so the session would keep its transaction's
+    /// locks once the server goes on: the pool ends it (`KILL CONNECTION`, tried until the
+    /// server answers). Seen from outside: the session leaves the process list, and the row
+    /// it had locked is free at once, without its change.
+    @Test func aSessionGivenUpOnWhileItWaitsOnALockIsEndedOnTheServer() throws {
+        let server = try MariaDBServer.start(options: ["--innodb-lock-wait-timeout=600"])
+        defer { server.stop() }
+        let database = try server.makeDatabaseName()
+        let url = server.url(database: database)
+        var settings = configuration()
+        settings.callTimeout = .seconds(5)
+        settings.connectTimeout = .seconds(1)
+        let pool = try MariaDBPool(url: url, configuration: settings)
+        defer { try? pool.close() }
+        settings.callTimeout = nil
+        let holderPool = try MariaDBPool(url: url, configuration: settings)
+        defer { try? holderPool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY, v INT NOT NULL)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, 0), (2, 0)")
+        }
+        // Row 1 stays locked by another session for the whole test.
+        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = StartedThread {
+            try holderPool.write { db in
+                try db.execute(sql: "UPDATE t SET v = 1 WHERE id = 1")
+                held.signal()
+                _ = done.wait(timeout: .now() + 120)
+                throw CancellationError()
+            }
+        }
+        defer {
+            done.signal()
+            _ = try? holder.result()
+        }
+        try #require(held.wait(timeout: .now() + 60) == .success)
+        // The server stops once the victim waits on row 1 (seen from outside), before its
+        // time limit fires.
+        let waiting = "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'"
+        let pauser = StartedThread { () -> Bool in
+            let seen = waitFor(attempts: 400, pause: 10_000) { (try? server.sql(waiting))?.hasPrefix("1") == true }
+            if seen { server.pause() }
+            return seen
+        }
+        let victim = Locked<Int?>(nil)
+        let error = #expect(throws: (any Error).self) {
+            try pool.write { db in
+                victim.withLock { $0 = try? db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
+                try db.execute(sql: "UPDATE t SET v = 2 WHERE id = 2")
+                try db.execute(sql: "UPDATE t SET v = 2 WHERE id = 1")  // waits on the holder
+            }
+        }
+        try #require(try pauser.result(), "the victim was never seen waiting on the lock")
+        // Given up on, not stopped by KILL QUERY: the server was stopped all along, so the
+        // error does not say "rolled back" (nothing was, yet).
+        let timeout = try #require(error as? DALError, "\(String(describing: error))")
+        #expect(timeout.code == .timeout)
+        #expect(timeout.message.contains("was not committed"), "\(timeout)")
+        #expect(!timeout.message.contains("rolled back)"), "\(timeout)")
+        // The server goes on once the kill's connection attempt has given up (connect timeout 1 s).
+        usleep(2_500_000)
+        server.resume()
+        let id = try #require(victim.withLock { $0 })
+        let ended = try waitFor(attempts: 300, pause: 100_000) {
+            try server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)").hasPrefix("0")
+        }
+        #expect(ended, "session \(id) still runs on the server")
+        // Row 2 is free at once, and holds nothing of the victim's.
+        try server.sql("SET SESSION innodb_lock_wait_timeout = 1; UPDATE t SET v = 10 WHERE id = 2", database: database)
+        #expect(try server.sql("SELECT v FROM t WHERE id = 2", database: database) == "10\n")
+    }
+}

@@ -19,9 +19,21 @@ package final class CallControl: @unchecked Sendable {
         case timedOut(Duration)
 
         /// The error the call throws.
-        package var error: any Error {
+        package var error: any Error { error(connectionClosed: false) }
+
+        /// The error the call throws; `connectionClosed` when its connection was closed as
+        /// it stopped (its server did not answer the stop within the grace period): the
+        /// transaction was not rolled back then, only left uncommitted, and the server
+        /// rolls it back as the session ends.
+        package func error(connectionClosed: Bool) -> any Error {
             switch self {
             case .cancelled: return CancellationError()
+            case .timedOut(let limit) where connectionClosed:
+                return DALError(
+                    .timeout,
+                    "the call ran past its time limit of \(limit) and was stopped; its transaction, if any, was not "
+                        + "committed: the server did not answer the stop in time, so the connection was closed, and "
+                        + "the server rolls the transaction back as the session ends")
             case .timedOut(let limit):
                 return DALError(
                     .timeout,

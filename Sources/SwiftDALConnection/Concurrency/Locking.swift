@@ -196,7 +196,9 @@ enum ThreadAccess {
             throw error  // a commit in flight when the call stopped: never "rolled back"
         } catch {
             // The interrupted statement's error (SQLITE_INTERRUPT, SQLSTATE 57014) says why.
-            if let reason = control.reason { throw reason.error }
+            if let reason = control.reason {
+                throw reason.error(connectionClosed: database.isBrokenEngineConnection)
+            }
             throw error
         }
     }
