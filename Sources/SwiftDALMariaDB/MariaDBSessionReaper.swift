@@ -109,7 +109,8 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         var left = [Session]()
         for (index, session) in sessions.enumerated() {
             // A session of an earlier run: it ended with that run, and its id is not its own now.
-            let apart = startedAt > session.serverStartedAt
+            let apart =
+                startedAt > session.serverStartedAt
                 ? startedAt - session.serverStartedAt : session.serverStartedAt - startedAt
             guard apart < Self.sameRunTolerance else { continue }
             let statement = "KILL CONNECTION \(session.id)"
