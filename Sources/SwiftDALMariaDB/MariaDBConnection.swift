@@ -70,9 +70,9 @@ final class MariaDBConnection: EngineConnection {
     private let killRequests: PendingStopRequests
     /// Ends the session on the server when the connection is given up on mid-statement.
     private let reaper: MariaDBSessionReaper
-    /// When the server started, by its `Uptime` read as the session opened: the reaper
-    /// tells the session's run of the server from a later one by it.
-    private var serverStartedAt: ContinuousClock.Instant?
+    /// The session as the reaper finds it on the server (`nil` when the server did not
+    /// say which run of it this is: the session is then never killed).
+    private let reapable: MariaDBSessionReaper.Session?
     /// Set once the session is handed to ``reaper``.
     private let givenUp = Atomic<Bool>(false)
     /// The buffers every statement's values are bound from, reused.
@@ -189,17 +189,14 @@ final class MariaDBConnection: EngineConnection {
         name = endpoint.name
         let mysql = try MariaDBConnect.open(endpoint, multiStatements: true)
         self.mysql = mysql
-        socket = swiftdal_mariadb_socket(mysql)
+        let socket = swiftdal_mariadb_socket(mysql)
+        self.socket = socket
         connectionID = mysql_thread_id(mysql)
+        reapable = MariaDBSessionReaper.Session(mysql, id: connectionID, socket: socket)
         do {
-            var uptime: String?
-            try uncounted {
-                _ = try executeText(
-                    "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
-                        + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout); SHOW GLOBAL STATUS LIKE 'Uptime'"
-                ) { uptime = try $0.decode(String.self, at: 1) }
-            }
-            serverStartedAt = uptime.flatMap { Int64($0) }.map { ContinuousClock.now - .seconds($0) }
+            try executeScript(
+                "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
+                    + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
         } catch {
             close()
             throw error
@@ -288,8 +285,8 @@ final class MariaDBConnection: EngineConnection {
     /// (`KILL CONNECTION`): the connection is given up on while its statement may still run
     /// there, holding its transaction's locks (see ``MariaDBSessionReaper``). Never blocks.
     private func giveUpOnTheSession() {
-        guard !givenUp.exchange(true, ordering: .acquiringAndReleasing), let serverStartedAt else { return }
-        reaper.end(sessionID: connectionID, serverStartedAt: serverStartedAt)
+        guard !givenUp.exchange(true, ordering: .acquiringAndReleasing), let reapable else { return }
+        reaper.end(reapable)
     }
 
     func clearCancelRequest() {

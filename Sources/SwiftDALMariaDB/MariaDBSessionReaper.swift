@@ -12,24 +12,69 @@ import SwiftDALConnection
 /// before the server notices that the client went away. So the pool sends
 /// `KILL CONNECTION <id>` for each such session from a thread of its own, over a
 /// short-lived connection, and tries again (after 0.25 s, doubling up to 5 s) until the
-/// server answers it (or says the session is gone, 1094), for at most ``givingUpAfter``.
+/// server answers it (or the session is gone), for at most ``givingUpAfter``.
 ///
-/// A session id is unique only within one run of the server: each connection reads the
-/// server's `Uptime` as it opens, and before killing, the reaper reads it again. A session
-/// of an earlier run of the server (their starts more than ``sameRunTolerance`` apart:
-/// `Uptime` counts whole seconds) is dropped, never killed: its id may name another
-/// client's session now. (A server restarted within about three seconds of its previous
-/// start is the one case this cannot tell.)
+/// A session id names one session only within one run of one server, and only the session
+/// itself is ever killed. Before each kill the reaper checks, on the server it reached:
+/// - the same run of the same server (``Session/serverRun``: its host name, port and start
+///   time, which the connection read as it opened; a server that does not say is never
+///   sent a kill);
+/// - the session still there, logged in as the reaper's user (the pool's), and, over TCP,
+///   from the connection's own port (a proxy in between shows its own address: no kill).
+/// A session that fails a check, or that the server says is not the reaper's to kill
+/// (1095), is dropped.
 ///
 /// For example, a pool shares one among its connections:
 /// `let reaper = MariaDBSessionReaper(endpoint: endpoint)`, and a connection given up on
-/// calls `reaper.end(sessionID: connectionID, serverStartedAt: serverStartedAt)`.
+/// calls `reaper.end(session)`.
 final class MariaDBSessionReaper: @unchecked Sendable {
-    /// A session to end: its id, and when its run of the server started (by `Uptime`).
-    private struct Session {
+    /// A session to end, as the reaper recognizes it on the server.
+    struct Session: Sendable {
+        /// `CONNECTION_ID()`.
         let id: UInt
-        let serverStartedAt: ContinuousClock.Instant
-        let givenUpAt: ContinuousClock.Instant
+        /// Which run of which server the session belongs to (``serverRun(of:)``).
+        let serverRun: String
+        /// The connection's local TCP port (`nil` over a Unix socket).
+        let clientPort: UInt16?
+        var givenUpAt = ContinuousClock.now
+
+        /// Session `id` of server run `serverRun`, connected from local TCP port `clientPort`.
+        init(id: UInt, serverRun: String, clientPort: UInt16?) {
+            self.id = id
+            self.serverRun = serverRun
+            self.clientPort = clientPort
+        }
+
+        /// The session of the connection `mysql`, whose id is `id` and socket `socket`;
+        /// `nil` when the server does not say which run of it this is.
+        init?(_ mysql: UnsafeMutablePointer<MYSQL>, id: UInt, socket: Int32) {
+            guard let run = MariaDBSessionReaper.serverRun(of: mysql) else { return nil }
+            self.id = id
+            serverRun = run
+            clientPort = Self.localPort(of: socket)
+        }
+
+        /// The local port of TCP socket `socket`, or `nil` for another kind of socket.
+        private static func localPort(of socket: Int32) -> UInt16? {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let found = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) == 0 }
+            }
+            guard found else { return nil }
+            switch Int32(address.ss_family) {
+            case AF_INET:
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+                }
+            case AF_INET6:
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                }
+            default:
+                return nil
+            }
+        }
     }
 
     private struct State {
@@ -45,21 +90,21 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     /// The first wait between two rounds that left a session running; it doubles up to ``longestWait``.
     static let firstWait: Duration = .milliseconds(250)
     static let longestWait: Duration = .seconds(5)
-    /// How far apart two readings of one run's start may be: each is off by up to a second
-    /// (`Uptime` counts whole seconds), plus the time its answer took.
-    static let sameRunTolerance: Duration = .seconds(2)
 
-    /// A reaper that reaches the server at `endpoint` (its connect and read timeouts bound
-    /// each try).
+    /// A reaper that reaches the server at `endpoint`. Each try is bounded by its connect
+    /// timeout, and by a read timeout of the same (at least 5 s, at most the endpoint's).
     init(endpoint: MariaDBEndpoint) {
+        var endpoint = endpoint
+        endpoint.readTimeout = min(endpoint.readTimeout, max(endpoint.connectTimeout, 5))
+        endpoint.writeTimeout = min(endpoint.writeTimeout, max(endpoint.connectTimeout, 5))
         self.endpoint = endpoint
     }
 
-    /// Ends session `sessionID` of the server's run that started at `serverStartedAt`, from
-    /// the reaper's thread; returns at once (never blocks: it is called on the path that
-    /// fires time limits).
-    func end(sessionID: UInt, serverStartedAt: ContinuousClock.Instant) {
-        let session = Session(id: sessionID, serverStartedAt: serverStartedAt, givenUpAt: .now)
+    /// Ends `session` on the server, from the reaper's thread; returns at once (never
+    /// blocks: it is called on the path that fires time limits).
+    func end(_ session: Session) {
+        var session = session
+        session.givenUpAt = .now
         let start = state.withLock { state -> Bool in
             state.sessions.append(session)
             guard !state.running else { return false }
@@ -72,6 +117,9 @@ final class MariaDBSessionReaper: @unchecked Sendable {
             run()
         }.start()
     }
+
+    /// Whether no session is left to end (the reaper's thread has ended or is ending).
+    var isIdle: Bool { state.withLock { !$0.running } }
 
     /// Rounds of kills until no session is left.
     private func run() {
@@ -104,36 +152,74 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     private func endSessions(_ sessions: [Session]) -> [Session] {
         guard let mysql = try? MariaDBConnect.open(endpoint, multiStatements: false) else { return sessions }
         defer { mysql_close(mysql) }
-        guard let uptime = Self.uptime(mysql) else { return sessions }
-        let startedAt = ContinuousClock.now - uptime
+        guard let run = Self.serverRun(of: mysql) else { return sessions }
         var left = [Session]()
-        for (index, session) in sessions.enumerated() {
-            // A session of an earlier run: it ended with that run, and its id is not its own now.
-            let apart =
-                startedAt > session.serverStartedAt
-                ? startedAt - session.serverStartedAt : session.serverStartedAt - startedAt
-            guard apart < Self.sameRunTolerance else { continue }
-            let statement = "KILL CONNECTION \(session.id)"
-            if mysql_real_query(mysql, statement, UInt(statement.utf8.count)) == 0 { continue }
-            switch mysql_errno(mysql) {
-            case 1094: continue  // unknown thread: the session has ended already
-            case 2006, 2013: return left + sessions[index...]  // the connection broke: next round
-            default: left.append(session)  // refused for now (1040, too many connections, …)
+        for (index, session) in sessions.enumerated() where session.serverRun == run {
+            switch Self.kill(session, mysql) {
+            case .ended: continue
+            case .failed: left.append(session)
+            case .connectionBroke: return left + sessions[index...].filter { $0.serverRun == run }
             }
         }
         return left
     }
 
-    /// How long the server has been running (`Uptime`, whole seconds), or `nil` when it
-    /// does not say.
-    private static func uptime(_ mysql: UnsafeMutablePointer<MYSQL>) -> Duration? {
-        let query = "SHOW GLOBAL STATUS LIKE 'Uptime'"
-        guard mysql_real_query(mysql, query, UInt(query.utf8.count)) == 0, let result = mysql_store_result(mysql)
-        else { return nil }
+    private enum KillOutcome {
+        /// Killed, gone already, or not the reaper's to kill: nothing more to do.
+        case ended
+        /// Refused for now (too many connections, …): tried again next round.
+        case failed
+        /// The reaper's connection broke: the rest wait for the next round.
+        case connectionBroke
+    }
+
+    /// Checks that `session` is still there as the reaper's own, then kills it.
+    private static func kill(_ session: Session, _ mysql: UnsafeMutablePointer<MYSQL>) -> KillOutcome {
+        let check =
+            "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = \(session.id) "
+            + "AND USER = SUBSTRING_INDEX(USER(), '@', 1)"
+        guard let rows = query(check, mysql) else { return outcome(of: mysql_errno(mysql)) }
+        guard let host = rows.first else { return .ended }  // gone, or another user's
+        if let port = session.clientPort, host?.hasSuffix(":\(port)") != true { return .ended }
+        let statement = "KILL CONNECTION \(session.id)"
+        guard mysql_real_query(mysql, statement, UInt(statement.utf8.count)) != 0 else { return .ended }
+        return outcome(of: mysql_errno(mysql))
+    }
+
+    /// What the server's error `code` means for a session the reaper tries to kill.
+    private static func outcome(of code: UInt32) -> KillOutcome {
+        switch code {
+        case 1094, 1095, 1227: .ended  // unknown thread; not its owner; no right to
+        case 2006, 2013: .connectionBroke
+        default: .failed
+        }
+    }
+
+    /// Which run of which server `mysql` is connected to: its host name, port and start
+    /// time (`UNIX_TIMESTAMP() - Uptime`, both read by one statement, so exact whatever
+    /// the clocks do), or `nil` when the server does not say.
+    static func serverRun(of mysql: UnsafeMutablePointer<MYSQL>) -> String? {
+        guard let rows = query(serverRunQuery, mysql), rows.count == 1, let run = rows[0] else { return nil }
+        return run
+    }
+
+    /// The statement ``serverRun(of:)`` reads the server's run with.
+    static let serverRunQuery =
+        "SELECT CONCAT(@@hostname, ':', @@port, ':', UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED)) "
+        + "FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'"
+
+    /// The first column of each row `sql` returns (through the text protocol), or `nil`
+    /// when it fails.
+    private static func query(_ sql: String, _ mysql: UnsafeMutablePointer<MYSQL>) -> [String?]? {
+        guard mysql_real_query(mysql, sql, UInt(sql.utf8.count)) == 0, let result = mysql_store_result(mysql) else {
+            return nil
+        }
         defer { mysql_free_result(result) }
-        guard mysql_num_fields(result) == 2, let row = mysql_fetch_row(result), let field = row[1],
-            let seconds = Int64(String(cString: field))
-        else { return nil }
-        return .seconds(seconds)
+        guard mysql_num_fields(result) >= 1 else { return nil }
+        var values = [String?]()
+        while let row = mysql_fetch_row(result) {
+            values.append(row[0].map { String(cString: $0) })
+        }
+        return values
     }
 }

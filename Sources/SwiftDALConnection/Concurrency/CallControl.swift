@@ -22,18 +22,18 @@ package final class CallControl: @unchecked Sendable {
         package var error: any Error { error(connectionClosed: false) }
 
         /// The error the call throws; `connectionClosed` when its connection was closed as
-        /// it stopped (its server did not answer the stop within the grace period): the
-        /// transaction was not rolled back then, only left uncommitted, and the server
-        /// rolls it back as the session ends.
+        /// it stopped (its server did not answer the stop within the grace period, or the
+        /// connection broke): nothing was rolled back then, and the server rolls back what
+        /// was not committed as the session ends.
         package func error(connectionClosed: Bool) -> any Error {
             switch self {
             case .cancelled: return CancellationError()
             case .timedOut(let limit) where connectionClosed:
                 return DALError(
                     .timeout,
-                    "the call ran past its time limit of \(limit) and was stopped; its transaction, if any, was not "
-                        + "committed: the server did not answer the stop in time, so the connection was closed, and "
-                        + "the server rolls the transaction back as the session ends")
+                    "the call ran past its time limit of \(limit) and was stopped, and its connection was closed "
+                        + "(the server did not answer the stop in time, or the connection broke); nothing it had not "
+                        + "committed is kept: the server rolls it back as the session ends")
             case .timedOut(let limit):
                 return DALError(
                     .timeout,
