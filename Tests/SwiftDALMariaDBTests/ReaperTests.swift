@@ -15,7 +15,7 @@ import Testing
         let user = "reaper_\(database)"
         try server.sql(
             "CREATE USER \(user)@localhost IDENTIFIED BY 'secret'; GRANT ALL ON \(database).* TO \(user)@localhost; "
-                + "GRANT SUPER ON *.* TO \(user)@localhost")
+                + "GRANT SUPER, CONNECTION ADMIN, PROCESS ON *.* TO \(user)@localhost")
         defer { _ = try? server.sql("DROP USER \(user)@localhost") }
         let appURL = rootURL.replacingOccurrences(of: "mysql://root@", with: "mysql://\(user):secret@")
         var settings = MariaDBConfiguration()
