@@ -278,7 +278,13 @@ final class TableMapping: Sendable {
     /// other by the case-insensitive map.
     @inline(__always)
     private func position(ofColumn name: String) throws -> Int {
-        if let position = columns.firstIndex(where: { $0.name == name }) { return position }
+        // Lengths first (a count of a native string is read from its header): `==` on two
+        // different short strings asks Unicode's rules (~22 instructions each), and most
+        // columns of a table differ in length from the one asked for.
+        let length = name.utf8.count
+        if let position = columns.firstIndex(where: { $0.name.utf8.count == length && $0.name == name }) {
+            return position
+        }
         if let position = foldedPositions[name.identifierKey] { return position }
         throw DALError(
             .invalidColumn,

@@ -1,9 +1,10 @@
 import Foundation
 import SwiftDAL
-@testable import SwiftDALConnection
-@testable import SwiftDALMariaDB
 import SwiftDALTestSupport
 import Testing
+
+@testable import SwiftDALConnection
+@testable import SwiftDALMariaDB
 
 /// The session reaper kills the session it was given and no other: a session of another
 /// user, or of another run of the server, is left alone even when the reaper's user may

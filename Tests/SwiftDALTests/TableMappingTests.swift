@@ -35,6 +35,22 @@ import Testing
         #expect(sample.recorder.all.isEmpty, "a refused name ran SQL: \(sample.recorder.all)")
     }
 
+    /// A column name is matched by what it says, not by its bytes: a name spelled with a
+    /// decomposed accent finds the column spelled precomposed (the two differ in length, so
+    /// the lookup's length pre-check must not refuse it), and is written in the table's spelling.
+    @Test func aColumnNameMatchesWhateverItsUnicodeForm() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE moods(id INTEGER PRIMARY KEY, mood TEXT NOT NULL, \"caf\u{E9}\" TEXT)")
+            try db.execute(sql: "INSERT INTO moods(mood, \"caf\u{E9}\") VALUES ('happy', 'au lait')")
+        }
+        let moods = BaseDAL<WithEnum>(database: queue)
+        #expect(try moods.isExist(fieldName: "cafe\u{301}", value: "au lait"))
+        #expect(try moods.getFieldValue(1, fieldName: "CAFE\u{301}", as: String.self) == "au lait")
+        #expect(try moods.updateFields(["cafe\u{301}": "noir"], key: 1))
+        #expect(try moods.getFieldValue(1, fieldName: "caf\u{E9}", as: String.self) == "noir")
+    }
+
     /// An empty column name as a fresh DAL's first call (the key the generated-SQL cache
     /// starts from) is refused like any unknown name, never answered from the cache.
     @Test func anEmptyColumnNameAsAFreshDALsFirstCallIsRefused() throws {
