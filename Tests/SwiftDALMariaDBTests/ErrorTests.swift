@@ -35,23 +35,9 @@ import Testing
         return (pool, outside)
     }
 
-    /// A write holding the lock of `parent` row 1 (updated, never committed) until `done` is
-    /// signalled; it then throws `CancellationError`, rolled back.
+    /// A write holding the lock of `parent` row 1 (see ``holdingLocks(_:_:)``).
     private func holdingParentOne(_ pool: MariaDBPool) throws -> (StartedThread<Void>, DispatchSemaphore) {
-        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let holder = StartedThread {
-            try pool.write { db in
-                try db.execute(sql: "UPDATE parent SET age = 5 WHERE id = 1")
-                held.signal()
-                _ = done.wait(timeout: .now() + 120)
-                throw CancellationError()  // rolled back: the lock holder writes nothing
-            }
-        }
-        guard held.wait(timeout: .now() + 120) == .success else {
-            done.signal()
-            throw TestFailure()
-        }
-        return (holder, done)
+        try holdingLocks(pool, "UPDATE parent SET age = 5 WHERE id = 1")
     }
 
     /// In `db`'s transaction, sets both parents' age to 7, waiting at most a second for

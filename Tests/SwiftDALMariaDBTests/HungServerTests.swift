@@ -95,20 +95,11 @@ extension MariaDBHungServerTests {
             try db.execute(sql: "INSERT INTO t VALUES (1, 0), (2, 0)")
         }
         // Row 1 stays locked by another session for the whole test.
-        let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        let holder = StartedThread {
-            try holderPool.write { db in
-                try db.execute(sql: "UPDATE t SET v = 1 WHERE id = 1")
-                held.signal()
-                _ = done.wait(timeout: .now() + 120)
-                throw CancellationError()
-            }
-        }
+        let (holder, done) = try holdingLocks(holderPool, "UPDATE t SET v = 1 WHERE id = 1")
         defer {
             done.signal()
             _ = try? holder.result()
         }
-        try #require(held.wait(timeout: .now() + 60) == .success)
         // The server stops once the victim waits on row 1 (seen from outside), before its
         // time limit fires.
         let waiting = "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'"

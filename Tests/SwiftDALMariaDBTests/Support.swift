@@ -44,3 +44,25 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// A write on `pool` that runs `sql` and then holds its locks (the rows it changed, never
+/// committed) until `done` is signalled; it then throws `CancellationError`, rolled back.
+/// Returns once the locks are held.
+///
+/// For example, `let (holder, done) = try holdingLocks(pool, "UPDATE t SET v = 1 WHERE id = 1")`.
+func holdingLocks(_ pool: MariaDBPool, _ sql: String) throws -> (StartedThread<Void>, DispatchSemaphore) {
+    let (held, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+    let holder = StartedThread {
+        try pool.write { db in
+            try db.execute(sql: sql)
+            held.signal()
+            _ = done.wait(timeout: .now() + 120)
+            throw CancellationError()  // rolled back: the lock holder writes nothing
+        }
+    }
+    guard held.wait(timeout: .now() + 120) == .success else {
+        done.signal()
+        throw TestFailure()
+    }
+    return (holder, done)
+}
