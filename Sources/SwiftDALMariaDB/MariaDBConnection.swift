@@ -315,8 +315,8 @@ final class MariaDBConnection: EngineConnection {
             throw MariaDBError(
                 code: 2013, sqlState: "HY000",
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
-                    + "connection is closed, and its session is ended on the server (KILL CONNECTION), which "
-                    + "rolls its transaction back", sql: sql)
+                    + "connection is closed, and the server rolls its transaction back as the session ends (the "
+                    + "pool ends it with KILL CONNECTION where the server lets it tell the session apart)", sql: sql)
         }
         try checkTransactionLives(role, sql)
     }
