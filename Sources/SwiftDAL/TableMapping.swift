@@ -286,6 +286,9 @@ final class TableMapping: Sendable {
             return position
         }
         if let position = foldedPositions[name.identifierKey] { return position }
+        // Another Unicode form of a name whose letters the ASCII folding did not match
+        // (`"E\u{301}mile"` for `"\u{C9}mile"`): the scan by `==` alone, on the error path.
+        if let position = columns.firstIndex(where: { $0.name == name }) { return position }
         throw DALError(
             .invalidColumn,
             "table \(table) has no column named \(quoteIdentifier(name)) "

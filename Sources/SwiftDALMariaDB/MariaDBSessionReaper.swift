@@ -21,8 +21,10 @@ import SwiftDALConnection
 ///   sent a kill);
 /// - the session still there, logged in as the reaper's user (the pool's), and, over TCP,
 ///   from the connection's own port (a proxy in between shows its own address: no kill).
-/// A session that fails a check, or that the server says is not the reaper's to kill
-/// (1095), is dropped.
+/// A session no longer there, or that the server says is not the reaper's to kill (1095),
+/// is dropped; one of another run than the server reached is kept for a few more rounds
+/// (a balancer may have sent the reaper elsewhere), and all are dropped when the server's
+/// Unix socket file is gone (the server stopped).
 ///
 /// For example, a pool shares one among its connections:
 /// `let reaper = MariaDBSessionReaper(endpoint: endpoint)`, and a connection given up on
@@ -37,6 +39,8 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         /// The connection's local TCP port (`nil` over a Unix socket).
         let clientPort: UInt16?
         var givenUpAt = ContinuousClock.now
+        /// The rounds that reached another run of the server than the session's.
+        var roundsElsewhere = 0
 
         /// Session `id` of server run `serverRun`, connected from local TCP port `clientPort`.
         init(id: UInt, serverRun: String, clientPort: UInt16?) {
@@ -90,11 +94,15 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     /// The first wait between two rounds that left a session running; it doubles up to ``longestWait``.
     static let firstWait: Duration = .milliseconds(250)
     static let longestWait: Duration = .seconds(5)
+    /// How many rounds may reach another run of the server than a session's before it is
+    /// dropped (about 8 s of rounds).
+    static let roundsElsewhereAtMost = 5
 
     /// A reaper that reaches the server at `endpoint`. Each try is bounded by its connect
     /// timeout, and by a read timeout of the same (at least 5 s, at most the endpoint's).
     init(endpoint: MariaDBEndpoint) {
         var endpoint = endpoint
+        endpoint.database = nil  // a kill needs none, and the pool's may have been dropped
         endpoint.readTimeout = min(endpoint.readTimeout, max(endpoint.connectTimeout, 5))
         endpoint.writeTimeout = min(endpoint.writeTimeout, max(endpoint.connectTimeout, 5))
         self.endpoint = endpoint
@@ -150,10 +158,24 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     /// One round: the sessions of `sessions` still to end (the server could not be reached,
     /// or did not answer).
     private func endSessions(_ sessions: [Session]) -> [Session] {
-        guard let mysql = try? MariaDBConnect.open(endpoint, multiStatements: false) else { return sessions }
+        guard let mysql = try? MariaDBConnect.open(endpoint, multiStatements: false) else {
+            // The server's socket file is gone: the server stopped, its sessions with it (one
+            // started there later is another run). Anything else (a hung server, a full
+            // backlog, a network) is tried again.
+            if let socket = endpoint.socket, access(socket, F_OK) != 0 { return [] }
+            return sessions
+        }
         defer { mysql_close(mysql) }
         guard let run = Self.serverRun(of: mysql) else { return sessions }
-        var left = [Session]()
+        // A session of another run is never killed here; it is kept for a few more rounds
+        // (a balancer may have sent this one to another server), then dropped (the server
+        // restarted: the session ended with its run).
+        var left = sessions.compactMap { session -> Session? in
+            guard session.serverRun != run else { return nil }
+            var session = session
+            session.roundsElsewhere += 1
+            return session.roundsElsewhere < Self.roundsElsewhereAtMost ? session : nil
+        }
         for (index, session) in sessions.enumerated() where session.serverRun == run {
             switch Self.kill(session, mysql) {
             case .ended: continue

@@ -37,11 +37,14 @@ import Testing
 
     /// A column name is matched by what it says, not by its bytes: a name spelled with a
     /// decomposed accent finds the column spelled precomposed (the two differ in length, so
-    /// the lookup's length pre-check must not refuse it), and is written in the table's spelling.
+    /// the lookup's length pre-check must not refuse it), uppercase accented letters
+    /// included, and is written in the table's spelling.
     @Test func aColumnNameMatchesWhateverItsUnicodeForm() throws {
         let queue = try DatabaseQueue.inMemory()
         try queue.write { db in
-            try db.execute(sql: "CREATE TABLE moods(id INTEGER PRIMARY KEY, mood TEXT NOT NULL, \"caf\u{E9}\" TEXT)")
+            try db.execute(
+                sql: "CREATE TABLE moods(id INTEGER PRIMARY KEY, mood TEXT NOT NULL, \"caf\u{E9}\" TEXT, "
+                    + "\"\u{C9}mile\" TEXT)")
             try db.execute(sql: "INSERT INTO moods(mood, \"caf\u{E9}\") VALUES ('happy', 'au lait')")
         }
         let moods = BaseDAL<WithEnum>(database: queue)
@@ -49,6 +52,9 @@ import Testing
         #expect(try moods.getFieldValue(1, fieldName: "CAFE\u{301}", as: String.self) == "au lait")
         #expect(try moods.updateFields(["cafe\u{301}": "noir"], key: 1))
         #expect(try moods.getFieldValue(1, fieldName: "caf\u{E9}", as: String.self) == "noir")
+        // An uppercase accented letter, which the ASCII folding of names does not match.
+        #expect(try moods.updateFields(["E\u{301}mile": "Zola"], key: 1))
+        #expect(try moods.getFieldValue(1, fieldName: "\u{C9}mile", as: String.self) == "Zola")
     }
 
     /// An empty column name as a fresh DAL's first call (the key the generated-SQL cache
