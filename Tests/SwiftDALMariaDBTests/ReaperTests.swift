@@ -45,14 +45,8 @@ import Testing
     /// Over TCP the session must also come from the connection's own port: behind a proxy,
     /// the server shows the proxy's address, and nothing is killed.
     @Test func overTCPTheReaperKillsOnlyASessionFromTheConnectionsOwnPort() throws {
-        let port = 20_000 + Int.random(in: 0..<20_000)
-        let server = try MariaDBServer.start(options: [
-            "--skip-networking=0", "--port=\(port)", "--bind-address=127.0.0.1"
-        ])
+        let (server, port, database) = try startTCPServer(password: "secret")
         defer { server.stop() }
-        let database = try server.makeDatabaseName()
-        try server.sql(
-            "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'secret'; GRANT ALL ON \(database).* TO 'app'@'127.0.0.1'")
         let url = "mysql://app:secret@127.0.0.1:\(port)/\(database)"
         let pool = try MariaDBPool(url: url, configuration: Self.oneConnection)
         defer { try? pool.close() }

@@ -66,3 +66,23 @@ func holdingLocks(_ pool: MariaDBPool, _ sql: String) throws -> (StartedThread<V
     }
     return (holder, done)
 }
+
+/// A MariaDB server of its own listening on TCP at 127.0.0.1 (a random port), with a new
+/// database and a user `app`@`127.0.0.1` identified by `password`, granted everything on
+/// it. Stop the server at the end.
+///
+/// For example, `let (server, port, database) = try startTCPServer(password: "secret")`.
+func startTCPServer(password: String) throws -> (server: MariaDBServer, port: Int, database: String) {
+    let port = 20_000 + Int.random(in: 0..<20_000)
+    let server = try MariaDBServer.start(options: ["--skip-networking=0", "--port=\(port)", "--bind-address=127.0.0.1"])
+    do {
+        let database = try server.makeDatabaseName()
+        try server.sql(
+            "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY '\(password)'; GRANT ALL ON \(database).* TO 'app'@'127.0.0.1'"
+        )
+        return (server, port, database)
+    } catch {
+        server.stop()
+        throw error
+    }
+}

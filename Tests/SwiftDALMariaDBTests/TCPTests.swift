@@ -8,14 +8,8 @@ import Testing
     /// Over TCP with a password (percent-encoded in the URL): connects, runs, and a wrong
     /// password is a typed error that never shows the password.
     @Test func aPasswordOverTCP() throws {
-        let port = 20_000 + Int.random(in: 0..<20_000)
-        let server = try MariaDBServer.start(options: [
-            "--skip-networking=0", "--port=\(port)", "--bind-address=127.0.0.1"
-        ])
+        let (server, port, database) = try startTCPServer(password: "s3cr:t@/x")
         defer { server.stop() }
-        let database = try server.makeDatabaseName()
-        try server.sql(
-            "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 's3cr:t@/x'; GRANT ALL ON \(database).* TO 'app'@'127.0.0.1'")
         let pool = try MariaDBPool(url: "mysql://app:s3cr%3At%40%2Fx@127.0.0.1:\(port)/\(database)")
         defer { try? pool.close() }
         #expect(try pool.read { try $0.fetchScalar(String.self, "SELECT CURRENT_USER()") } == "app@127.0.0.1")
