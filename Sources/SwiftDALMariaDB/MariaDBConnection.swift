@@ -290,11 +290,21 @@ final class MariaDBConnection: EngineConnection {
     }
 
     func clearCancelRequest() {
-        if !killRequests.settle(waitingAtMost: configuration.stopGracePeriod) {
+        _ = settleKillRequests()
+        cancelRequested.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Settles the call's kill requests (``PendingStopRequests/settle(waitingAtMost:)``):
+    /// whether they did within the grace period. When one is still on its way, the
+    /// connection is failed and its session handed to the reaper (its statement may still
+    /// run on the server).
+    private func settleKillRequests() -> Bool {
+        guard killRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
             failed = true
             giveUpOnTheSession()
+            return false
         }
-        cancelRequested.store(false, ordering: .sequentiallyConsistent)
+        return true
     }
 
     /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
@@ -309,9 +319,7 @@ final class MariaDBConnection: EngineConnection {
                 code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
                 sql: sql)
         }
-        guard killRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
-            failed = true
-            giveUpOnTheSession()
+        guard settleKillRequests() else {
             throw MariaDBError(
                 code: 2013, sqlState: "HY000",
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
