@@ -159,6 +159,51 @@ private struct HungItem: Entity, Codable {
         try await blocking { try waitUntil { (try? server.psql("SELECT 1", database: database)) != nil } }
     }
 
+    /// A stream whose server hangs while its rows are still coming: the time limit stops
+    /// it, the cancel request gets no answer, and the producer's connection is closed. The
+    /// consumer's error says so, not "rolled back" (nothing was rolled back then), and the
+    /// server, resumed, ends the session: no transaction of it is left.
+    @Test func aStreamWhoseServerHangsSaysItsConnectionWasClosed() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let database = try server.makeDatabaseName()
+        // Some 40 MB of rows: far more than the socket buffers hold.
+        try server.psql(
+            "CREATE TABLE items(id BIGINT PRIMARY KEY, name TEXT NOT NULL); "
+                + "INSERT INTO items SELECT n, repeat('x', 200) FROM generate_series(1, 200000) n",
+            database: database)
+        var configuration = PostgresConfiguration()
+        configuration.connectTimeout = .seconds(1)
+        let pool = try PostgresPool(url: server.connectionString(database: database), configuration: configuration)
+        defer { try? pool.close() }
+        try pool.checkConnection()
+        var count = 0
+        let started = ContinuousClock.now
+        let error = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(2)) {
+                for try await _ in pool.stream("SELECT id, name FROM items ORDER BY id") {
+                    count += 1
+                    if count == 1 { server.pause() }  // the rows on their way are read, then nothing comes
+                }
+            }
+        }
+        let took = ContinuousClock.now - started
+        server.resume()
+        #expect(error?.code == .timeout)
+        #expect(error?.message.contains("connection was closed") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("rolled back)") == false, "\(String(describing: error))")
+        #expect(count > 0 && count < 200_000)
+        #expect(took < .seconds(20), "the stream to the hung server ended after \(took)")
+        try await blocking {
+            try waitUntil {
+                let left = try? server.psql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                        + "AND pid <> pg_backend_pid() AND state LIKE '%transaction%'", database: database)
+                return left?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            }
+        }
+    }
+
     /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
     /// results, a `bulkInsert` whose `COPY` data has filled the socket (the client blocked
     /// writing it). Cancelling the call still ends it, within the grace period for the

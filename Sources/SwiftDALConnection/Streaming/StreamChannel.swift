@@ -129,7 +129,15 @@ package final class StreamChannel<Element: Sendable>: Sendable {
             switch state.phase {
             case .stopped(let stopError):
                 defer { state.consumer = nil }
-                return (state.consumer, stopError)
+                // The stop's error was written before the producer ended; a time limit's
+                // error from the producer was written after, knowing whether its connection
+                // was rolled back or closed (a hung server): that one is true.
+                var delivered = stopError
+                if let error = error as? DALError, error.code == .timeout, (stopError as? DALError)?.code == .timeout {
+                    delivered = error
+                    state.phase = .stopped(error)
+                }
+                return (state.consumer, delivered)
             case .running:
                 guard state.buffer.isEmpty, let consumer = state.consumer else {
                     state.phase = .finished(error)
