@@ -159,11 +159,26 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
     /// Appends a positional value (used by ``SQL`` interpolation).
     mutating func append(_ value: (any DatabaseValueConvertible)?) {
-        append(converted: Self.convert(value, &conversionError))
+        // Not `convert(value, &conversionError)`: through the computed property, every
+        // append read and wrote the boxed error, and an optional error on the way cost its
+        // destruction (~250 instructions an interpolated value in all).
+        guard let value else { return append(converted: .null) }
+        do {
+            append(converted: try value.databaseValue())
+        } catch {
+            if conversionFailure == nil { conversionError = Self.conversionFailure(error, of: value) }
+            append(converted: .null)
+        }
     }
 
     /// Appends a positional value that is already converted, in amortized constant time.
     mutating func append(converted: DatabaseValue) {
+        // The first value (an interpolation's usual one): no array, and none of the
+        // storage's copies below (~150 instructions a call).
+        if isEmpty, case .positional = storage {
+            storage = .single(converted)
+            return
+        }
         switch storage {
         case .positional(var values):
             // Release the storage's reference first, so that `values` is unique and grows
@@ -254,13 +269,15 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         do {
             return try value.databaseValue()
         } catch {
-            if firstError == nil {
-                firstError =
-                    error as? DALError
-                    ?? DALError(.invalidValue, "cannot convert a \(type(of: value)): \(error)", underlying: error)
-            }
+            if firstError == nil { firstError = conversionFailure(error, of: value) }
             return .null
         }
+    }
+
+    /// The error recorded when `value` throws `error` as it converts.
+    private static func conversionFailure(_ error: any Error, of value: any DatabaseValueConvertible) -> DALError {
+        error as? DALError
+            ?? DALError(.invalidValue, "cannot convert a \(type(of: value)): \(error)", underlying: error)
     }
 }
 
