@@ -4,6 +4,15 @@ import Testing
 
 @testable import SwiftDALConnection
 
+/// Polls `condition` every 10 ms, for up to 20 s (then fails).
+private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async throws {
+    for _ in 0..<2000 {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("not so after 20 s", sourceLocation: sourceLocation)
+}
+
 @Suite struct ConcurrencyTests {
     @Test func eightConcurrentTasksThroughThePoolFinishWithExactCountsAndNoBusy() async throws {
         let directory = try TemporaryDirectory()
@@ -171,6 +180,78 @@ import Testing
             }
         }
         #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 0)
+    }
+
+    /// A shutdown whose grace period ends while an `async` call runs that had waited in
+    /// line for its connection: the call is stopped, the shutdown returns, and the time
+    /// limits of the process (here a call's on another pool) still fire. The stop once
+    /// ran under the pool's mutex and took it again, locking the thread that fires every
+    /// time limit for good.
+    @Test func aShutdownStopsACallThatWaitedInLineAndTimeLimitsStillFire() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.maximumReaderCount = 1
+        let pool = try DatabasePool(path: directory.file("shutdown.sqlite"), configuration: configuration)
+        let other = try DatabasePool(path: directory.file("other.sqlite"))
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        let release = DispatchSemaphore(value: 0)
+        let secondRuns = DispatchSemaphore(value: 0)
+        // The first call holds the only reader until told; the second waits in line for it.
+        let first = Task { try await pool.read { _ in release.wait() } }
+        try await poll { pool.statistics.connectionsInUse == 1 }
+        let secondError = Locked<(any Error)?>(nil)
+        let secondEnded = DispatchSemaphore(value: 0)
+        Task {
+            defer { secondEnded.signal() }
+            do {
+                try await pool.read { db in
+                    secondRuns.signal()
+                    // Runs until stopped: each statement throws once the call is stopped.
+                    let end = ContinuousClock.now.advanced(by: .seconds(30))
+                    while ContinuousClock.now < end {
+                        try db.execute(sql: "SELECT count(*) FROM t")
+                        Thread.sleep(forTimeInterval: 0.005)
+                    }
+                }
+            } catch {
+                secondError.withLock { $0 = error }
+            }
+        }
+        try await poll { pool.statistics.callersWaiting == 1 }
+        release.signal()
+        try await poll { secondRuns.wait(timeout: .now()) == .success }
+        _ = try await first.value
+        let shutdown = Task { await pool.shutdown(gracePeriod: .milliseconds(200)) }
+        // Nothing here awaits what the bug would hold for good: it is polled, boundedly.
+        try await poll { secondEnded.wait(timeout: .now()) == .success }
+        #expect(secondError.withLock { $0 } is CancellationError)
+        // A time limit elsewhere fires (watched from a thread of its own, so that a hang
+        // fails the test instead of holding it).
+        let limited = DispatchSemaphore(value: 0)
+        let outcome = Locked<(any Error)?>(nil)
+        Thread {
+            do {
+                try withDatabaseTimeout(.milliseconds(100)) {
+                    try other.read { db in
+                        _ = try db.execute(
+                            sql:
+                                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+                        )
+                    }
+                }
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+            limited.signal()
+        }.start()
+        var fired = false
+        for _ in 0..<200 where !fired {
+            fired = limited.wait(timeout: .now()) == .success
+            if !fired { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(fired, "a 100 ms time limit on another pool did not fire within 10 s")
+        #expect((outcome.withLock { $0 } as? DALError)?.code == .timeout)
+        if fired { await shutdown.value }
     }
 
     @Test func asyncAccessRunsOffTheCooperativePool() async throws {

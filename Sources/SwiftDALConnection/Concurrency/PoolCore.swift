@@ -553,6 +553,7 @@ package final class PoolCore: @unchecked Sendable {
     /// calls holding a slot are stopped (their statements interrupted).
     private func stopCallsInFlight() {
         var refused: [Waiter] = []
+        var controls: [CallControl] = []
         mutex.withLock {
             while let waiter = nextInLine() {
                 withdraw(waiter)
@@ -561,13 +562,19 @@ package final class PoolCore: @unchecked Sendable {
             }
             for slot in slots where slot.isLeased {
                 if let control = slot.holderControl {
-                    control.stop(.cancelled)
+                    controls.append(control)
                 } else if let database = slot.database {
                     slot.interruptedAtShutdown.store(true, ordering: .releasing)
                     database.interruptRunningStatement()
                 }
             }
         }
+        // Stopped after the mutex is let go: a stop takes its call out of this pool's line
+        // (`withdrawJob`, which takes the mutex), and an `async` call that waited in line
+        // still says where. Under the mutex, that locked this thread, the one that fires
+        // every time limit of the process, for good. A call that ended meanwhile is not
+        // hurt: its control has nothing attached any more.
+        for control in controls { control.stop(.cancelled) }
         for waiter in refused {
             if let job = waiter.job { job.fail(closedError()) } else { waiter.semaphore?.signal() }
         }
