@@ -204,6 +204,52 @@ private struct HungItem: Entity, Codable {
         }
     }
 
+    /// A shutdown whose grace period ends while a synchronous call with no time limit
+    /// waits on a server that hangs: its cancel request gets no answer, and its connection
+    /// is given up on after the grace period for stops, so that the call ends (with an
+    /// error) and the shutdown returns, the server still hung.
+    @Test func aShutdownEndsAnUnlimitedCallToAHungServer() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        var configuration = PostgresConfiguration()
+        configuration.connectTimeout = .seconds(1)
+        let pool = try PostgresPool(url: server.connectionString(), configuration: configuration)
+        defer { try? pool.close() }
+        try pool.checkConnection()
+        let callEnded = DispatchSemaphore(value: 0)
+        let callError = Mutex<(any Error)?>(nil)
+        Thread {
+            do {
+                try pool.read { db in _ = try db.execute("SELECT pg_sleep(60)") }
+            } catch {
+                callError.withLock { $0 = error }
+            }
+            callEnded.signal()
+        }.start()
+        try await blocking {
+            try waitUntil {
+                let active = try? server.psql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(60)%' AND state = 'active'"
+                )
+                return active?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            }
+        }
+        server.pause()
+        let shutdownReturned = DispatchSemaphore(value: 0)
+        Task {
+            await pool.shutdown(gracePeriod: .milliseconds(200))
+            shutdownReturned.signal()
+        }
+        // Bounded waits: without the grace period, both would wait for the server.
+        let returned = try await blocking { shutdownReturned.wait(timeout: .now() + 20) == .success }
+        let ended = try await blocking { callEnded.wait(timeout: .now() + 5) == .success }
+        server.resume()
+        #expect(returned, "the shutdown had not returned 20 s after its grace period began, the server hung")
+        #expect(ended)
+        #expect(callError.withLock { $0 } != nil)
+        if !returned { try await blocking { _ = shutdownReturned.wait(timeout: .now() + 60) } }
+    }
+
     /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
     /// results, a `bulkInsert` whose `COPY` data has filled the socket (the client blocked
     /// writing it). Cancelling the call still ends it, within the grace period for the

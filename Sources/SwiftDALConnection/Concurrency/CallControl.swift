@@ -199,8 +199,8 @@ package final class CallControl: @unchecked Sendable {
 }
 
 /// The connection a grace period may abandon, weakly held (it is only touched under the
-/// control's lock, while still attached).
-private struct AbandonTarget: @unchecked Sendable {
+/// control's lock while still attached, or under its pool's mutex while still lent).
+struct AbandonTarget: @unchecked Sendable {
     weak var database: Database?
 }
 

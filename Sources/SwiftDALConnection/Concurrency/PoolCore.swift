@@ -554,6 +554,7 @@ package final class PoolCore: @unchecked Sendable {
     private func stopCallsInFlight() {
         var refused: [Waiter] = []
         var controls: [CallControl] = []
+        var interrupted: [(slot: Slot, database: Database, grace: Duration)] = []
         mutex.withLock {
             while let waiter = nextInLine() {
                 withdraw(waiter)
@@ -566,6 +567,7 @@ package final class PoolCore: @unchecked Sendable {
                 } else if let database = slot.database {
                     slot.interruptedAtShutdown.store(true, ordering: .releasing)
                     database.interruptRunningStatement()
+                    if let grace = database.interruptGracePeriod { interrupted.append((slot, database, grace)) }
                 }
             }
         }
@@ -575,8 +577,28 @@ package final class PoolCore: @unchecked Sendable {
         // every time limit of the process, for good. A call that ended meanwhile is not
         // hurt: its control has nothing attached any more.
         for control in controls { control.stop(.cancelled) }
+        // A call without a control of its own (a synchronous call with no time limit) has
+        // its statement interrupted above; as for a stopped call, a server that does not
+        // answer within the grace period has the connection given up on, so that the call
+        // ends, and the shutdown with it.
+        for (slot, database, grace) in interrupted {
+            let target = AbandonTarget(database: database)
+            _ = DeadlineScheduler.shared.schedule(after: grace) { [weak self] in
+                if let database = target.database { self?.abandonIfStillInterrupted(slot, database) }
+            }
+        }
         for waiter in refused {
             if let job = waiter.job { job.fail(closedError()) } else { waiter.semaphore?.signal() }
+        }
+    }
+
+    /// Abandons `database`'s connection when its call, interrupted by a shutdown, still
+    /// holds it (the shutdown refuses new calls: the slot cannot have been lent again).
+    private func abandonIfStillInterrupted(_ slot: Slot, _ database: Database) {
+        mutex.withLock {
+            if slot.isLeased, slot.database === database, slot.interruptedAtShutdown.load(ordering: .acquiring) {
+                database.abandonConnection()
+            }
         }
     }
 

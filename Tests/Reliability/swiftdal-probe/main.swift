@@ -19,6 +19,7 @@ import SwiftDAL
 import SwiftDALMariaDB
 import SwiftDALPostgres
 import SwiftDALTestSupport
+import Synchronization
 
 enum ProbeEngine: String {
     case sqlite, postgres, mariadb
@@ -51,6 +52,14 @@ struct ProbeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// The SQLite file a run made, removed (with its `-wal` and `-shm`) as the run ends.
+let temporaryDatabase = Mutex<String?>(nil)
+
+func removeTemporaryDatabase() {
+    guard let path = temporaryDatabase.withLock({ $0 }) else { return }
+    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
 /// A pool of `connections` of the engine (SQLite: readers of a pool on a temporary file).
 func makePool(_ arguments: Arguments, connections: Int) throws -> any DatabaseWriter {
     switch arguments.engine {
@@ -58,6 +67,7 @@ func makePool(_ arguments: Arguments, connections: Int) throws -> any DatabaseWr
         var configuration = Configuration()
         configuration.maximumReaderCount = connections
         let path = NSTemporaryDirectory() + "swiftdal-probe-\(UUID().uuidString).sqlite"
+        temporaryDatabase.withLock { $0 = path }
         return try DatabasePool(path: path, configuration: configuration)
     case .postgres:
         guard let url = arguments.url else { throw ProbeError("--engine postgres needs --url") }
@@ -208,7 +218,9 @@ do {
     default:
         throw ProbeError("usage: swiftdal-probe ticker|waiters|orphan --engine sqlite|postgres|mariadb [--url URL]")
     }
+    removeTemporaryDatabase()
 } catch {
+    removeTemporaryDatabase()
     FileHandle.standardError.write(Data("swiftdal-probe: \(error)\n".utf8))
     exit(1)
 }
