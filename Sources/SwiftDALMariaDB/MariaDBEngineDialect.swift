@@ -10,9 +10,6 @@ import SwiftDALConnection
 /// to the end of the line, and `/* */` (not nested; `/*! … */` is executed by the server,
 /// or skipped when it names a version the server does not run).
 struct MariaDBEngineDialect: EngineDialect {
-    /// How long an instance waits for another one's migrations, in seconds.
-    static let lockTimeout = 300
-
     /// The name of the lock for `key`: `GET_LOCK` names are server-wide, so the
     /// database's name is part of it (two databases on one server migrate independently).
     static func lockName(_ key: Int64) -> SQL {
@@ -20,14 +17,16 @@ struct MariaDBEngineDialect: EngineDialect {
     }
 
     /// A named lock of the session (`GET_LOCK`): several service instances may start at
-    /// once, and one migrates while the others wait (at most ``lockTimeout`` seconds, then
-    /// a ``SwiftDAL/DALError/Code/timeout``), then find nothing left to do.
-    func lockMigrations(_ db: Database, key: Int64) throws {
+    /// once, and one migrates while the others wait (at most `limit`, in whole seconds,
+    /// at least one, then a ``SwiftDAL/DALError/Code/timeout``), then find nothing left
+    /// to do.
+    func lockMigrations(_ db: Database, key: Int64, waitingAtMost limit: Duration) throws {
         let lockName = Self.lockName(key)
-        let got = try db.fetchScalar(Int.self, "SELECT GET_LOCK(\(sql: lockName), \(Self.lockTimeout))")
+        let nanoseconds = limit.clampedNanoseconds
+        let seconds = min(max(1, nanoseconds / 1_000_000_000 + (nanoseconds % 1_000_000_000 > 0 ? 1 : 0)), 31_536_000)
+        let got = try db.fetchScalar(Int.self, "SELECT GET_LOCK(\(sql: lockName), \(seconds))")
         guard got == 1 else {
-            throw DALError(
-                .timeout, "another instance held the migration lock for \(Self.lockTimeout) s; nothing was migrated")
+            throw DALError(.timeout, "another instance held the migration lock for \(limit); nothing was migrated")
         }
     }
 

@@ -4,9 +4,23 @@ public import SwiftDALConnection
 /// PostgreSQL's ``EngineDialect``.
 struct PostgresEngineDialect: EngineDialect {
     /// A session-level advisory lock: several service instances may start at once, and
-    /// one migrates while the others wait, then find nothing left to do.
-    func lockMigrations(_ db: Database, key: Int64) throws {
-        try db.execute("SELECT pg_advisory_lock(\(key))")
+    /// one migrates while the others wait (at most `limit`, then a
+    /// ``SwiftDAL/DALError/Code/timeout``: an instance that hung while migrating holds
+    /// the others no longer), then find nothing left to do. The wait's bound is the
+    /// transaction's own (`SET LOCAL lock_timeout`, in milliseconds from 1, as 0 would be
+    /// none, to the server's most, some 24 days); the lock is the session's and outlives the transaction.
+    func lockMigrations(_ db: Database, key: Int64, waitingAtMost limit: Duration) throws {
+        let milliseconds = min(max(1, limit.clampedNanoseconds / 1_000_000), Int64(Int32.max))
+        do {
+            try db.inTransaction {
+                try db.execute(sql: "SET LOCAL lock_timeout = \(milliseconds)")
+                try db.execute("SELECT pg_advisory_lock(\(key))")
+            }
+        } catch let error as PostgresError where error.sqlState == "55P03" {
+            throw DALError(
+                .timeout, "another instance held the migration lock for \(limit); nothing was migrated",
+                underlying: error)
+        }
     }
 
     func unlockMigrations(_ db: Database, key: Int64) throws {

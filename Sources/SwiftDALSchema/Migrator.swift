@@ -46,6 +46,15 @@ public struct Migrator: Sendable {
     /// The registered steps, in order.
     public private(set) var migrations: [Migration] = []
 
+    /// How long ``migrate(_:upTo:)`` waits for another instance's migrations on a server
+    /// (PostgreSQL's advisory lock, MariaDB's `GET_LOCK`; MariaDB counts whole seconds)
+    /// before it throws ``SwiftDAL/DALError/Code/timeout`` having migrated nothing: an
+    /// instance that hung while migrating holds the others that long at most. SQLite's
+    /// step transactions wait as any writer does. Five minutes by default.
+    ///
+    /// For example, `migrator.lockTimeout = .seconds(30)`.
+    public var lockTimeout: Duration = .seconds(300)
+
     /// An empty list of steps.
     ///
     /// For example, `var migrator = Migrator()`.
@@ -84,7 +93,7 @@ public struct Migrator: Sendable {
         // the connection failed), the connection is closed rather than lent again with it,
         // and the server releases it as the session ends.
         let dialect = db.dialect
-        try dialect.lockMigrations(db, key: Self.advisoryLockKey)
+        try dialect.lockMigrations(db, key: Self.advisoryLockKey, waitingAtMost: lockTimeout)
         defer {
             do {
                 try dialect.unlockMigrations(db, key: Self.advisoryLockKey)

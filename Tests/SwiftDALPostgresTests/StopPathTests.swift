@@ -418,6 +418,33 @@ private struct LoopStopped: Error {}
         try calls.expectClean("migration stopped")
     }
 
+    /// An instance waiting for another one's migrations waits `lockTimeout` at most, then
+    /// throws a time-out having migrated nothing (an instance that hung while migrating,
+    /// its session alive, holds it no longer); once the lock is free it migrates, and its
+    /// connection keeps no lock time-out of its own.
+    @Test func aMigrationWaitsForAnotherInstancesLockForItsTimeoutAtMost() throws {
+        let calls = try StoppedCalls(callTimeout: nil)
+        defer { try? calls.pool.close() }
+        let holder = try PostgresPool(url: calls.outside.server.connectionString(database: calls.outside.database))
+        defer { try? holder.close() }
+        try holder.write { db in _ = try db.execute("SELECT pg_advisory_lock(\(Migrator.advisoryLockKey))") }
+        var migrator = Migrator()
+        migrator.lockTimeout = .milliseconds(500)
+        migrator.register("1-waited") { db in try db.execute("CREATE TABLE waited(id INT)") }
+        // Under a call limit too, so that a wait without a bound fails the test rather than
+        // holding it (the call's own time-out does not name the lock).
+        let refused = #expect(throws: DALError.self) {
+            try withDatabaseTimeout(.seconds(20)) { try migrator.migrate(calls.pool) }
+        }
+        #expect(refused?.code == .timeout)
+        #expect(refused?.message.contains("migration lock") == true, "\(String(describing: refused))")
+        let table = try calls.outside.psql("SELECT count(*) FROM pg_tables WHERE tablename = 'waited'")
+        #expect(table.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        try holder.write { db in _ = try db.execute("SELECT pg_advisory_unlock(\(Migrator.advisoryLockKey))") }
+        #expect(try migrator.migrate(calls.pool) == ["1-waited"])
+        #expect(try calls.pool.read { try $0.fetchScalar(String.self, "SHOW lock_timeout") } == "0")
+    }
+
     /// On SQLite a stopped write releases the write lock before the call throws: another
     /// connection (not the pool's) takes it at once, with no busy timeout.
     @Test func aStoppedSQLiteWriteReleasesTheWriteLockAtOnce() async throws {

@@ -13,10 +13,11 @@
 @usableFromInline
 package protocol EngineDialect: Sendable {
     /// Takes the lock that lets one service instance migrate while the others wait (held
-    /// by the session of `db`; `key` names it). An engine whose step transactions already
-    /// serialize writers takes none.
-    func lockMigrations(_ db: Database, key: Int64) throws
-    /// Releases ``lockMigrations(_:key:)``'s lock. When it throws, the caller closes the
+    /// by the session of `db`; `key` names it), waiting at most `limit` for another
+    /// session's (then ``DALError/Code/timeout``). An engine whose step transactions
+    /// already serialize writers takes none.
+    func lockMigrations(_ db: Database, key: Int64, waitingAtMost limit: Duration) throws
+    /// Releases ``lockMigrations(_:key:waitingAtMost:)``'s lock. When it throws, the caller closes the
     /// connection instead of lending it again (the server releases a session's lock as the
     /// session ends).
     func unlockMigrations(_ db: Database, key: Int64) throws

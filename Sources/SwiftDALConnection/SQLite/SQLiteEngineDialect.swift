@@ -5,7 +5,7 @@ package struct SQLiteEngineDialect: EngineDialect {
     /// None: every step runs in an `IMMEDIATE` transaction, which already lets one
     /// connection write at a time; a second instance finds the step recorded once it has
     /// its turn.
-    package func lockMigrations(_ db: Database, key: Int64) throws {}
+    package func lockMigrations(_ db: Database, key: Int64, waitingAtMost limit: Duration) throws {}
 
     package func unlockMigrations(_ db: Database, key: Int64) throws {}
 
