@@ -126,7 +126,7 @@ package enum PostgresConnect {
     }
 
     /// The `connect_timeout` a connection string names, if any.
-    private static func connectTimeout(in connectionString: String) -> Duration? {
+    static func connectTimeout(in connectionString: String) -> Duration? {
         guard let options = PQconninfoParse(connectionString, nil) else { return nil }
         defer { PQconninfoFree(options) }
         var option = options

@@ -250,6 +250,53 @@ private struct HungItem: Entity, Codable {
         if !returned { try await blocking { _ = shutdownReturned.wait(timeout: .now() + 60) } }
     }
 
+    /// A session whose setup the server never answers: PgBouncer, its one server
+    /// connection held by another session's open transaction, completes the login itself
+    /// and queues the new session's first statements (its SETs). Opening the connection
+    /// ends at the connect timeout, saying so, instead of waiting for the server; once the
+    /// server connection is free, the pool connects.
+    @Test func aSessionWhoseSetupIsNeverAnsweredEndsAtTheConnectTimeout() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let name = try server.makeDatabaseName()
+        let bouncer = try server.startPgBouncer(poolSize: 1)
+        let url = "host=\(server.directory) port=\(bouncer) user=app dbname=\(name)"
+        var pooling = PostgresConfiguration()
+        pooling.transactionPooling = true
+        let holder = try PostgresPool(url: url, configuration: pooling)
+        defer { try? holder.close() }
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread {
+            try? holder.write { db in
+                _ = try db.execute("SELECT 1")
+                held.signal()
+                // Released by the test, or after 10 s: a setup that waits for the server
+                // then gets its answer, and the test fails rather than hangs.
+                _ = release.wait(timeout: .now() + 10)
+            }
+        }.start()
+        try await blocking { held.wait() }
+        var configuration = PostgresConfiguration()
+        configuration.connectTimeout = .seconds(1)
+        let pool = try PostgresPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        let started = ContinuousClock.now
+        let error = try await blocking { () -> String? in
+            do {
+                try pool.checkConnection()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let took = ContinuousClock.now - started
+        release.signal()
+        #expect(error?.contains("did not finish setting up the session") == true, "\(String(describing: error))")
+        #expect(took < .seconds(9), "opening the connection ended after \(took)")
+        try await blocking { try pool.checkConnection() }
+    }
+
     /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
     /// results, a `bulkInsert` whose `COPY` data has filled the socket (the client blocked
     /// writing it). Cancelling the call still ends it, within the grace period for the
