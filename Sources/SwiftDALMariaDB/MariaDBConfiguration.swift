@@ -71,6 +71,16 @@ struct MariaDBEndpoint: Sendable {
         return "mysql://\(place)/\(database ?? "")" + (socket.map { " (socket \($0))" } ?? "")
     }
 
+    /// Whole seconds, rounded up, from 1 to the most Connector/C counts in milliseconds
+    /// without overflowing (`Int32.max` ms, about 24.8 days): a longer time limit, however
+    /// large, is that one (it once trapped on `.seconds(Int64.max)`).
+    static func seconds(_ duration: Duration) -> UInt32 {
+        let milliseconds = Int(duration.clampedMilliseconds)
+        let rounded: Int = milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)
+        let most: Int = Int(Int32.max) / 1000
+        return UInt32(min(max(1, rounded), most))
+    }
+
     /// Parses `mysql://user:password@host:port/database?socket=/path&connect_timeout=5`
     /// (`mariadb://` too). Without a socket, a host other than `localhost` is reached
     /// over TCP (port 3306 by default).
@@ -80,24 +90,15 @@ struct MariaDBEndpoint: Sendable {
         else {
             throw DALError(.invalidValue, "a MariaDB URL looks like mysql://user:password@host:port/database")
         }
-        /// Whole seconds, rounded up, from 1 to the most Connector/C counts in milliseconds
-        /// without overflowing (`Int32.max` ms, about 24.8 days): a longer time limit,
-        /// however large, is that one (it once trapped on `.seconds(Int64.max)`).
-        func seconds(_ duration: Duration) -> UInt32 {
-            let milliseconds = Int(duration.clampedMilliseconds)
-            let rounded: Int = milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)
-            let most: Int = Int(Int32.max) / 1000
-            return UInt32(min(max(1, rounded), most))
-        }
         host = components.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
         port = components.port.map { UInt32(clamping: $0) } ?? 0
         user = components.percentEncodedUser?.removingPercentEncoding
         password = components.percentEncodedPassword?.removingPercentEncoding
         let path = components.path.drop(while: { $0 == "/" })
         database = path.isEmpty ? nil : String(path)
-        connectTimeout = seconds(configuration.connectTimeout)
-        readTimeout = seconds(configuration.readTimeout)
-        writeTimeout = seconds(configuration.writeTimeout)
+        connectTimeout = Self.seconds(configuration.connectTimeout)
+        readTimeout = Self.seconds(configuration.readTimeout)
+        writeTimeout = Self.seconds(configuration.writeTimeout)
         for item in components.queryItems ?? [] {
             guard let value = item.value else { continue }
             switch item.name {

@@ -12,12 +12,15 @@ enum MariaDBConnect {
     /// A connection to `endpoint`: connect, read and write timeouts set (nothing waits on
     /// the server without a deadline), UTF-8 (`utf8mb4`) on the wire, `CLIENT_FOUND_ROWS`
     /// (an `UPDATE` reports the rows it matched, as SQLite and PostgreSQL do) and, when
-    /// `multiStatements`, scripts of several statements.
-    static func open(_ endpoint: MariaDBEndpoint, multiStatements: Bool) throws -> UnsafeMutablePointer<MYSQL> {
+    /// `multiStatements`, scripts of several statements. `connectTimeout` (whole seconds)
+    /// replaces the endpoint's when it is shorter (a call's time limit).
+    static func open(
+        _ endpoint: MariaDBEndpoint, multiStatements: Bool, connectTimeout shorter: UInt32? = nil
+    ) throws -> UnsafeMutablePointer<MYSQL> {
         guard libraryInitialized, let mysql = mysql_init(nil) else {
             throw MariaDBError(code: 2001, sqlState: "HY000", message: "cannot initialize the MariaDB client library")
         }
-        var connectTimeout = endpoint.connectTimeout
+        var connectTimeout = min(endpoint.connectTimeout, shorter ?? .max)
         var readTimeout = endpoint.readTimeout
         var writeTimeout = endpoint.writeTimeout
         mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connectTimeout)

@@ -187,20 +187,36 @@ final class MariaDBConnection: EngineConnection {
         self.endpoint = endpoint
         self.configuration = configuration
         name = endpoint.name
-        let mysql = try MariaDBConnect.open(endpoint, multiStatements: true)
+        // Opening waits on the server before any call's control can stop it: the connect
+        // (Connector/C's connect timeout, which also bounds the server's greeting) and the
+        // session's setup after it (a watch shuts the socket down) get the connect timeout,
+        // or the call's time limit if sooner.
+        var limit = Duration.seconds(endpoint.connectTimeout)
+        if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
+        let mysql = try MariaDBConnect.open(
+            endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(limit))
         self.mysql = mysql
         let socket = swiftdal_mariadb_socket(mysql)
         self.socket = socket
         connectionID = mysql_thread_id(mysql)
+        let watch = SocketWatch(socket: socket, limit: limit)
         reapable = MariaDBSessionReaper.Session(mysql, id: connectionID, socket: socket)
         do {
             try executeScript(
                 "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
                     + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
+            guard watch.finish() else { throw Self.unfinishedSetup(name, limit) }
         } catch {
             close()
-            throw error
+            throw watch.finish() ? error : Self.unfinishedSetup(name, limit)
         }
+    }
+
+    private static func unfinishedSetup(_ name: String, _ limit: Duration) -> MariaDBError {
+        MariaDBError(
+            code: 2013, sqlState: "HY000",
+            message: "cannot connect to MariaDB (\(name)): the server did not finish setting up the session within "
+                + "\(limit) (the connect timeout, or the call's time limit)")
     }
 
     deinit {

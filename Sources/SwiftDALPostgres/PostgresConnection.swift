@@ -158,56 +158,16 @@ final class PostgresConnection: EngineConnection {
         // once the connect timeout (or the call's time limit, if sooner) has passed.
         var limit = PostgresConnect.connectTimeout(in: connectionString) ?? configuration.connectTimeout
         if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
-        let watch = SetupWatch(socket: socket, limit: limit)
+        let watch = SocketWatch(socket: socket, limit: limit)
+        let unfinished = PostgresError(
+            sqlState: "08001",
+            message: "cannot connect to PostgreSQL (\(name)): the server did not finish setting up the session "
+                + "within \(limit) (the connect timeout, or the call's time limit)")
         do {
             try setUpSession(name: name)
-            guard watch.finish() else { throw watch.error(name: name) }
+            guard watch.finish() else { throw unfinished }
         } catch {
-            throw watch.finish() ? error : watch.error(name: name)
-        }
-    }
-
-    /// Shuts a connection's socket down when its session's setup has not finished within
-    /// `limit` (see ``PostgresConnection/init(connectionString:configuration:name:cancelSender:)``).
-    private final class SetupWatch: Sendable {
-        private static let running = 0, finished = 1, expired = 2
-        private final class State: Sendable {
-            let value = Atomic<Int>(SetupWatch.running)
-        }
-        private let state = State()
-        private let limit: Duration
-        private let entry: DeadlineScheduler.Entry?
-
-        init(socket: Int32, limit: Duration) {
-            self.limit = limit
-            guard socket >= 0 else {
-                entry = nil
-                return
-            }
-            let state = state
-            entry = DeadlineScheduler.shared.schedule(after: limit) { [state] in
-                guard
-                    state.value.compareExchange(
-                        expected: Self.running, desired: Self.expired, ordering: .acquiringAndReleasing
-                    ).exchanged
-                else { return }
-                shutdown(socket, Int32(SHUT_RDWR))
-            }
-        }
-
-        /// Ends the watch; `false` when it expired first (the socket is shut down).
-        func finish() -> Bool {
-            if let entry { DeadlineScheduler.shared.cancel(entry) }
-            let (exchanged, original) = state.value.compareExchange(
-                expected: Self.running, desired: Self.finished, ordering: .acquiringAndReleasing)
-            return exchanged || original == Self.finished
-        }
-
-        func error(name: String) -> PostgresError {
-            PostgresError(
-                sqlState: "08001",
-                message: "cannot connect to PostgreSQL (\(name)): the server did not finish setting up the session "
-                    + "within \(limit) (the connect timeout, or the call's time limit)")
+            throw watch.finish() ? error : unfinished
         }
     }
 

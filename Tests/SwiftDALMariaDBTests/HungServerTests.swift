@@ -17,6 +17,27 @@ import Testing
         return configuration
     }
 
+    /// Opening a connection to a server that accepts it and never greets: the call's time
+    /// limit (1 s) bounds the wait, not the connect timeout (15 s here). Before, Connector/C
+    /// waited out the connect timeout.
+    @Test func openingAConnectionToAHungServerEndsAtTheCallsTimeLimit() throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        let url = try server.makeDatabase()
+        var configuration = configuration()
+        configuration.connectTimeout = .seconds(15)
+        server.pause()
+        defer { server.resume() }
+        let start = ContinuousClock.now
+        #expect(throws: (any Error).self) {
+            let pool = try MariaDBPool(url: url, configuration: configuration)
+            defer { try? pool.close() }
+            try pool.checkConnection()
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
+    }
+
     @Test func aStatementSentToAHungServerEndsWithItsCall() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }
