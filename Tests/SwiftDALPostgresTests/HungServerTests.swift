@@ -21,6 +21,19 @@ private struct HungItem: Entity, Codable {
     var name: String
 }
 
+/// Waits until no session of `database` is left in a transaction (seen from `psql`, outside
+/// SwiftDAL): the server ended what the client gave up on.
+private func noSessionLeftInATransaction(on server: PostgresServer, in database: String) async throws {
+    try await blocking {
+        try waitUntil {
+            let left = try? server.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    + "AND state LIKE 'idle in transaction%'", database: database)
+            return left?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+        }
+    }
+}
+
 /// A server stopped with SIGSTOP accepts connections and never answers. Nothing in the
 /// process may be held by it: not the time limits of calls to other servers, not the
 /// health checks of the other replicas, not the reads the cluster can serve elsewhere.
@@ -194,14 +207,7 @@ private struct HungItem: Entity, Codable {
         #expect(error?.message.contains("rolled back)") == false, "\(String(describing: error))")
         #expect(count > 0 && count < 200_000)
         #expect(took < .seconds(20), "the stream to the hung server ended after \(took)")
-        try await blocking {
-            try waitUntil {
-                let left = try? server.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                        + "AND pid <> pg_backend_pid() AND state LIKE '%transaction%'", database: database)
-                return left?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
-            }
-        }
+        try await noSessionLeftInATransaction(on: server, in: database)
     }
 
     /// A shutdown whose grace period ends while a synchronous call with no time limit
@@ -341,14 +347,7 @@ private struct HungItem: Entity, Codable {
         server.resume()
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(took < .seconds(20), "the batch to the hung server ended \(took) after its cancel")
-        try await blocking {
-            try waitUntil {
-                let left = try? server.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                        + "AND state LIKE 'idle in transaction%'", database: database)
-                return left?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
-            }
-        }
+        try await noSessionLeftInATransaction(on: server, in: database)
         let stored = try server.psql("SELECT count(*) FROM items", database: database)
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }

@@ -109,14 +109,9 @@ extension SQL: ExpressibleByStringInterpolation {
         /// Boxed: an inline `DALError?` cost every interpolated literal its destruction.
         var error: DALError? {
             get { failure?.error }
-            set { failure = newValue.map(Failure.init) }
+            set { failure = newValue.map(BoxedError.init) }
         }
-        private var failure: Failure?
-
-        private final class Failure: Sendable {
-            let error: DALError
-            init(_ error: DALError) { self.error = error }
-        }
+        private var failure: BoxedError?
 
         /// Starts an interpolation; the compiler calls it for every interpolated ``SQL`` literal.
         public init(literalCapacity: Int, interpolationCount: Int) {

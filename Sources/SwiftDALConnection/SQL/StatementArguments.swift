@@ -25,14 +25,9 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     /// five strings' worth of optional fields.
     package var conversionError: DALError? {
         get { conversionFailure?.error }
-        set { conversionFailure = newValue.map(ConversionFailure.init) }
+        set { conversionFailure = newValue.map(BoxedError.init) }
     }
-    private var conversionFailure: ConversionFailure?
-
-    private final class ConversionFailure: Sendable {
-        let error: DALError
-        init(_ error: DALError) { self.error = error }
-    }
+    private var conversionFailure: BoxedError?
 
     /// No arguments.
     ///
@@ -295,4 +290,11 @@ extension StatementArguments: ExpressibleByDictionaryLiteral {
         for (key, value) in elements { values[key] = value }
         self.init(named: values)
     }
+}
+
+/// A ``DALError`` in a box, for values that carry one rarely and are copied often (an
+/// inline optional error would be copied and destroyed, all its fields, with every copy).
+final class BoxedError: Sendable {
+    let error: DALError
+    init(_ error: DALError) { self.error = error }
 }
