@@ -207,8 +207,11 @@ final class MariaDBConnection: EngineConnection {
                     + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
             guard watch.finish() else { throw Self.unfinishedSetup(name, limit) }
         } catch {
+            // The watch first: once it has finished, it cannot shut down a socket number
+            // that closing frees for another connection.
+            let finished = watch.finish()
             close()
-            throw watch.finish() ? error : Self.unfinishedSetup(name, limit)
+            throw finished ? error : Self.unfinishedSetup(name, limit)
         }
     }
 
@@ -216,7 +219,7 @@ final class MariaDBConnection: EngineConnection {
         MariaDBError(
             code: 2013, sqlState: "HY000",
             message: "cannot connect to MariaDB (\(name)): the server did not finish setting up the session within "
-                + "\(limit) (the connect timeout, or the call's time limit)")
+                + "\(limit) (the connect timeout, or the call's time limit), or the call was stopped first")
     }
 
     deinit {

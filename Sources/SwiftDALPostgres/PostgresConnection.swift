@@ -162,7 +162,7 @@ final class PostgresConnection: EngineConnection {
         let unfinished = PostgresError(
             sqlState: "08001",
             message: "cannot connect to PostgreSQL (\(name)): the server did not finish setting up the session "
-                + "within \(limit) (the connect timeout, or the call's time limit)")
+                + "within \(limit) (the connect timeout, or the call's time limit), or the call was stopped first")
         do {
             try setUpSession(name: name)
             guard watch.finish() else { throw unfinished }
@@ -180,8 +180,7 @@ final class PostgresConnection: EngineConnection {
         // when it is another.
         let encoding = PQparameterStatus(connection, "client_encoding").map { String(cString: $0) }
         guard encoding == "UTF8" || PQsetClientEncoding(connection, "UTF8") == 0 else {
-            PQfinish(connection)
-            self.connection = nil
+            // Closed by `deinit`, after the caller has finished its setup watch.
             throw PostgresError(
                 sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
         }

@@ -20,6 +20,12 @@ struct PostgresEngineDialect: EngineDialect {
             throw DALError(
                 .timeout, "another instance held the migration lock for \(limit); nothing was migrated",
                 underlying: error)
+        } catch {
+            // The lock may have been granted (it is the session's, and outlives the failed
+            // transaction: a stop that came as the server granted it refuses the COMMIT):
+            // the connection must not go back to its pool holding it.
+            db.discardAfterUse()
+            throw error
         }
     }
 

@@ -277,9 +277,9 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
             try? holder.write { db in
                 _ = try db.execute("SELECT 1")
                 held.signal()
-                // Released by the test, or after 10 s: a setup that waits for the server
+                // Released by the test, or after 20 s: a setup that waits for the server
                 // then gets its answer, and the test fails rather than hangs.
-                _ = release.wait(timeout: .now() + 10)
+                _ = release.wait(timeout: .now() + 20)
             }
         }.start()
         try await blocking { held.wait() }
@@ -297,10 +297,23 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
             }
         }
         let took = ContinuousClock.now - started
+        // An `async` call opens its connection on a pool's thread: its time limit (1 s,
+        // the connect timeout 60 s) ends the setup when it stops the call.
+        var patient = PostgresConfiguration()
+        patient.connectTimeout = .seconds(60)
+        let asyncPool = try PostgresPool(url: url, configuration: patient)
+        defer { try? asyncPool.close() }
+        let asyncStarted = ContinuousClock.now
+        await #expect(throws: (any Error).self) {
+            try await withDatabaseTimeout(.seconds(1)) { try await asyncPool.read { _ in } }
+        }
+        let asyncTook = ContinuousClock.now - asyncStarted
         release.signal()
         #expect(error?.contains("did not finish setting up the session") == true, "\(String(describing: error))")
         #expect(took < .seconds(9), "opening the connection ended after \(took)")
+        #expect(asyncTook < .seconds(9), "opening the async call's connection ended after \(asyncTook)")
         try await blocking { try pool.checkConnection() }
+        try await asyncPool.read { _ in }
     }
 
     /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
