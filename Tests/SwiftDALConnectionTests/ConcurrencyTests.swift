@@ -254,6 +254,40 @@ private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition
         if fired { await shutdown.value }
     }
 
+    /// A stream in flight when a shutdown's grace period ends is stopped: its loop throws
+    /// `CancellationError` and the shutdown returns. The stream's statement runs under a
+    /// control of its own, which the shutdown's stop once did not reach: the stream went on
+    /// as long as its loop did, and the shutdown waited for it.
+    @Test func aShutdownStopsAStreamInFlight() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("stream.sqlite"))
+        let returned = DispatchSemaphore(value: 0)
+        var rows = 0
+        var loopError: (any Error)?
+        let start = ContinuousClock.now
+        do {
+            for try await _ in pool.stream(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c")
+            {
+                rows += 1
+                if rows == 1 {
+                    Task {
+                        await pool.shutdown(gracePeriod: .milliseconds(200))
+                        returned.signal()
+                    }
+                }
+                // A bound for the bug's sake: the loop would go on for good.
+                if ContinuousClock.now - start > .seconds(15) { break }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        } catch {
+            loopError = error
+        }
+        #expect(
+            loopError is CancellationError, "the loop ended with \(String(describing: loopError)) after \(rows) rows")
+        try await poll { returned.wait(timeout: .now()) == .success }
+    }
+
     @Test func asyncAccessRunsOffTheCooperativePool() async throws {
         let queue = try DatabaseQueue.inMemory()
         try await queue.write { try makeUsersTable($0) }

@@ -164,6 +164,9 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         let task = Task { [self] in
             do {
                 try await database.perform(writing: false) { [self] in
+                    // The pool knows the call by its own control (`perform`'s): a shutdown
+                    // stopping it stops the stream, whose statement runs under ours.
+                    currentCallControl()?.onStop { [weak self] reason in self?.stop(reason) }
                     try ThreadAccess.running(under: control) {
                         let read = { try self.database.read { db in try self.produce(db, self) } }
                         guard let limit else { return try read() }
