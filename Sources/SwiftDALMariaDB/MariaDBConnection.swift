@@ -205,13 +205,13 @@ final class MariaDBConnection: EngineConnection {
             try executeScript(
                 "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "
                     + "autocommit = 1, net_write_timeout = \(Self.netWriteTimeout)")
-            guard watch.finish() else { throw Self.unfinishedSetup(name, limit) }
+            guard watch.finish() else { throw watch.error(otherwise: Self.unfinishedSetup(name, limit)) }
         } catch {
             // The watch first: once it has finished, it cannot shut down a socket number
             // that closing frees for another connection.
             let finished = watch.finish()
             close()
-            throw finished ? error : Self.unfinishedSetup(name, limit)
+            throw finished ? error : watch.error(otherwise: Self.unfinishedSetup(name, limit))
         }
     }
 
@@ -219,7 +219,7 @@ final class MariaDBConnection: EngineConnection {
         MariaDBError(
             code: 2013, sqlState: "HY000",
             message: "cannot connect to MariaDB (\(name)): the server did not finish setting up the session within "
-                + "\(limit) (the connect timeout, or the call's time limit), or the call was stopped first")
+                + "\(limit) (the connect timeout, or the call's time limit)")
     }
 
     deinit {

@@ -155,19 +155,20 @@ final class PostgresConnection: EngineConnection {
         // call's control can stop it yet: a server that finished the handshake and then
         // hangs (a pooler queueing the session behind a full server, a server frozen
         // after authentication) would hold the call for good. Its socket is shut down
-        // once the connect timeout (or the call's time limit, if sooner) has passed.
+        // once the connect timeout (or the call's time limit, if sooner) has passed, or
+        // the call is stopped (which then throws its stop's error).
         var limit = PostgresConnect.connectTimeout(in: connectionString) ?? configuration.connectTimeout
         if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
         let watch = SocketWatch(socket: socket, limit: limit)
         let unfinished = PostgresError(
             sqlState: "08001",
             message: "cannot connect to PostgreSQL (\(name)): the server did not finish setting up the session "
-                + "within \(limit) (the connect timeout, or the call's time limit), or the call was stopped first")
+                + "within \(limit) (the connect timeout, or the call's time limit)")
         do {
             try setUpSession(name: name)
-            guard watch.finish() else { throw unfinished }
+            guard watch.finish() else { throw watch.error(otherwise: unfinished) }
         } catch {
-            throw watch.finish() ? error : unfinished
+            throw watch.finish() ? error : watch.error(otherwise: unfinished)
         }
     }
 

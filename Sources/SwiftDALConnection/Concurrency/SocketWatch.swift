@@ -49,6 +49,8 @@ package final class SocketWatch: Sendable {
     package let limit: Duration
     private let state: State
     private let entry: DeadlineScheduler.Entry?
+    /// The control of the call opening the connection, if any.
+    private let control: CallControl?
 
     /// Starts watching `socket` (a negative one is never shut down); the call opening the
     /// connection (`currentCallControl()`), if any, ends the watch early when it stops.
@@ -56,6 +58,7 @@ package final class SocketWatch: Sendable {
         self.limit = limit
         let state = State(socket: socket)
         self.state = state
+        control = currentCallControl()
         guard socket >= 0 else {
             entry = nil
             return
@@ -63,7 +66,14 @@ package final class SocketWatch: Sendable {
         entry = DeadlineScheduler.shared.schedule(after: limit) { state.expire() }
         // An `async` call opens its connection on a pool's thread, where no time limit of
         // its task is to be read: its control says when it stops.
-        currentCallControl()?.onStop { _ in state.expire() }
+        control?.onStop { _ in state.expire() }
+    }
+
+    /// What the setup throws when ``finish()`` says the watch expired: the stop's error
+    /// when the call was stopped (`CancellationError`, its time limit's), else
+    /// `unfinished` (the server did not finish the setup in time).
+    package func error(otherwise unfinished: @autoclosure () -> any Error) -> any Error {
+        control?.reason?.error ?? unfinished()
     }
 
     /// Ends the watch; `false` when the limit passed, or the call stopped, first (the
