@@ -65,6 +65,17 @@ package final class CallControl: @unchecked Sendable {
     /// Why the call was stopped, if it was.
     package var reason: Reason? { lock.withLock { stopReason } }
 
+    /// Whether an access of the stopped call found its connection closed as it ended (the
+    /// server did not answer the stop in time): a stream's error says so.
+    package var closedConnection: Bool { lock.withLock { connectionClosed } }
+    // Touched only with `lock` held.
+    private var connectionClosed = false
+
+    /// Records that an access of the stopped call ended with its connection closed.
+    package func noteClosedConnection() {
+        lock.withLock { connectionClosed = true }
+    }
+
     /// Stops the call: records why (the first reason wins), interrupts the statement running
     /// on the attached connection, if any, and runs the actions registered with ``onStop(_:)``.
     /// Never blocks.

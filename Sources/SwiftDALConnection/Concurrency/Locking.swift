@@ -197,7 +197,9 @@ enum ThreadAccess {
         } catch {
             // The interrupted statement's error (SQLITE_INTERRUPT, SQLSTATE 57014) says why.
             if let reason = control.reason {
-                throw reason.error(connectionClosed: database.isBrokenEngineConnection)
+                let closed = database.isBrokenEngineConnection
+                if closed { control.noteClosedConnection() }
+                throw reason.error(connectionClosed: closed)
             }
             throw error
         }

@@ -41,6 +41,11 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         var produced = 0
         /// Whether the producer has ended (its connection is back in its pool).
         var producerEnded = false
+        /// Why the stream was stopped, if it was.
+        var stopReason: CallControl.Reason?
+        /// Whether the producer's connection was closed as it ended (a server that did not
+        /// answer the stop in time): a time limit's error then says so.
+        var producerConnectionClosed = false
         /// The producer's task while it waits for a connection or runs.
         var producer: Task<Void, Never>?
     }
@@ -120,22 +125,24 @@ package final class StreamChannel<Element: Sendable>: Sendable {
     }
 
     /// Records the producer's end: the consumer gets the buffered elements, then the end
-    /// or `error`; after a stop, the stop's error.
-    private func finish(_ error: (any Error)?) {
+    /// or `error`; after a stop, the stop's error (a time limit's saying whether the
+    /// producer's connection was closed).
+    private func finish(_ error: (any Error)?, connectionClosed: Bool) {
         let (consumer, failure) = state.withLock {
             state -> (CheckedContinuation<[Element]?, any Error>?, (any Error)?) in
             state.producerEnded = true
+            state.producerConnectionClosed = connectionClosed
             state.producer = nil
             switch state.phase {
             case .stopped(let stopError):
                 defer { state.consumer = nil }
-                // The stop's error was written before the producer ended; a time limit's
-                // error from the producer was written after, knowing whether its connection
-                // was rolled back or closed (a hung server): that one is true.
+                // The stop's error was written before the producer ended: whether its
+                // transaction was rolled back or its connection closed (a hung server) is
+                // known only now.
                 var delivered = stopError
-                if let error = error as? DALError, error.code == .timeout, (stopError as? DALError)?.code == .timeout {
-                    delivered = error
-                    state.phase = .stopped(error)
+                if connectionClosed, let reason = state.stopReason, case .timedOut = reason {
+                    delivered = reason.error(connectionClosed: true)
+                    state.phase = .stopped(delivered)
                 }
                 return (state.consumer, delivered)
             case .running:
@@ -173,9 +180,11 @@ package final class StreamChannel<Element: Sendable>: Sendable {
                         try withDatabaseTimeout(limit, operation: read)
                     }
                 }
-                finish(nil)
+                finish(nil, connectionClosed: false)
             } catch {
-                finish(error)
+                // Whether the read's connection was closed as it stopped (its rollback
+                // included), as the access saw it before giving the connection back.
+                finish(error, connectionClosed: control.closedConnection)
             }
         }
         let stopped = state.withLock { state -> Bool in
@@ -269,6 +278,7 @@ package final class StreamChannel<Element: Sendable>: Sendable {
             }
             let started = { if case .running = state.phase { return true } else { return false } }()
             state.phase = .stopped(error)
+            state.stopReason = reason
             state.buffer = []
             // A consumer waits for the producer's end (unless there is no producer).
             var consumer: CheckedContinuation<[Element]?, any Error>?
