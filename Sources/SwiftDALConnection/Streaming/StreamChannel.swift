@@ -172,8 +172,13 @@ package final class StreamChannel<Element: Sendable>: Sendable {
             do {
                 try await database.perform(writing: false) { [self] in
                     // The pool knows the call by its own control (`perform`'s): a shutdown
-                    // stopping it stops the stream, whose statement runs under ours.
-                    currentCallControl()?.onStop { [weak self] reason in self?.stop(reason) }
+                    // stopping it (`.cancelled`) stops the stream, whose statement runs under
+                    // ours. Its time limit is the stream's own, which ours keeps: a second
+                    // stop racing ours there once made the error say "rolled back" on a
+                    // hung server.
+                    currentCallControl()?.onStop { [weak self] reason in
+                        if case .cancelled = reason { self?.stop(reason) }
+                    }
                     try ThreadAccess.running(under: control) {
                         let read = { try self.database.read { db in try self.produce(db, self) } }
                         guard let limit else { return try read() }
