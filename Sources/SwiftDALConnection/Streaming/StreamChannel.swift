@@ -43,9 +43,6 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         var producerEnded = false
         /// Why the stream was stopped, if it was.
         var stopReason: CallControl.Reason?
-        /// Whether the producer's connection was closed as it ended (a server that did not
-        /// answer the stop in time): a time limit's error then says so.
-        var producerConnectionClosed = false
         /// The producer's task while it waits for a connection or runs.
         var producer: Task<Void, Never>?
     }
@@ -131,7 +128,6 @@ package final class StreamChannel<Element: Sendable>: Sendable {
         let (consumer, failure) = state.withLock {
             state -> (CheckedContinuation<[Element]?, any Error>?, (any Error)?) in
             state.producerEnded = true
-            state.producerConnectionClosed = connectionClosed
             state.producer = nil
             switch state.phase {
             case .stopped(let stopError):
