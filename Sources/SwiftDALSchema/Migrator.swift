@@ -46,7 +46,7 @@ public struct Migrator: Sendable {
     /// The registered steps, in order.
     public private(set) var migrations: [Migration] = []
 
-    /// How long ``migrate(_:upTo:)`` waits for another instance's migrations on a server
+    /// How long ``migrate(_:upTo:)-(DatabaseWriter,_)`` waits for another instance's migrations on a server
     /// (PostgreSQL's advisory lock, MariaDB's `GET_LOCK`; MariaDB counts whole seconds)
     /// before it throws ``SwiftDAL/DALError/Code/timeout`` having migrated nothing: an
     /// instance that hung while migrating holds the others that long at most. SQLite's
