@@ -190,11 +190,20 @@ final class MariaDBConnection: EngineConnection {
         // Opening waits on the server before any call's control can stop it: the connect
         // (Connector/C's connect timeout, which also bounds the server's greeting) and the
         // session's setup after it (a watch shuts the socket down) get the connect timeout,
-        // or the call's time limit if sooner.
+        // or the call's time limit if sooner: a synchronous call's, or the time an `async`
+        // call's control has left (its task's limit cannot be read on this thread, and
+        // Connector/C's blocking connect cannot be interrupted once begun).
         var limit = Duration.seconds(endpoint.connectTimeout)
         if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
-        let mysql = try MariaDBConnect.open(
-            endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(limit))
+        if let left = currentCallControl()?.timeLeft, left < limit { limit = left }
+        let mysql: UnsafeMutablePointer<MYSQL>
+        do {
+            mysql = try MariaDBConnect.open(
+                endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(limit))
+        } catch {
+            // A call stopped meanwhile (its limit, a cancellation) gets its stop's error.
+            throw currentCallControl()?.reason?.error ?? error
+        }
         self.mysql = mysql
         let socket = swiftdal_mariadb_socket(mysql)
         self.socket = socket

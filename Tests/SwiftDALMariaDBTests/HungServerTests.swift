@@ -38,6 +38,31 @@ import Testing
         #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
     }
 
+    /// An `async` call's limit bounds the connection it opens too, though its task's
+    /// limit cannot be read on the pool's thread and Connector/C's connect cannot be
+    /// interrupted: the connect gets the time its control has left.
+    @Test func anAsyncCallOpeningAConnectionToAHungServerEndsAtItsTimeLimit() async throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        let url = try server.makeDatabase()
+        var configuration = configuration()
+        configuration.connectTimeout = .seconds(15)
+        configuration.callTimeout = nil
+        let pool = try MariaDBPool(url: url, configuration: configuration)
+        defer { try? pool.close() }
+        server.pause()
+        defer { server.resume() }
+        let start = ContinuousClock.now
+        let error = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(1)) {
+                try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(error?.code == .timeout)
+        #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
+    }
+
     @Test func aStatementSentToAHungServerEndsWithItsCall() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }

@@ -163,6 +163,16 @@ package final class CallControl: @unchecked Sendable {
         return entry
     }
 
+    /// The time left before the call's earliest time limit fires (zero once it has), or
+    /// `nil` when the call has none. For a wait that cannot be interrupted once begun (a
+    /// blocking connect): it can still be bounded by the call's limit, read here on the
+    /// pool's thread, where an `async` call's task-local limit cannot be.
+    package var timeLeft: Duration? {
+        let earliest = lock.withLock { deadlines.lazy.map(\.deadline).min() }
+        guard let earliest else { return nil }
+        return .nanoseconds(Int64(earliest - min(earliest, DeadlineScheduler.now())))
+    }
+
     /// Takes back a deadline of ``addDeadline(after:reporting:)`` (its access ended).
     package func removeDeadline(_ entry: DeadlineScheduler.Entry) {
         DeadlineScheduler.shared.cancel(entry)

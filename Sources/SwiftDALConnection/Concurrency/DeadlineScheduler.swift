@@ -21,7 +21,8 @@ package final class DeadlineScheduler: @unchecked Sendable {
 
     /// A scheduled action; cancel it with ``DeadlineScheduler/cancel(_:)``.
     package final class Entry: @unchecked Sendable {
-        fileprivate let deadline: UInt64
+        /// When the action is due, on ``DeadlineScheduler/now()``'s clock.
+        package let deadline: UInt64
         fileprivate let sequence: UInt64
         // Both touched only with the scheduler's mutex held.
         fileprivate var action: (@Sendable () -> Void)?
