@@ -103,8 +103,8 @@ extension SQL: ExpressibleByStringInterpolation {
     ///
     /// For example, `let condition: SQL = "age > \(18) AND name LIKE \(startingWith: prefix)"`.
     public struct Interpolation: StringInterpolationProtocol {
-        var sql = ""
-        var arguments = StatementArguments()
+        @usableFromInline var sql = ""
+        @usableFromInline var arguments = StatementArguments()
         /// The first fragment that could not be inlined (thrown when the statement runs).
         /// Boxed: an inline `DALError?` cost every interpolated literal its destruction.
         var error: DALError? {
@@ -127,6 +127,19 @@ extension SQL: ExpressibleByStringInterpolation {
         public mutating func appendInterpolation(_ value: (any DatabaseValueConvertible)?) {
             sql += "?"
             arguments.append(value)
+        }
+
+        /// `\(value)` for a value whose type is known where the literal is written (the
+        /// usual case: `"age = \(age)"`): a bound parameter, as above, converted there
+        /// without going through `any DatabaseValueConvertible`.
+        @inlinable
+        public mutating func appendInterpolation<Value: DatabaseValueConvertible>(_ value: Value) {
+            sql += "?"
+            do {
+                arguments.append(converted: try value.databaseValue())
+            } catch {
+                arguments.append(value as any DatabaseValueConvertible)  // records the error, binds NULL
+            }
         }
 
         /// `\(sql: fragment)`: another ``SQL`` inlined, its arguments kept in order.

@@ -153,6 +153,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Appends a positional value (used by ``SQL`` interpolation).
+    @usableFromInline
     mutating func append(_ value: (any DatabaseValueConvertible)?) {
         // Not `convert(value, &conversionError)`: through the computed property, every
         // append read and wrote the boxed error, and an optional error on the way cost its
@@ -167,6 +168,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     /// Appends a positional value that is already converted, in amortized constant time.
+    @usableFromInline
     mutating func append(converted: DatabaseValue) {
         // The first value (an interpolation's usual one): no array, and none of the
         // storage's copies below (~150 instructions a call).
