@@ -107,7 +107,8 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
     public var isFromServer: Bool { !(2000..<3000).contains(code) }
 
     /// The category of the error number: constraints (1062, 1586, 1451, 1452, 1216, 1217,
-    /// 1048, 1364, 3819, 4025), a deadlock (1213) a conflict, a lock wait timeout (1205)
+    /// 1048, 1364, 3819, 4025), a deadlock (1213) or a write conflict (1020) a conflict, a
+    /// lock wait timeout (1205)
     /// busy, every ``isConnectionFailure`` (Connector/C's lost or refused connections, a
     /// server shutting down, a session killed or timed out) the connection, a stopped
     /// statement (1317, 1969, 3024)
@@ -119,7 +120,7 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         if isConnectionFailure { return .connection }
         return switch code {
         case 1062, 1586, 1451, 1452, 1216, 1217, 1048, 1364, 3819, 4025: .constraint
-        case 1213: .conflict
+        case 1213, 1020: .conflict
         case 1205: .busy
         case 1317, 1969, 3024: .interrupted
         case 1792, 1290, 1836: .readOnly
@@ -138,7 +139,7 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         case 1451, 1452, 1216, 1217: .constraintForeignKey
         case 1048, 1364: .constraintNotNull
         case 3819, 4025: .constraintCheck
-        case 1213: .busySnapshot
+        case 1213, 1020: .busySnapshot
         case 1205, 1040: .busy
         case 1317, 1969, 3024: .interrupt
         case 1792, 1290: .readOnly
@@ -162,10 +163,12 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         }
     }
 
-    /// A deadlock (1213), a lock wait timeout (1205) or too many connections (1040): the
-    /// same work may succeed if run again (after a deadlock the server has rolled the
-    /// transaction back; after a lock wait timeout only the statement).
-    public var isRetryable: Bool { [1213, 1205, 1040].contains(code) }
+    /// A deadlock (1213), a lock wait timeout (1205), a write conflict under
+    /// `innodb_snapshot_isolation` (1020, "Record has changed since last read") or too many
+    /// connections (1040): the same work may succeed if run again (after a deadlock or a
+    /// write conflict the server has rolled the transaction back; after a lock wait timeout
+    /// only the statement, unless `innodb_rollback_on_timeout` is on).
+    public var isRetryable: Bool { [1213, 1205, 1020, 1040].contains(code) }
 
     /// The connection failed, or the server ended the session: the connection cannot be
     /// used again, and a pool replaces it. The client's connection errors (2002 cannot

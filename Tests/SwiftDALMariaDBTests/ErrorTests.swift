@@ -137,6 +137,48 @@ import Testing
     /// autocommit mode, each committing on its own, and answer its `COMMIT` with success:
     /// the victim's `INSERT` must be refused and its write must throw the deadlock. Checked
     /// from outside: only the winner's rows are there.
+    /// Under `innodb_snapshot_isolation`, a write to a row another session changed since
+    /// the transaction read it fails with 1020 and InnoDB rolls the whole transaction back.
+    /// A body that catches it (inside a savepoint, as for any nested failure) and goes on
+    /// must not see its later statements committed one by one and the call reported as
+    /// committed: the write throws, and the table (read from outside) holds none of it.
+    @Test func aWriteConflictCaughtInsideAWriteFailsTheWriteAndWritesNothing() throws {
+        let server = try MariaDBServer.start(options: ["--innodb-snapshot-isolation=ON"])
+        defer { server.stop() }
+        var configuration = MariaDBConfiguration()
+        configuration.readTimeout = .seconds(20)
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY, v INT NOT NULL)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, 0), (2, 0)")
+        }
+        let database = try #require(try pool.read { try $0.fetchScalar(String.self, "SELECT DATABASE()") })
+        var nested: MariaDBError?
+        let error = #expect(throws: MariaDBError.self) {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE t SET v = 5 WHERE id = 2")
+                _ = try db.fetchScalar(Int.self, "SELECT v FROM t WHERE id = 1")
+                try server.sql("UPDATE t SET v = 1 WHERE id = 1", database: database)  // another session
+                do {
+                    try db.inSavepoint { try db.execute(sql: "UPDATE t SET v = 7 WHERE id = 1") }
+                } catch let error as MariaDBError {
+                    nested = error
+                }
+                try db.execute(sql: "INSERT INTO t VALUES (3, 3)")
+            }
+        }
+        #expect(nested?.code == 1020)
+        #expect(error?.code == 1020)
+        #expect(error?.isRetryable == true)
+        #expect(
+            try server.sql("SELECT id, v FROM t ORDER BY id", database: database)
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "1\t1\n2\t0")
+        // The connection serves the next write.
+        try pool.write { db in try db.execute(sql: "INSERT INTO t VALUES (4, 4)") }
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 3)
+    }
+
     @Test func aDeadlockCaughtInsideAWriteFailsTheWriteAndWritesNothingAfterIt() throws {
         let (pool, outside) = try makeSchemaWithTwoParentsAndALog()
         defer { try? pool.close() }
