@@ -254,6 +254,52 @@ private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition
         if fired { await shutdown.value }
     }
 
+    /// A call that uses a second pool inside its access to the first (`other.read` inside
+    /// `pool.write`) keeps its time limit on the first connection once the inner access
+    /// ends: a stop interrupts every connection the call holds. (The inner access once took
+    /// the call's one attachment and cleared it as it ended: the statement after it ran to
+    /// its end, past the limit, and the write committed.) `async` and synchronous calls.
+    @Test func aCallKeepsItsTimeLimitAfterAnAccessToAnotherPool() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("outer.sqlite"))
+        let other = try DatabasePool(path: directory.file("inner.sqlite"))
+        defer {
+            try? pool.close()
+            try? other.close()
+        }
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        // Far more than a second's work, but an end if the limit is not kept (the bug).
+        let long: SQL = """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000)
+            SELECT count(*) FROM n
+            """
+        let started = ContinuousClock.now
+        let asyncError = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(1)) {
+                try await pool.write { db in
+                    try db.execute(sql: "INSERT INTO t VALUES (1)")
+                    _ = try other.read { try $0.fetchScalar(Int.self, "SELECT 1") }
+                    _ = try db.fetchScalar(Int.self, long)
+                }
+            }
+        }
+        #expect(asyncError?.code == .timeout)
+        func synchronousCall() throws {
+            try withDatabaseTimeout(.seconds(1)) {
+                try pool.write { db in
+                    try db.execute(sql: "INSERT INTO t VALUES (2)")
+                    _ = try other.read { try $0.fetchScalar(Int.self, "SELECT 1") }
+                    _ = try db.fetchScalar(Int.self, long)
+                }
+            }
+        }
+        let syncError = #expect(throws: DALError.self) { try synchronousCall() }
+        #expect(syncError?.code == .timeout)
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(20), "the two calls ended after \(took)")
+        #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
+    }
+
     /// A stream in flight when a shutdown's grace period ends is stopped: its loop throws
     /// `CancellationError` and the shutdown returns. The stream's statement runs under a
     /// control of its own, which the shutdown's stop once did not reach: the stream went on

@@ -21,17 +21,19 @@ import Testing
         let boxed: any DatabaseValueConvertible = 2.5
         let query: SQL = "\(1) \("a") \(some) \(none) \(boxed) \(nil) \(Data([1, 2])) \(Int8(-3))"
         #expect(query.sql == "? ? ? ? ? ? ? ?")
-        #expect(
-            query.arguments.positionalValues == [
-                .integer(1), .text("a"), .integer(7), .null, .real(2.5), .null, .blob(Data([1, 2])), .integer(-3),
-            ])
+        let expected: [DatabaseValue] = [
+            .integer(1), .text("a"), .integer(7), .null, .real(2.5), .null, .blob(Data([1, 2])), .integer(-3)
+        ]
+        #expect(query.arguments.positionalValues == expected)
         #expect(query.arguments.conversionError == nil)
         let failing: SQL = "\(1) \(UInt64.max) \(Double.nan) \(2)"
         #expect(failing.arguments.positionalValues == [.integer(1), .null, .null, .integer(2)])
         // The first failure is the one reported.
         #expect(failing.arguments.conversionError?.message.contains("UInt64") == true)
         let db = try Database.inMemory()
-        #expect(throws: DALError.self) { try db.execute(sql: "SELECT 1 WHERE 0 IN (?, ?, ?, ?)", arguments: failing.arguments) }
+        #expect(throws: DALError.self) {
+            try db.execute(sql: "SELECT 1 WHERE 0 IN (?, ?, ?, ?)", arguments: failing.arguments)
+        }
     }
 
     @Test func hostileValueIsStoredLiterallyAndTheTableSurvives() throws {

@@ -47,12 +47,17 @@ package final class CallControl: @unchecked Sendable {
     private let lock = PlainMutex()
     // Touched only with `lock` held.
     private var stopReason: Reason?
+    /// The connection the call uses (its first access's)…
     private var attached: Database?
+    /// … and those of accesses nested inside it, to other pools (`poolB.read { }` inside
+    /// `poolA.write { }`), innermost last: a stop interrupts every one of them.
+    private var nested: [Database] = []
     private var stopActions: [@Sendable (Reason) -> Void] = []
     /// The pool line the call waits in, if it does (its stop takes it out).
     private var waitingIn: (core: PoolCore, waiter: PoolCore.Waiter)?
     private var deadlines: [DeadlineScheduler.Entry] = []
-    private var grace: DeadlineScheduler.Entry?
+    /// The grace periods of the interrupted connections (see ``interrupt(_:)``).
+    private var graces: [(database: ObjectIdentifier, entry: DeadlineScheduler.Entry)] = []
     /// Whether the call's time limit was set for the whole call (an `async` call's, which
     /// counts from its start, its wait for a connection included): accesses inside it then
     /// add no limit of their own from the pool's configuration.
@@ -87,6 +92,10 @@ package final class CallControl: @unchecked Sendable {
             // Interrupting under the lock: the connection cannot be detached (and lent to
             // another call) meanwhile.
             if let attached { interrupt(attached) }
+            for (index, database) in nested.enumerated()
+            where database !== attached && !nested[..<index].contains(where: { $0 === database }) {
+                interrupt(database)  // each connection once (a re-entrant access nests the same one)
+            }
             defer {
                 stopActions = []
                 waitingIn = nil
@@ -124,13 +133,19 @@ package final class CallControl: @unchecked Sendable {
         database.interruptRunningStatement()
         guard let period = database.interruptGracePeriod else { return }
         let target = AbandonTarget(database: database)
-        grace = DeadlineScheduler.shared.schedule(after: period) { [weak self] in
+        let entry = DeadlineScheduler.shared.schedule(after: period) { [weak self] in
             guard let self else { return }
             self.lock.withLock {
                 // Still running the call's statement: the server did not answer in time.
-                if let database = target.database, self.attached === database { database.abandonConnection() }
+                if let database = target.database, self.isAttached(database) { database.abandonConnection() }
             }
         }
+        graces.append((ObjectIdentifier(database), entry))
+    }
+
+    /// Whether `database` is attached (with the lock held).
+    private func isAttached(_ database: Database) -> Bool {
+        attached === database || nested.contains { $0 === database }
     }
 
     /// Runs `action` when the call is stopped (at once if it was already): for a call that
@@ -193,29 +208,41 @@ package final class CallControl: @unchecked Sendable {
     }
 
     /// Attaches the connection a call is about to use; throws the call's error when it
-    /// was stopped already.
+    /// was stopped already. An access nested in another of the same call (another pool's
+    /// connection) is attached beside it: a stop interrupts both.
     func attach(_ database: Database) throws {
         let reason = lock.withLock { () -> Reason? in
-            if stopReason == nil { attached = database }
+            if stopReason == nil {
+                if attached == nil { attached = database } else { nested.append(database) }
+            }
             return stopReason
         }
         if let reason { throw reason.error }
     }
 
-    /// Detaches the connection when the call is done with it. After a stop, the
+    /// Detaches `database` when the call's access to it ends. After a stop, the
     /// connection's interruption is cleared (for PostgreSQL once the cancel request has
     /// been answered, so that it cannot stop the connection's next statement), outside
     /// the lock: that may wait up to the grace period.
-    func detach() {
-        let (database, pendingGrace) = lock.withLock { () -> (Database?, DeadlineScheduler.Entry?) in
-            defer {
+    func detach(_ database: Database) {
+        let (wasStopped, pendingGraces) = lock.withLock { () -> (Bool, [DeadlineScheduler.Entry]) in
+            if let index = nested.lastIndex(where: { $0 === database }) {
+                nested.remove(at: index)
+            } else if attached === database {
                 attached = nil
-                grace = nil
+            } else {
+                return (false, [])  // never attached (the call was stopped before)
             }
-            return (stopReason != nil ? attached : nil, grace)
+            // Still used by an access further out (a re-entrant one ended): left as it is.
+            if isAttached(database) { return (false, []) }
+            guard !graces.isEmpty else { return (stopReason != nil, []) }
+            let identifier = ObjectIdentifier(database)
+            let mine = graces.filter { $0.database == identifier }.map(\.entry)
+            graces.removeAll { $0.database == identifier }
+            return (stopReason != nil, mine)
         }
-        if let pendingGrace { DeadlineScheduler.shared.cancel(pendingGrace) }
-        database?.clearInterrupt()
+        for entry in pendingGraces { DeadlineScheduler.shared.cancel(entry) }
+        if wasStopped { database.clearInterrupt() }
     }
 }
 

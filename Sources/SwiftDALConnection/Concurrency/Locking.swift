@@ -187,7 +187,7 @@ enum ThreadAccess {
             database.endAccess()
             holdings.entries.removeLast()
             if let deadline { control?.removeDeadline(deadline) }
-            control?.detach()
+            control?.detach(database)
         }
         guard let control else { return try body() }
         do {
