@@ -242,6 +242,21 @@ public final class ConsistencySession: Sendable {
         }
     }
 
+    /// Moves the session on to `token`, a write this session committed on the cluster
+    /// signing with `key`: as ``advance(to:)``, but a token the cluster could not use
+    /// (another key's, another cluster's, forged) is replaced rather than kept, so that the
+    /// session's next reads see its own write.
+    func record(_ token: ConsistencyToken, signedBy key: ConsistencyTokenKey) {
+        state.withLock { state in
+            if let newest = state.newest, newest.system == token.system, !token.isLater(than: newest),
+                newest.isSigned(by: key)
+            {
+                return  // a later point of this cluster's history is kept
+            }
+            state.newest = token
+        }
+    }
+
     /// Forgets the session's token (a cluster found it was not one it signed).
     func discardToken(_ token: ConsistencyToken) {
         state.withLock { state in

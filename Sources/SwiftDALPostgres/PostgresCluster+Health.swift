@@ -30,13 +30,16 @@ struct PrimaryReading: Sendable {
     let timeline: UInt32
     let system: UInt64
 
-    /// The primary's current WAL position, timeline and system identifier, read on `db`
+    /// The primary's current WAL insert position (past every commit record written so
+    /// far, flushed or not: an asynchronous commit, `synchronous_commit = off`, returns
+    /// before its record is written out, and a token at the write position would let a
+    /// standby without it serve the session), timeline and system identifier, read on `db`
     /// (a connection to the primary); `nil` when the server did not give all three.
     static func read(on db: Database) throws -> PrimaryReading? {
         guard
             let row = try db.fetchOne(
                 """
-                SELECT pg_current_wal_lsn()::text, pg_walfile_name(pg_current_wal_lsn()),
+                SELECT pg_current_wal_insert_lsn()::text, pg_walfile_name(pg_current_wal_insert_lsn()),
                        (SELECT system_identifier::text FROM pg_control_system())
                 """),
             let position = try row.decode(String?.self, at: 0).flatMap(walPosition(ofLSN:)),

@@ -284,7 +284,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
             }
         }
         if let token = token ?? nil {
-            session.advance(to: token)
+            session.record(token, signedBy: key)
         } else {
             session.markPendingWrite(since: since)
         }
