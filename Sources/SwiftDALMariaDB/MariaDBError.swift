@@ -219,15 +219,24 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         switch code {
         case 1062, 1586:
             // Duplicate entry '<value>' for key '<name>'
-            guard let start = message.range(of: "entry '"),
-                let end = message.range(of: "' for key", range: start.upperBound..<message.endIndex)
-            else { return redactingQuotedParts(message) }
-            return message[..<start.upperBound] + "…" + message[end.lowerBound...]
+            guard let (value, _) = duplicateEntryParts(of: message) else { return redactingQuotedParts(message) }
+            return message[..<value.lowerBound] + "…" + message[value.upperBound...]
         case 1264, 1265, 1366, 1292, 1411, 1406, 1367, 1918:
             return redactingQuotedParts(message)
         default:
             return sqlState.hasPrefix("22") ? redactingQuotedParts(message) : message
         }
+    }
+
+    /// Where a duplicate entry's value lies in `message` (`Duplicate entry '<value>' for key
+    /// '<name>'`), and the key's name. Read from the end: the value is the client's and
+    /// may itself hold `' for key '` (it is never taken for the key, nor left in the text).
+    static func duplicateEntryParts(of message: String) -> (value: Range<String.Index>, key: String)? {
+        guard let start = message.range(of: "entry '"),
+            let end = message.range(of: "' for key '", options: .backwards, range: start.upperBound..<message.endIndex),
+            let last = message.lastIndex(of: "'"), last >= end.upperBound
+        else { return nil }
+        return (start.upperBound..<end.lowerBound, String(message[end.upperBound..<last]))
     }
 
     /// `text` with the inside of every single-quoted part replaced by `…`.
@@ -252,7 +261,7 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
         switch code {
         case 1062, 1586:
             // … for key 'email' (MySQL 8: 'users.email')
-            guard let key = quoted(in: message, after: "for key ", quote: "'") else { return (nil, nil, nil) }
+            guard let (_, key) = duplicateEntryParts(of: message) else { return (nil, nil, nil) }
             if let dot = key.lastIndex(of: ".") {
                 return (String(key[..<dot]), nil, String(key[key.index(after: dot)...]))
             }

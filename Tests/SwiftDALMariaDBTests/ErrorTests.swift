@@ -65,6 +65,15 @@ import Testing
         #expect(unique?.constraintKind == .unique)
         #expect(unique?.constraint == "parent_email")
         #expect(unique?.description.contains("secret") == false)
+        // A value that itself reads like the message's tail is neither shown nor taken for
+        // the key's name.
+        let hostile = "x' for key 'SECRET-TOKEN-123"
+        try pool.write { try $0.execute("INSERT INTO parent VALUES (5, \(hostile), 1)") }
+        let echoed = failure("INSERT INTO parent VALUES (6, \(hostile), 1)")
+        #expect(echoed?.code == 1062)
+        #expect(echoed?.constraint == "parent_email")
+        #expect(echoed?.columns == ["email"])
+        #expect(echoed.map { "\($0) \(String(reflecting: $0))" }?.contains("SECRET") == false)
         let primary = failure("INSERT INTO parent VALUES (1, \("other@example.com"), 1)")
         #expect(primary?.constraintKind == .primaryKey)
         let notNull = failure("INSERT INTO parent VALUES (3, \(nil as String?), 1)")
