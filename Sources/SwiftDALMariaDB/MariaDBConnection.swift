@@ -329,7 +329,11 @@ final class MariaDBConnection: EngineConnection {
     /// connection is failed and its session handed to the reaper (its statement may still
     /// run on the server).
     private func settleKillRequests() -> Bool {
-        guard killRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
+        // A connection given up on (its socket shut down when the grace period passed) is
+        // never used again: nothing to wait for, and a KILL on its way to a hung server
+        // would hold the call another grace period.
+        let wait = failed || abandoned.load(ordering: .acquiring) ? .zero : configuration.stopGracePeriod
+        guard killRequests.settle(waitingAtMost: wait) else {
             failed = true
             giveUpOnTheSession()
             return false

@@ -1182,7 +1182,11 @@ final class PostgresConnection: EngineConnection {
     }
 
     func clearCancelRequest() {
-        if !cancelRequests.settle(waitingAtMost: configuration.stopGracePeriod) { failed = true }
+        // A connection given up on (its socket shut down when the grace period passed) is
+        // never used again: nothing to wait for, and a cancel request on its way to a hung
+        // server would hold the call another grace period.
+        let wait = failed || abandoned.load(ordering: .acquiring) ? .zero : configuration.stopGracePeriod
+        if !cancelRequests.settle(waitingAtMost: wait) { failed = true }
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
     }
 

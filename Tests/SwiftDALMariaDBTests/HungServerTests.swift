@@ -79,6 +79,28 @@ import Testing
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
     }
 
+    /// A statement to a hung server ends at its limit plus the grace period: its
+    /// connection is given up on then, and the KILL QUERY still on its way to the server
+    /// (its connection waits for a greeting up to the connect timeout) is not waited for a
+    /// second grace period (it once was: limit + 2 × grace).
+    @Test func aStatementToAHungServerEndsAtItsLimitPlusOneGracePeriod() throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        var configuration = configuration()
+        configuration.stopGracePeriod = .seconds(5)
+        configuration.connectTimeout = .seconds(30)
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        defer { try? pool.close() }
+        try pool.checkConnection()
+        server.pause()
+        defer { server.resume() }
+        let start = ContinuousClock.now
+        #expect(throws: (any Error).self) { try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        let elapsed = ContinuousClock.now - start
+        // 1 s + 5 s; the bug took 1 s + 10 s (margins of 2.5 s either way).
+        #expect(elapsed < .milliseconds(8500), "ended after \(elapsed)")
+    }
+
     @Test func connectingToAHungServerEndsAtTheConnectTimeout() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }

@@ -141,9 +141,13 @@ package final class PendingStopRequests: @unchecked Sendable {
             defer { requests = [] }
             return requests
         }
+        // One deadline for them all: two requests (a shutdown's and the call's own limit)
+        // wait `limit` at most together, not one after the other.
+        let end = DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds(limit))
         var settled = true
-        for request in pending where !request.settle(waitingAtMost: limit) {
-            settled = false
+        for request in pending {
+            let left = Duration.nanoseconds(Int64(end - min(end, DeadlineScheduler.now())))
+            if !request.settle(waitingAtMost: left) { settled = false }
         }
         return settled
     }
