@@ -457,13 +457,21 @@ final class MariaDBConnection: EngineConnection {
         MariaDBError(code: 2006, sqlState: "HY000", message: "the connection to \(name) is broken", sql: sql)
     }
 
+    /// Marks the connection broken after `error`. A failure on the client's side (a read
+    /// timeout, a lost connection) may leave the session running on the server, its
+    /// statement still holding its transaction's locks: it is handed to the reaper.
+    private func fail(after error: MariaDBError) {
+        failed = true
+        if !error.isFromServer { giveUpOnTheSession() }
+    }
+
     /// The connection's last error (`mysql_errno`), marking it broken when it failed.
     private func connectionError(sql: String?) -> MariaDBError {
         guard let mysql else { return brokenError(sql: sql) }
         let error = MariaDBError(
             code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
             message: String(cString: mysql_error(mysql)), sql: sql)
-        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { fail(after: error) }
         noteTransactionEnd(error)
         return error
     }
@@ -483,7 +491,7 @@ final class MariaDBConnection: EngineConnection {
                 code: Int(mysql_errno(mysql)), sqlState: String(cString: mysql_sqlstate(mysql)),
                 message: String(cString: mysql_error(mysql)), sql: sql)
         }
-        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { failed = true }
+        if error.isConnectionFailure || abandoned.load(ordering: .acquiring) { fail(after: error) }
         noteTransactionEnd(error)
         guard !failed, [1062, 1586, 1048, 1364].contains(error.code) else { return error }
         // MariaDB's messages name no table for these, and a duplicate only its key's name:

@@ -101,6 +101,31 @@ import Testing
         #expect(elapsed < .milliseconds(8500), "ended after \(elapsed)")
     }
 
+    /// A statement the client gives up on at its read timeout (no call time limit) may
+    /// still run on the server, holding its transaction's locks: its session is ended on
+    /// the server (looked at from outside), not left to run.
+    @Test func aSessionGivenUpOnAtTheReadTimeoutIsEndedOnTheServer() throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        var configuration = configuration()
+        configuration.callTimeout = nil
+        configuration.readTimeout = .seconds(2)
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        defer { try? pool.close() }
+        let id = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
+        let error = #expect(throws: MariaDBError.self) {
+            try pool.read { try $0.fetchScalar(Int.self, "SELECT SLEEP(60)") }
+        }
+        #expect(error?.isConnectionFailure == true)
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = try server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            if !gone { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(gone, "session \(id) still runs on the server 20 s after the client gave up on it")
+    }
+
     @Test func connectingToAHungServerEndsAtTheConnectTimeout() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }

@@ -83,6 +83,23 @@ private func storedKeys(_ outside: OutsideView) throws -> String {
 }
 
 @Suite(.serialized) struct OutcomeTests {
+    /// A read whose connection is lost as its `COMMIT` is sent committed nothing: its
+    /// result is returned, not reported as an unknown outcome to check before retrying.
+    /// The session is ended from outside (`pg_terminate_backend`) once the body's reads
+    /// are done.
+    @Test func aReadWhoseCommitLosesItsConnectionReturnsItsResult() throws {
+        let (pool, outside) = try poolOnTableK()
+        defer { try? pool.close() }
+        let result = try pool.read { db -> Int in
+            let pid = try #require(try db.fetchScalar(Int.self, "SELECT pg_backend_pid()"))
+            let count = try #require(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM k"))
+            try outside.psql("SELECT pg_terminate_backend(\(pid), 10000)")
+            return count + 100
+        }
+        #expect(result == 101)
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM k") } == 1)
+    }
+
     /// A write whose statement failed with its error caught (`try?`) has an aborted
     /// transaction: PostgreSQL answers its COMMIT with "ROLLBACK" and no error. The call
     /// throws (25P02) instead of returning as if committed, nothing is written (checked from

@@ -54,6 +54,11 @@ extension Database {
         }
         do {
             try execute(sql: "COMMIT")
+        } catch let error as DALError where readOnly && error.code == .outcomeUnknown {
+            // A read-only transaction commits nothing: whatever became of its `COMMIT` (the
+            // connection lost as it was sent), its reads stand, and nothing is unknown.
+            rollbackQuietly()
+            return result
         } catch {
             rollbackQuietly()
             throw error
