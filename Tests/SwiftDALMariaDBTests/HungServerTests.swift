@@ -119,8 +119,8 @@ import Testing
         #expect(error?.isConnectionFailure == true)
         var gone = false
         for _ in 0..<200 where !gone {
-            gone = try server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)")
-                .trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            let sessions = try server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)")
+            gone = sessions.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
             if !gone { Thread.sleep(forTimeInterval: 0.1) }
         }
         #expect(gone, "session \(id) still runs on the server 20 s after the client gave up on it")
