@@ -102,28 +102,45 @@ import Testing
     }
 
     /// A statement the client gives up on at its read timeout (no call time limit) may
-    /// still run on the server, holding its transaction's locks: its session is ended on
-    /// the server (looked at from outside), not left to run.
+    /// still run on the server, holding its transaction's locks: here an update waiting on
+    /// a row lock another session holds (a lock wait, unlike `SLEEP`, never notices that the
+    /// client went away). Its session is ended on the server (looked at from outside), not
+    /// left to wait out `innodb_lock_wait_timeout`.
     @Test func aSessionGivenUpOnAtTheReadTimeoutIsEndedOnTheServer() throws {
-        let server = try MariaDBServer.start()
+        let server = try MariaDBServer.start(options: ["--innodb-lock-wait-timeout=600"])
         defer { server.stop() }
-        var configuration = configuration()
-        configuration.callTimeout = nil
-        configuration.readTimeout = .seconds(2)
-        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        let url = server.url(database: try server.makeDatabaseName())
+        var settings = configuration()
+        settings.callTimeout = nil
+        settings.readTimeout = .seconds(2)
+        let pool = try MariaDBPool(url: url, configuration: settings)
         defer { try? pool.close() }
-        let id = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
+        settings.readTimeout = .seconds(20)
+        let holderPool = try MariaDBPool(url: url, configuration: settings)
+        defer { try? holderPool.close() }
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INT PRIMARY KEY, v INT NOT NULL)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, 0)")
+        }
+        let (holder, done) = try holdingLocks(holderPool, "UPDATE t SET v = 1 WHERE id = 1")
+        defer {
+            done.signal()
+            _ = try? holder.result()
+        }
+        let victim = Locked<Int?>(nil)
         let error = #expect(throws: MariaDBError.self) {
-            try pool.read { try $0.fetchScalar(Int.self, "SELECT SLEEP(60)") }
+            try pool.write { db in
+                victim.withLock { $0 = try? db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") }
+                try db.execute(sql: "UPDATE t SET v = 2 WHERE id = 1")  // waits on the holder
+            }
         }
         #expect(error?.isConnectionFailure == true)
-        var gone = false
-        for _ in 0..<200 where !gone {
-            let sessions = try server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)")
-            gone = sessions.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
-            if !gone { Thread.sleep(forTimeInterval: 0.1) }
+        let id = try #require(victim.withLock { $0 })
+        let gone = waitFor(attempts: 200, pause: 100_000) {
+            (try? server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id)"))?
+                .hasPrefix("0") == true
         }
-        #expect(gone, "session \(id) still runs on the server 20 s after the client gave up on it")
+        #expect(gone, "session \(id) still waits on the server 20 s after the client gave up on it")
     }
 
     @Test func connectingToAHungServerEndsAtTheConnectTimeout() throws {
