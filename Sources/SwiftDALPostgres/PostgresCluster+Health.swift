@@ -180,15 +180,22 @@ extension PostgresCluster {
         } else if let replayed = reading.replayed, let newest = primary.samples.last {
             lag = Int64(clamping: newest.position > replayed ? newest.position - replayed : 0)
             let now = DeadlineScheduler.now()
-            let caughtUp = primary.samples.last { $0.position <= replayed } ?? primary.samples.first
-            if let caughtUp {
-                staleness = .nanoseconds(Int64(clamping: now - min(now, caughtUp.checkedSince)))
-            }
             var bound = configuration.maximumStaleness
             if case .time(let tighter) = configuration.maximumReplicaLag { bound = min(bound, tighter) }
-            if case .bytes(let bytes) = configuration.maximumReplicaLag, let lag, lag > bytes {
+            if let caughtUp = primary.samples.last(where: { $0.position <= replayed }) {
+                staleness = .nanoseconds(Int64(clamping: now - min(now, caughtUp.checkedSince)))
+            } else if let oldest = primary.samples.first {
+                // Behind every reading of the primary kept (after the cluster's start, or a
+                // new timeline, there may be only one): older than the oldest, by how much
+                // unknown. Never in rotation on a guess: it comes back once it has replayed
+                // a position read of the primary.
+                let age = Duration.nanoseconds(Int64(clamping: now - min(now, oldest.checkedSince)))
+                staleness = age
+                problem = "it has not replayed the primary's position read \(age) ago: its staleness is unknown"
+            }
+            if problem == nil, case .bytes(let bytes) = configuration.maximumReplicaLag, let lag, lag > bytes {
                 problem = "\(lag) bytes of WAL behind the primary, past the bound"
-            } else if let staleness, staleness > bound {
+            } else if problem == nil, let staleness, staleness > bound {
                 problem = "its newest data is \(staleness) old, past the bound of \(bound)"
             }
         } else {

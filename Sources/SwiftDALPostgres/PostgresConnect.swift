@@ -17,8 +17,11 @@ import SwiftDALConnection
 /// socket, in slices of at most 50 ms, so that:
 /// - each host gets at most the connect timeout (the URL's `connect_timeout`, else
 ///   ``PostgresConfiguration/connectTimeout``): a host that accepts the connection and
-///   never answers (a hung server) has its socket shut down, and libpq moves on to the
-///   next host of a multi-host string, as it does for a refused one;
+///   never answers (a hung server) has its socket shut down. The hosts of a multi-host
+///   string are tried one by one, each as an attempt of its own (with the string's
+///   `target_session_attrs`): libpq moves on from a refused host, but not from one whose
+///   socket was shut down while it waited for an answer (the whole attempt failed, and a
+///   promoted standby listed after a hung old primary was never tried);
 /// - the call opening it stops with it: its cancellation or time limit ends the attempt.
 ///
 /// The defaults SwiftDAL adds come before the user's string, which overrides them:
@@ -31,6 +34,36 @@ package enum PostgresConnect {
     ) throws -> OpaquePointer {
         try checkReadable(connectionString)
         let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
+        // A synchronous call's limit (no control yet while its connection opens), for all
+        // the hosts together.
+        let callEnd: UInt64? =
+            currentCallControl() == nil
+            ? (CallLimits.current ?? configuration.callTimeout).map {
+                DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
+            } : nil
+        guard let hosts = singleHostStrings(connectionString, keepingTargetSessionAttributes: true) else {
+            return try attempt(
+                connectionString, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)
+        }
+        var failures = [String]()
+        for host in hosts {
+            do {
+                return try attempt(
+                    host, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)
+            } catch let error as PostgresError where error.sqlState == "08001" {
+                // The call's own limit ends the whole attempt; a host's failure moves on.
+                if let callEnd, DeadlineScheduler.now() >= callEnd { throw error }
+                failures.append(error.message)
+            }
+        }
+        throw PostgresError(sqlState: "08001", message: failures.joined(separator: "\n"))
+    }
+
+    /// One libpq connection attempt at `connectionString` (one host, or libpq's own list).
+    private static func attempt(
+        _ connectionString: String, hostTimeout: Duration, callEnd: UInt64?, configuration: PostgresConfiguration,
+        name: String
+    ) throws -> OpaquePointer {
         let keywords = [
             "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
             "dbname"
@@ -45,7 +78,7 @@ package enum PostgresConnect {
             throw PostgresError(sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): out of memory")
         }
         do {
-            try drive(connection, hostTimeout: hostTimeout, configuration: configuration)
+            try drive(connection, hostTimeout: hostTimeout, callEnd: callEnd)
             return connection
         } catch {
             PQfinish(connection)
@@ -54,16 +87,8 @@ package enum PostgresConnect {
     }
 
     /// Runs the connection's handshake to its end, or throws.
-    private static func drive(
-        _ connection: OpaquePointer, hostTimeout: Duration, configuration: PostgresConfiguration
-    ) throws {
+    private static func drive(_ connection: OpaquePointer, hostTimeout: Duration, callEnd: UInt64?) throws {
         let control = currentCallControl()
-        // A synchronous call's limit (no control yet while its connection opens).
-        let callEnd: UInt64? =
-            control == nil
-            ? (CallLimits.current ?? configuration.callTimeout).map {
-                DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
-            } : nil
         let hostNanoseconds = UInt64(CallControl.boundedNanoseconds(hostTimeout))
         var socket: Int32 = -1
         var hostEnd: UInt64 = 0
@@ -161,8 +186,11 @@ package enum PostgresConnect {
 extension PostgresConnect {
     /// One connection string per host of `connectionString` (a multi-host string names
     /// several: `host=a,b port=5432,5433`), each with every other setting of the original
-    /// but `target_session_attrs`; `nil` when it names one host, or cannot be read.
-    static func singleHostStrings(_ connectionString: String) -> [String]? {
+    /// but `target_session_attrs` (unless `keepingTargetSessionAttributes`); `nil` when it
+    /// names one host, or cannot be read.
+    static func singleHostStrings(_ connectionString: String, keepingTargetSessionAttributes: Bool = false)
+        -> [String]?
+    {
         guard let options = PQconninfoParse(connectionString, nil) else { return nil }
         defer { PQconninfoFree(options) }
         var settings = [(String, String)]()
@@ -182,7 +210,9 @@ extension PostgresConnect {
         let ports = list("port")
         let count = max(hosts.count, addresses.count)
         guard count > 1 else { return nil }
-        let shared = settings.filter { !["host", "hostaddr", "port", "target_session_attrs"].contains($0.0) }
+        var perHost = ["host", "hostaddr", "port"]
+        if !keepingTargetSessionAttributes { perHost.append("target_session_attrs") }
+        let shared = settings.filter { !perHost.contains($0.0) }
         return (0..<count).map { index in
             var pairs = shared
             if index < hosts.count { pairs.append(("host", hosts[index])) }

@@ -38,6 +38,30 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
 /// process may be held by it: not the time limits of calls to other servers, not the
 /// health checks of the other replicas, not the reads the cluster can serve elsewhere.
 @Suite(.serialized) struct HungServerTests {
+    /// A multi-host string whose first host hangs (a frozen old primary) and whose second
+    /// accepts writes (the promoted standby): the first host gets its connect timeout, then
+    /// the second is tried. libpq alone gave up on the whole list once the hung host's socket
+    /// was shut down, so no write reached the new primary.
+    @Test func aHungFirstHostOfAMultiHostStringIsPassedOver() throws {
+        let hung = try PostgresServer.start()
+        defer { hung.stop() }
+        let other = try PostgresServer.start()
+        defer { other.stop() }
+        let database = try other.makeDatabaseName()
+        hung.pause()
+        defer { hung.resume() }
+        let url =
+            "host=\(hung.directory),\(other.directory) port=\(hung.port),\(other.port) user=app "
+            + "dbname=\(database) connect_timeout=2 target_session_attrs=read-write"
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let start = ContinuousClock.now
+        let port = try pool.write { try $0.fetchScalar(String.self, "SHOW port") }
+        #expect(port == String(other.port))
+        let took = ContinuousClock.now - start
+        #expect(took < .seconds(15), "connecting took \(took)")
+    }
+
     @Test func aHungStandbyHoldsNoTimeLimitNoHealthCheckAndNoReadElsewhere() async throws {
         let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
