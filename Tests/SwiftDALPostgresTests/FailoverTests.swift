@@ -102,11 +102,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     @Test func tokensCannotBeForgedOrEditedAndSessionsNeverMoveBack() async throws {
         let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
-        var configuration = PostgresClusterConfiguration()
-        configuration.maximumReplicaLag = .bytes(1 << 40)  // a paused standby stays in rotation
-        configuration.maximumStaleness = .seconds(3600)
-        let cluster = try PostgresCluster(
-            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        let cluster = try clusterKeepingLaggingReplicas(servers)
         defer { try? cluster.close() }
         try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
         try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
@@ -138,7 +134,9 @@ private func writerList(_ servers: ReplicatedServers) -> String {
         #expect(ConsistencyToken("FFFFFFFF/FFFFFFFF") == nil)
         #expect(ConsistencyToken(token.description + "A") == nil)
         // Signed with another key: another deployment's token.
-        var other = configuration
+        var other = PostgresClusterConfiguration()
+        other.maximumReplicaLag = .bytes(1 << 40)  // the paused standby stays in rotation
+        other.maximumStaleness = .seconds(3600)
         other.tokenSigningKey = try ConsistencyTokenKey(secret: "another deployment's secret")
         let otherCluster = try PostgresCluster(
             primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: other)
