@@ -415,7 +415,7 @@ final class MariaDBConnection: EngineConnection {
         else { return }
         if error.code == 1213 {
             transactionEndedBy = error  // a deadlock: InnoDB rolls the whole transaction back
-        } else if error.isFromServer, !Self.keepsTheTransaction(error.code) {
+        } else if error.isFromServer, !Self.keepsTheTransaction(error) {
             // A lock wait timeout (1205) under innodb_rollback_on_timeout, a write conflict
             // under innodb_snapshot_isolation (1020), a full lock table (1206), or an error
             // not known here: the server is asked before the next statement is sent.
@@ -423,21 +423,16 @@ final class MariaDBConnection: EngineConnection {
         }
     }
 
-    /// Whether the server error `code` undoes only the statement that failed, never the
-    /// transaction it ran in: constraints, values, statements that cannot run, privileges,
-    /// a stopped statement. Every other error inside a transaction is asked about
-    /// (`@@in_transaction`): one round trip on an error path, against reporting as
-    /// committed a transaction the server rolled back.
-    static func keepsTheTransaction(_ code: Int) -> Bool {
-        switch code {
-        case 1062, 1586, 1451, 1452, 1216, 1217, 1048, 1364, 3819, 4025,  // constraints
-            1264, 1265, 1366, 1292, 1406, 1690, 1365, 1411, 1367, 1416,  // values
-            1064, 1146, 1054, 1049, 1305, 1149, 1109, 1052, 1136, 1241, 1242, 1222, 1327, 1644,  // statements
-            1044, 1142, 1143, 1227, 1370,  // privileges
-            1317, 1969, 3024:  // a stopped statement (KILL QUERY, max_statement_time)
-            true
-        default:
-            false
+    /// Whether the server error `error` undoes only the statement that failed, never the
+    /// transaction it ran in: the categories of constraints, values, statements that cannot
+    /// run, privileges and stopped statements (``MariaDBError/category``), and a few more
+    /// numbers of statements that cannot run. Every other error inside a transaction is
+    /// asked about (`@@in_transaction`): one round trip on an error path, against reporting
+    /// as committed a transaction the server rolled back.
+    static func keepsTheTransaction(_ error: MariaDBError) -> Bool {
+        switch error.category {
+        case .constraint, .invalidValue, .invalidStatement, .permission, .interrupted: true
+        default: [1367, 1416, 1109, 1052, 1136, 1241, 1242, 1222, 1327, 1644].contains(error.code)
         }
     }
 
