@@ -53,3 +53,64 @@ public final class StartedThread<T: Sendable>: @unchecked Sendable {
         return try outcome.get()
     }
 }
+
+/// A task executor with a thread of its own: a task that prefers it runs there, never on
+/// the test process's cooperative threads (Swift's two, on a two-core machine), which
+/// other tests' blocking work can hold for tens of seconds.
+private final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    init() {
+        Thread { [self] in run() }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    /// Lets the thread end once its jobs are run.
+    func finish() {
+        condition.withLock {
+            finished = true
+            condition.signal()
+        }
+    }
+
+    private func run() {
+        while true {
+            let next: UnownedJob? = condition.withLock {
+                while jobs.isEmpty && !finished { condition.wait() }
+                return jobs.isEmpty ? nil : jobs.removeFirst()
+            }
+            guard let next else { return }
+            next.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// Runs `body` in a task on a thread of its own and times it there: the duration is
+/// when its `await`s were answered, not when a cooperative thread got free to go on
+/// (on a loaded machine, seconds later). For tests that bound how long an `async` call
+/// takes.
+///
+/// For example: `let (result, took) = await timedOnItsOwnThread { try await pool.read { … } }`.
+public func timedOnItsOwnThread<T: Sendable>(
+    _ body: @escaping @Sendable () async throws -> T
+) async -> (result: Result<T, any Error>, elapsed: Duration) {
+    let executor = OwnThreadExecutor()
+    defer { executor.finish() }
+    let task = Task(executorPreference: executor) { () async -> (Result<T, any Error>, Duration) in
+        let start = ContinuousClock.now
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        return (result, ContinuousClock.now - start)
+    }
+    let (result, elapsed) = await task.value
+    return (result, elapsed)
+}
