@@ -32,8 +32,9 @@ import Synchronization
 /// after a standby is promoted, the primary pool's broken connections are replaced by
 /// connections to the new primary, so writes resume without a restart; writes in flight
 /// get typed errors. Each host of that list is checked too: while more than one accepts
-/// writes (split brain: an old primary restarted beside the promoted one), every write
-/// is refused with ``SwiftDAL/DALError/Code/splitBrain``, naming them, until one remains.
+/// writes (split brain: an old primary restarted beside the promoted one), every write,
+/// and every read the primary's pool would serve, is refused with
+/// ``SwiftDAL/DALError/Code/splitBrain``, naming them, until one remains.
 /// (With asynchronous replication, commits the old primary acknowledged but had not sent
 /// may be lost in a crash: use synchronous replication where that matters.)
 ///
@@ -216,7 +217,7 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         var minimum: ConsistencyToken?
         if configuration.readYourWrites, let session = ConsistencySession.current {
             let (token, primaryOnly) = minimumToken(for: session)
-            if primaryOnly { return try transaction ? primary.read(body) : primary.reentrantRead(body) }
+            if primaryOnly { return try readOnPrimary(transaction: transaction, body) }
             minimum = token
         }
         var retried = false
@@ -251,6 +252,14 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
                 continue  // this replica's pool is full: another, or the primary
             }
         }
+        return try readOnPrimary(transaction: transaction, body)
+    }
+
+    /// Runs a read on the primary's pool, refused in a split brain: its connections may
+    /// be to either host, and the old primary has diverged (it lacks what the promoted one
+    /// committed; it may hold what was never replicated).
+    private func readOnPrimary<T>(transaction: Bool, _ body: (Database) throws -> T) throws -> T {
+        try checkOnePrimary()
         return try transaction ? primary.read(body) : primary.reentrantRead(body)
     }
 
@@ -260,8 +269,8 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         guard let hosts = primaryState.withLock({ $0.hostsAcceptingWrites }), hosts.count > 1 else { return }
         throw DALError(
             .splitBrain,
-            "more than one host of the primary's list accepts writes (\(hosts.joined(separator: ", "))): writes "
-                + "are refused until one remains (stop or demote the old primary)")
+            "more than one host of the primary's list accepts writes (\(hosts.joined(separator: ", "))): writes, "
+                + "and reads the primary would serve, are refused until one remains (stop or demote the old primary)")
     }
 
     /// Moves the current session on to the point of the primary's history its write

@@ -202,7 +202,9 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     }
 
     /// Split brain: the old primary accepting writes beside the promoted one. Writes are
-    /// refused, naming both, until one remains; then they resume on it.
+    /// refused, naming both, until one remains; then they resume on it. Reads the
+    /// primary's pool would serve are refused too: its connection is to the old primary,
+    /// which lacks what the promoted one committed.
     @Test func writesAreRefusedWhileTwoHostsAcceptThem() async throws {
         let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
@@ -220,10 +222,20 @@ private func writerList(_ servers: ReplicatedServers) -> String {
         #expect(refused?.message.contains(servers.primary.directory) == true)
         #expect(refused?.message.contains(servers.standbys[0].directory) == true)
         #expect(httpStatus(for: refused ?? DALError(.notFound, "")) == 503)
+        // A row the promoted standby committed, which the old primary never got; the
+        // standby has left the rotation (it is no longer one): reads would go to the
+        // primary's pool, connected to the old primary.
+        try servers.standbys[0].psql("INSERT INTO notes(body) VALUES ('promoted')", database: servers.database)
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy { !$0.isInRotation } } }
+        let readRefused = await #expect(throws: DALError.self) {
+            _ = try await notes.getRecordCount(condition: "body = \("promoted")")
+        }
+        #expect(readRefused?.code == .splitBrain)
         servers.primary.stopServer(mode: "fast")
         try await eventually { cluster.hostsAcceptingWrites.count == 1 }
         try await blocking { try waitUntil { (try? notes.insert2(Note(body: "after"))) != nil } }
         #expect(try await notes.getRecordCount(condition: "body = \("during")") == 0)
+        #expect(try await notes.getRecordCount(condition: "body = \("promoted")") == 1)
     }
 
     /// The read-your-writes check runs before the read's snapshot: on the replica's
