@@ -192,16 +192,19 @@ final class MariaDBConnection: EngineConnection {
         // Opening waits on the server before any call's control can stop it: the connect
         // (Connector/C's connect timeout, which also bounds the server's greeting) and the
         // session's setup after it (a watch shuts the socket down) get the connect timeout,
-        // or the call's time limit if sooner: a synchronous call's, or the time an `async`
-        // call's control has left (its task's limit cannot be read on this thread, and
-        // Connector/C's blocking connect cannot be interrupted once begun).
-        var limit = Duration.seconds(endpoint.connectTimeout)
-        if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
-        if let left = currentCallControl()?.timeLeft, left < limit { limit = left }
+        // or the call's time left if sooner: a synchronous call's limit less its wait in
+        // line, or the time an `async` call's control has left (its task's limit cannot be
+        // read on this thread, and Connector/C's blocking connect cannot be interrupted
+        // once begun).
+        func openingLimit() -> Duration {
+            let limit = Duration.seconds(endpoint.connectTimeout)
+            guard let left = CallLimits.leftForOpening(callTimeout: configuration.callTimeout) else { return limit }
+            return min(left, limit)
+        }
         let mysql: UnsafeMutablePointer<MYSQL>
         do {
             mysql = try MariaDBConnect.open(
-                endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(limit))
+                endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(openingLimit()))
         } catch {
             // A call stopped meanwhile (its limit, a cancellation) gets its stop's error.
             throw currentCallControl()?.reason?.error ?? error
@@ -210,6 +213,7 @@ final class MariaDBConnection: EngineConnection {
         let socket = swiftdal_mariadb_socket(mysql)
         self.socket = socket
         connectionID = mysql_thread_id(mysql)
+        let limit = openingLimit()
         let watch = SocketWatch(socket: socket, limit: limit)
         reapable = MariaDBSessionReaper.Session(mysql, id: connectionID, socket: socket)
         do {

@@ -34,11 +34,11 @@ package enum PostgresConnect {
     ) throws -> OpaquePointer {
         try checkReadable(connectionString)
         let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
-        // A synchronous call's limit (no control yet while its connection opens), for all
-        // the hosts together.
+        // A synchronous call's limit less its wait in line (no control yet while its
+        // connection opens), for all the hosts together.
         let callEnd: UInt64? =
             currentCallControl() == nil
-            ? (CallLimits.current ?? configuration.callTimeout).map {
+            ? CallLimits.leftForOpening(callTimeout: configuration.callTimeout).map {
                 DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
             } : nil
         guard let hosts = singleHostStrings(connectionString, keepingTargetSessionAttributes: true) else {

@@ -158,7 +158,7 @@ final class PostgresConnection: EngineConnection {
         // once the connect timeout (or the call's time limit, if sooner) has passed, or
         // the call is stopped (which then throws its stop's error).
         var limit = PostgresConnect.connectTimeout(in: connectionString) ?? configuration.connectTimeout
-        if let callLimit = CallLimits.current ?? configuration.callTimeout, callLimit < limit { limit = callLimit }
+        if let left = CallLimits.leftForOpening(callTimeout: configuration.callTimeout), left < limit { limit = left }
         let watch = SocketWatch(socket: socket, limit: limit)
         let unfinished = PostgresError(
             sqlState: "08001",

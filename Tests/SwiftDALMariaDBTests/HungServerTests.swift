@@ -66,6 +66,45 @@ import Testing
         #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
     }
 
+    /// A call that waited in line for most of its limit, then opens a connection to a
+    /// hung server: the connect gets what is left of the limit, not the whole limit again
+    /// (it once did: the limit counted from the end of the wait).
+    @Test func aCallThatWaitedInLineOpensItsConnectionWithinWhatIsLeftOfItsLimit() throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        var configuration = configuration()
+        configuration.maximumConnections = 1
+        configuration.callTimeout = .seconds(10)
+        configuration.connectTimeout = .seconds(30)
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        defer { try? pool.close() }
+        defer { server.resume() }
+        // The pool's only connection is held 7 s; its session is ended from outside
+        // meanwhile, and the server frozen at the end: the call waiting in line gets the
+        // slot with 3 s of its limit left, and must open a connection to the hung server.
+        let holding = DispatchSemaphore(value: 0)
+        let holder = StartedThread {
+            try pool.reentrantRead { db in
+                let id = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
+                holding.signal()
+                _ = try server.sql("KILL \(id)")
+                usleep(7_000_000)
+                server.pause()
+            }
+        }
+        #expect(holding.wait(timeout: .now() + 60) == .success)
+        let waiter = StartedThread { () -> (threw: Bool, elapsed: Duration) in
+            let start = ContinuousClock.now
+            let threw = (try? pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }) == nil
+            return (threw, ContinuousClock.now - start)
+        }
+        try holder.result()
+        let (threw, elapsed) = try waiter.result()
+        #expect(threw)
+        // 10 s with the fix; the bug took 7 s in line, then the whole 10 s again to connect.
+        #expect(elapsed < .milliseconds(13500), "the call ended after \(elapsed)")
+    }
+
     @Test func aStatementSentToAHungServerEndsWithItsCall() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }

@@ -96,6 +96,10 @@ enum ThreadAccess {
         @exclusivity(unchecked) var reservations: [Reservation] = []
         /// The name of the SwiftDAL thread this is (a pooled connection's), if it is one.
         @exclusivity(unchecked) var workerName: String?
+        /// While a pool opens a connection for a call on this thread: when the call began
+        /// to wait for the slot (``DeadlineScheduler/now()``; 0 when none is opening), from
+        /// which its time limit counts.
+        @exclusivity(unchecked) var openingCallStart: UInt64 = 0
 
         /// The slot reserved on this thread for `core`, when it is not in use by an access.
         func takeReservation(of core: PoolCore) -> Reservation? {
@@ -246,6 +250,30 @@ package func heldConnection(of owner: AnyObject, writing: Bool) throws -> Databa
 /// (a connection being opened).
 package func currentCallControl() -> CallControl? {
     ThreadAccess.holdings.control
+}
+
+extension CallLimits {
+    /// How long the connection being opened for the call on this thread may still take,
+    /// or `nil` when the call has no time limit: the least of the time its control has
+    /// left (an `async` call's limit, an outer access's) and its own limit
+    /// (`withDatabaseTimeout`, else the pool's `callTimeout`) counted from when it began
+    /// to wait in line for the slot. A wait that cannot be interrupted once begun (a
+    /// blocking connect, a session's setup) is bounded by it.
+    ///
+    /// For example, an engine's connection: `if let left = CallLimits.leftForOpening(callTimeout: configuration.callTimeout), left < limit { limit = left }`.
+    package static func leftForOpening(callTimeout: Duration?) -> Duration? {
+        let holdings = ThreadAccess.holdings
+        let control = holdings.control
+        var left = control?.timeLeft
+        if let own = current ?? (control?.limitsWholeCall == true ? nil : callTimeout) {
+            let start = holdings.openingCallStart
+            let now = DeadlineScheduler.now()
+            let spent = Duration.nanoseconds(Int64(clamping: start == 0 ? 0 : now &- min(now, start)))
+            let remaining = max(.zero, own - spent)
+            if left.map({ remaining < $0 }) ?? true { left = remaining }
+        }
+        return left
+    }
 }
 
 /// Runs `body` outside the call control of the `async` call running on this thread: for

@@ -284,12 +284,18 @@ package final class PoolCore: @unchecked Sendable {
             try? database.closeOwnedConnection()
             openCount.subtract(1, ordering: .relaxed)
         }
-        return try openConnection(in: lease.slot)
+        return try openConnection(in: lease.slot, waited: lease.waited)
     }
 
+    /// Opens the connection of `slot` for a call that waited `waited` nanoseconds for it
+    /// (an engine bounds its connect by the call's time left: ``CallLimits/leftForOpening(callTimeout:)``).
     @inline(never)
-    private func openConnection(in slot: Slot) throws -> Database {
+    private func openConnection(in slot: Slot, waited: UInt64) throws -> Database {
         guard mutex.withLock({ phase != .closed }) else { throw closedError() }
+        let holdings = ThreadAccess.holdings
+        let now = DeadlineScheduler.now()
+        holdings.openingCallStart = now &- min(now &- 1, waited)
+        defer { holdings.openingCallStart = 0 }
         let database = try open()
         mutex.withLock { slot.database = database }
         openCount.add(1, ordering: .relaxed)
