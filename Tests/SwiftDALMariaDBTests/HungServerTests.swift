@@ -66,6 +66,43 @@ import Testing
         #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
     }
 
+    /// An `async` call cancelled while its connection to a hung server opens is answered
+    /// at once: Connector/C's connect cannot be interrupted and goes on to the connect
+    /// timeout (30 s here) on the pool's thread, but its caller waits for it no longer.
+    @Test func anAsyncCallCancelledWhileItsConnectionOpensEndsAtOnce() async throws {
+        let server = try MariaDBServer.start()
+        defer { server.stop() }
+        var configuration = configuration()
+        configuration.connectTimeout = .seconds(30)
+        configuration.callTimeout = nil
+        let pool = try MariaDBPool(url: try server.makeDatabase(), configuration: configuration)
+        defer { try? pool.close() }
+        server.pause()
+        defer { server.resume() }
+        // The call's task and its end are timed on a thread of their own (see
+        // `timedOnItsOwnThread`).
+        let executor = OwnThreadTaskExecutor()
+        defer { executor.finish() }
+        let call = Task(executorPreference: executor) { () async -> (threw: Bool, endedAt: ContinuousClock.Instant) in
+            let threw = (try? await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }) == nil
+            return (threw, ContinuousClock.now)
+        }
+        // Cancelled once its connection is opening: a slot in use, no connection open.
+        var opening = false
+        for _ in 0..<400 where !opening {
+            try await Task.sleep(for: .milliseconds(25))
+            opening = pool.statistics.connectionsInUse == 1 && pool.statistics.connectionsOpen == 0
+        }
+        #expect(opening)
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelledAt = ContinuousClock.now
+        call.cancel()
+        let (threw, endedAt) = await call.value
+        #expect(threw)
+        // At once with the fix; the bug waited out the connect timeout (30 s).
+        #expect(endedAt - cancelledAt < .seconds(10), "the call ended \(endedAt - cancelledAt) after its cancel")
+    }
+
     /// A call that waited in line for most of its limit, then opens a connection to a
     /// hung server: the connect gets what is left of the limit, not the whole limit again
     /// (it once did: the limit counted from the end of the wait).

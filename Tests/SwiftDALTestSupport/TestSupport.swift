@@ -56,17 +56,20 @@ public final class StartedThread<T: Sendable>: @unchecked Sendable {
 
 /// A task executor with a thread of its own: a task that prefers it runs there, never on
 /// the test process's cooperative threads (Swift's two, on a two-core machine), which
-/// other tests' blocking work can hold for tens of seconds.
-private final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
+/// other tests' blocking work can hold for tens of seconds. Call ``finish()`` when done.
+///
+/// For example: `let executor = OwnThreadTaskExecutor()`, `defer { executor.finish() }`,
+/// then `Task(executorPreference: executor) { … }`.
+public final class OwnThreadTaskExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var finished = false
 
-    init() {
+    public init() {
         Thread { [self] in run() }.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.withLock {
             jobs.append(job)
@@ -75,7 +78,7 @@ private final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Lets the thread end once its jobs are run.
-    func finish() {
+    public func finish() {
         condition.withLock {
             finished = true
             condition.signal()
@@ -103,7 +106,7 @@ private final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
 public func timedOnItsOwnThread<T: Sendable>(
     _ body: @escaping @Sendable () async throws -> T
 ) async -> (result: Result<T, any Error>, elapsed: Duration) {
-    let executor = OwnThreadExecutor()
+    let executor = OwnThreadTaskExecutor()
     defer { executor.finish() }
     let task = Task(executorPreference: executor) { () async -> (Result<T, any Error>, Duration) in
         let start = ContinuousClock.now

@@ -53,6 +53,11 @@ package final class CallControl: @unchecked Sendable {
     /// `poolA.write { }`), innermost last: a stop interrupts every one of them.
     private var nested: [Database] = []
     private var stopActions: [@Sendable (Reason) -> Void] = []
+    /// How many connections are being opened for the call now (``opening(_:)``).
+    private var openings = 0
+    /// Answers the call's caller at once, set by an `async` call's job: used when the call
+    /// is stopped while a connection opens (see ``answerEarlyWhileOpening(_:)``).
+    private var earlyAnswer: (@Sendable (Reason) -> Void)?
     /// The pool line the call waits in, if it does (its stop takes it out).
     private var waitingIn: (core: PoolCore, waiter: PoolCore.Waiter)?
     private var deadlines: [DeadlineScheduler.Entry] = []
@@ -96,14 +101,44 @@ package final class CallControl: @unchecked Sendable {
             where database !== attached && !nested[..<index].contains(where: { $0 === database }) {
                 interrupt(database)  // each connection once (a re-entrant access nests the same one)
             }
+            var actions = stopActions
+            if openings > 0, let earlyAnswer { actions.append(earlyAnswer) }
             defer {
                 stopActions = []
                 waitingIn = nil
+                earlyAnswer = nil
             }
-            return (stopActions, waitingIn)
+            return (actions, waitingIn)
         }
         if let waiting { waiting.core.withdrawJob(waiting.waiter, reason.error) }
         for action in actions { action(reason) }
+    }
+
+    /// Sets how the caller of an `async` call is answered at once when the call is
+    /// stopped while a connection opens for it: a connect that cannot be interrupted once
+    /// begun (Connector/C's) goes on to its own bound on the pool's thread, but the caller
+    /// waits for it no longer. The connection opened is the pool's; nothing of the call
+    /// runs after (its access throws the stop's error: ``attach(_:)``). `answer` is
+    /// called at most once, outside the control's lock.
+    package func answerEarlyWhileOpening(_ answer: @escaping @Sendable (Reason) -> Void) {
+        lock.withLock { earlyAnswer = answer }
+    }
+
+    /// Runs `open` (a connection being opened for the call) with the call marked as
+    /// opening one (see ``answerEarlyWhileOpening(_:)``); throws the stop's error at once,
+    /// without opening, when the call was stopped already. Only the call's first
+    /// connection counts: once one is attached, the call's work has begun, and its caller
+    /// is answered when that work has ended (a transaction rolled back, not left behind).
+    package func opening<T>(_ open: () throws -> T) throws -> T {
+        let (stopped, counted) = lock.withLock { () -> (Reason?, Bool) in
+            guard stopReason == nil else { return (stopReason, false) }
+            guard attached == nil, nested.isEmpty else { return (nil, false) }
+            openings += 1
+            return (nil, true)
+        }
+        if let stopped { throw stopped.error }
+        defer { if counted { lock.withLock { openings -= 1 } } }
+        return try open()
     }
 
     /// Records that the call waits in `core`'s line as `waiter`: its stop takes it out (at
@@ -201,6 +236,7 @@ package final class CallControl: @unchecked Sendable {
                 deadlines = []
                 waitingIn = nil
                 stopActions = []
+                earlyAnswer = nil
             }
             return deadlines
         }

@@ -296,7 +296,7 @@ package final class PoolCore: @unchecked Sendable {
         let now = DeadlineScheduler.now()
         holdings.openingCallStart = now &- min(now &- 1, waited)
         defer { holdings.openingCallStart = 0 }
-        let database = try open()
+        let database = try holdings.control.map { try $0.opening(open) } ?? open()
         mutex.withLock { slot.database = database }
         openCount.add(1, ordering: .relaxed)
         return database
@@ -334,11 +334,15 @@ package final class PoolCore: @unchecked Sendable {
         under control: CallControl, _ work: @escaping @Sendable () throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
+        // Answered once: by the job, or at once when the call is stopped while a
+        // connection opens for it (the job then ends on its own, its result dropped).
+        let answer = AnswerOnce(completion)
+        control.answerEarlyWhileOpening { reason in answer(.failure(reason.error)) }
         submit(
             Job(control: control, start: DeadlineScheduler.now()) { [self] slot, waited, failure in
                 guard let slot else {
                     control.end()
-                    completion(.failure(failure ?? CancellationError()))
+                    answer(.failure(failure ?? CancellationError()))
                     return
                 }
                 let result = Result {
@@ -346,7 +350,7 @@ package final class PoolCore: @unchecked Sendable {
                 }
                 control.end()
                 handOver(slot)
-                completion(result)
+                answer(result)
             })
     }
 
@@ -659,5 +663,20 @@ package final class PoolCore: @unchecked Sendable {
             .connectionUnavailable,
             "no connection of \(options.name) became free within \(options.acquireTimeout ?? .zero) "
                 + "(all \(slots.count) in use)")
+    }
+}
+
+/// A completion called once at most: the first answer is passed on, later ones dropped.
+private final class AnswerOnce<T: Sendable>: Sendable {
+    private let answered = Atomic<Bool>(false)
+    private let completion: @Sendable (Result<T, any Error>) -> Void
+
+    init(_ completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        self.completion = completion
+    }
+
+    func callAsFunction(_ result: Result<T, any Error>) {
+        guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        completion(result)
     }
 }
