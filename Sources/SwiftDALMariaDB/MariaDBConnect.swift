@@ -46,14 +46,18 @@ enum MariaDBConnect {
 }
 
 extension MariaDBConnect {
-    /// Delivers `KILL QUERY <connectionID>` over a short-lived second connection to
-    /// `endpoint` (on a ``StopRequestSender`` thread). Whether it was delivered does not
-    /// matter here: the statement's own result (1317, query interrupted, or its rows) is
-    /// what the call sees.
-    static func killQuery(_ connectionID: UInt, at endpoint: MariaDBEndpoint) {
-        guard let mysql = try? open(endpoint, multiStatements: false) else { return }
-        let statement = "KILL QUERY \(connectionID)"
-        _ = mysql_real_query(mysql, statement, UInt(statement.utf8.count))
-        mysql_close(mysql)
+    /// Delivers `KILL QUERY` for `session` over a short-lived second connection to
+    /// `endpoint` (on a ``StopRequestSender`` thread), once the server reached is the
+    /// session's (the same run of the same server: a session id names one session only
+    /// within one run, and an address may lead to another server after a failover) and
+    /// the session is still there as the pool user's own (``MariaDBSessionReaper/kill(_:_:onlyItsStatement:)``).
+    /// Whether it was delivered does not matter here: the statement's own result (1317,
+    /// query interrupted, or its rows) is what the call sees, and a stop not answered
+    /// within the grace period gives the connection up.
+    static func killQuery(of session: MariaDBSessionReaper.Session, at endpoint: MariaDBEndpoint) {
+        guard let mysql = try? open(MariaDBSessionReaper.killing(endpoint), multiStatements: false) else { return }
+        defer { mysql_close(mysql) }
+        guard MariaDBSessionReaper.serverRun(of: mysql) == session.serverRun else { return }
+        _ = MariaDBSessionReaper.kill(session, mysql, onlyItsStatement: true)
     }
 }

@@ -289,7 +289,10 @@ final class MariaDBConnection: EngineConnection {
 
     func cancelRunningStatement() {
         cancelRequested.store(true, ordering: .sequentiallyConsistent)
-        killRequests.send { [endpoint, connectionID] in MariaDBConnect.killQuery(connectionID, at: endpoint) }
+        // A server that does not say which run it is gets no kill: its statement ends at
+        // the grace period, when the connection is given up on.
+        guard let reapable else { return }
+        killRequests.send { [endpoint] in MariaDBConnect.killQuery(of: reapable, at: endpoint) }
     }
 
     var interruptGracePeriod: Duration? { configuration.stopGracePeriod }

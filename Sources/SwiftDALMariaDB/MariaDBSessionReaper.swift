@@ -16,9 +16,9 @@ import SwiftDALConnection
 ///
 /// A session id names one session only within one run of one server, and only the session
 /// itself is ever killed. Before each kill the reaper checks, on the server it reached:
-/// - the same run of the same server (``Session/serverRun``: its host name, port and start
-///   time, which the connection read as it opened; a server that does not say is never
-///   sent a kill);
+/// - the same run of the same server (``Session/serverRun``: its host name, port, data
+///   directory and start time, which the connection read as it opened; a server that does
+///   not say is never sent a kill);
 /// - the session still there, logged in as the reaper's user (the pool's), and, over TCP,
 ///   from the connection's own port (a proxy in between shows its own address: no kill).
 /// A session no longer there, or that the server says is not the reaper's to kill (1095),
@@ -101,11 +101,19 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     /// A reaper that reaches the server at `endpoint`. Each try is bounded by its connect
     /// timeout, and by a read timeout of the same (at least 5 s, at most the endpoint's).
     init(endpoint: MariaDBEndpoint) {
+        self.endpoint = Self.killing(endpoint)
+    }
+
+    /// `endpoint` for a connection that sends a kill: no database (a kill needs none, and
+    /// the pool's may have been dropped), and read and write timeouts of the connect
+    /// timeout (at least 5 s, at most the endpoint's): a kill is answered at once by a
+    /// server that answers at all.
+    static func killing(_ endpoint: MariaDBEndpoint) -> MariaDBEndpoint {
         var endpoint = endpoint
-        endpoint.database = nil  // a kill needs none, and the pool's may have been dropped
+        endpoint.database = nil
         endpoint.readTimeout = min(endpoint.readTimeout, max(endpoint.connectTimeout, 5))
         endpoint.writeTimeout = min(endpoint.writeTimeout, max(endpoint.connectTimeout, 5))
-        self.endpoint = endpoint
+        return endpoint
     }
 
     /// Ends `session` on the server, from the reaper's thread; returns at once (never
@@ -177,7 +185,7 @@ final class MariaDBSessionReaper: @unchecked Sendable {
             return session.roundsElsewhere < Self.roundsElsewhereAtMost ? session : nil
         }
         for (index, session) in sessions.enumerated() where session.serverRun == run {
-            switch Self.kill(session, mysql) {
+            switch Self.kill(session, mysql, onlyItsStatement: false) {
             case .ended: continue
             case .failed: left.append(session)
             case .connectionBroke: return left + sessions[index...].filter { $0.serverRun == run }
@@ -186,7 +194,7 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         return left
     }
 
-    private enum KillOutcome {
+    enum KillOutcome {
         /// Killed, gone already, or not the reaper's to kill: nothing more to do.
         case ended
         /// Refused for now (too many connections, …): tried again next round.
@@ -195,15 +203,19 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         case connectionBroke
     }
 
-    /// Checks that `session` is still there as the reaper's own, then kills it.
-    private static func kill(_ session: Session, _ mysql: UnsafeMutablePointer<MYSQL>) -> KillOutcome {
+    /// Checks that `session` is still there as the reaper's own (on the server `mysql` is
+    /// connected to, whose run the caller checked), then kills it: `KILL QUERY` when
+    /// `onlyItsStatement`, else `KILL CONNECTION`.
+    static func kill(
+        _ session: Session, _ mysql: UnsafeMutablePointer<MYSQL>, onlyItsStatement: Bool
+    ) -> KillOutcome {
         let check =
             "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = \(session.id) "
             + "AND USER = SUBSTRING_INDEX(USER(), '@', 1)"
         guard let rows = query(check, mysql) else { return outcome(of: mysql_errno(mysql)) }
         guard let host = rows.first else { return .ended }  // gone, or another user's
         if let port = session.clientPort, host?.hasSuffix(":\(port)") != true { return .ended }
-        let statement = "KILL CONNECTION \(session.id)"
+        let statement = (onlyItsStatement ? "KILL QUERY " : "KILL CONNECTION ") + "\(session.id)"
         guard mysql_real_query(mysql, statement, UInt(statement.utf8.count)) != 0 else { return .ended }
         return outcome(of: mysql_errno(mysql))
     }
@@ -217,9 +229,10 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         }
     }
 
-    /// Which run of which server `mysql` is connected to: its host name, port and start
-    /// time (`UNIX_TIMESTAMP() - Uptime`, both read by one statement, so exact whatever
-    /// the clocks do), or `nil` when the server does not say.
+    /// Which run of which server `mysql` is connected to: its host name, port, data
+    /// directory (two servers of one host, socket-only, have the same name and port 0) and
+    /// start time (`UNIX_TIMESTAMP() - Uptime`, both read by one statement, so exact
+    /// whatever the clocks do), or `nil` when the server does not say.
     static func serverRun(of mysql: UnsafeMutablePointer<MYSQL>) -> String? {
         guard let rows = query(serverRunQuery, mysql), rows.count == 1, let run = rows[0] else { return nil }
         return run
@@ -227,7 +240,7 @@ final class MariaDBSessionReaper: @unchecked Sendable {
 
     /// The statement ``serverRun(of:)`` reads the server's run with.
     static let serverRunQuery =
-        "SELECT CONCAT(@@hostname, ':', @@port, ':', UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED)) "
+        "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir, ':', UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED)) "
         + "FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'"
 
     /// The first column of each row `sql` returns (through the text protocol), or `nil`

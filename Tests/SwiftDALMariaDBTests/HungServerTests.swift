@@ -142,6 +142,62 @@ import Testing
         #expect(elapsed < .milliseconds(13500), "the call ended after \(elapsed)")
     }
 
+    /// A stop's `KILL QUERY` names the session by id, which names one session only within
+    /// one run of one server. Here the pool's address (a symlinked socket) leads to another
+    /// server by the time of the stop, as after a failover behind a virtual address, and a
+    /// session there has the same id: it is not killed (nor by the reaper after), as the
+    /// server reached is not the run the session belongs to.
+    @Test func aStopAfterTheAddressMovedKillsNoSessionOfAnotherServer() throws {
+        let first = try MariaDBServer.start()
+        defer { first.stop() }
+        let second = try MariaDBServer.start()
+        defer { second.stop() }
+        let directory = try TemporaryDirectory()
+        let link = directory.file("m.sock")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: first.socketPath)
+        func lastID(_ server: MariaDBServer) throws -> Int {
+            Int(try server.sql("SELECT CONNECTION_ID()").trimmingCharacters(in: .whitespacesAndNewlines)) ?? .max
+        }
+        // The pool's session on the first server gets an id the second has not given yet.
+        let secondLast = try lastID(second)
+        while try lastID(first) < secondLast + 3 {}
+        let database = try first.makeDatabaseName()
+        var configuration = configuration()
+        configuration.stopGracePeriod = .seconds(2)
+        configuration.maximumConnections = 1
+        let pool = try MariaDBPool(
+            url: "mysql://root@localhost/\(database)?socket=\(link)", configuration: configuration)
+        defer { try? pool.close() }
+        let id = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
+        // A session of the same id on the second server, sleeping.
+        while try lastID(second) < id - 1 {}
+        let innocent = StartedThread { try second.sql("SELECT SLEEP(30)") }
+        defer { _ = try? innocent.result() }
+        defer { _ = try? second.sql("KILL \(id)") }
+        func sleeping() throws -> Int {
+            let count = try second.sql(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id) AND INFO LIKE 'SELECT SLEEP%'")
+            return Int(count.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        var started = false
+        for _ in 0..<200 where !started {
+            usleep(25_000)
+            started = try sleeping() == 1
+        }
+        try #require(started, "the second server's session did not get the pool's session id \(id)")
+        // The address now leads to the second server, and the first hangs.
+        let moved = directory.file("moved.sock")
+        try FileManager.default.createSymbolicLink(atPath: moved, withDestinationPath: second.socketPath)
+        #expect(rename(moved, link) == 0)
+        first.pause()
+        defer { first.resume() }
+        #expect(throws: (any Error).self) { try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        // The stop's kill (sent at the limit, 1 s) and the reaper's first round (at the
+        // grace period's end) reached the second server well before now.
+        usleep(1_000_000)
+        #expect(try sleeping() == 1, "the second server's session \(id) was killed")
+    }
+
     @Test func aStatementSentToAHungServerEndsWithItsCall() throws {
         let server = try MariaDBServer.start()
         defer { server.stop() }
