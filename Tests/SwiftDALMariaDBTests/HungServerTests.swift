@@ -61,9 +61,19 @@ import Testing
         }
         let error = #expect(throws: DALError.self) { try result.get() }
         #expect(error?.code == .timeout)
-        // The fix ends at the limit (about 2 s: Connector/C counts whole seconds); the bug
-        // waited out the connect timeout (30 s).
+        // The caller is answered at the limit (a stop while the connection opens answers at
+        // once); the bug waited out the connect timeout (30 s).
         #expect(elapsed < .seconds(10), "opening a connection to the hung server ended after \(elapsed)")
+        // And the connect itself, on the pool's thread, ends with the time its call had left
+        // (about 1 s: Connector/C counts whole seconds), giving its slot back, not at the
+        // connect timeout.
+        let freed = StartedThread { () -> Duration in
+            let start = ContinuousClock.now
+            while pool.statistics.connectionsInUse > 0, ContinuousClock.now - start < .seconds(60) { usleep(20_000) }
+            return ContinuousClock.now - start
+        }
+        let busyFor = try freed.result()
+        #expect(busyFor < .seconds(15), "the connect held its slot \(busyFor) after the call ended")
     }
 
     /// An `async` call cancelled while its connection to a hung server opens is answered
