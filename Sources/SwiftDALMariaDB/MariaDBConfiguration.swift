@@ -31,9 +31,10 @@ public struct MariaDBConfiguration: Sendable {
     /// take to end after `KILL QUERY`: past it, the connection is abandoned (its socket shut
     /// down; the pool opens another).
     public var stopGracePeriod: Duration = .milliseconds(1000)
-    /// A time limit for every call on the pool, waiting for a connection aside: a call
-    /// still running when it passes is stopped (`KILL QUERY`) and throws
-    /// ``SwiftDAL/DALError/Code/timeout``. `nil`: none.
+    /// A time limit for every call on the pool, counted from the call's start (its wait
+    /// for a connection, and the connect if one opens, included): a call still running when
+    /// it passes is stopped (`KILL QUERY`) and throws ``SwiftDAL/DALError/Code/timeout``.
+    /// `nil`: none.
     public var callTimeout: Duration?
     /// The isolation level of `write` transactions (`nil`: the server's default,
     /// repeatable read). `read` transactions are read-only, repeatable read.

@@ -41,8 +41,9 @@ public struct PostgresConfiguration: Sendable {
     /// a statement running longer fails with SQLSTATE 57014.
     public var statementTimeout: Duration?
     /// A time limit for every call on the pool (a `read`/`write` closure, a DAL call),
-    /// waiting for a connection aside: a call still running when it passes is stopped (a
-    /// cancel request to the server) and throws ``SwiftDAL/DALError/Code/timeout``. `nil`: none.
+    /// counted from the call's start (its wait for a connection, and the connect if one
+    /// opens, included): a call still running when it passes is stopped (a cancel request
+    /// to the server) and throws ``SwiftDAL/DALError/Code/timeout``. `nil`: none.
     /// ``SwiftDAL/withDatabaseTimeout(_:operation:)-l73r`` sets one for the calls inside it.
     public var callTimeout: Duration?
     /// Whether the server is reached through a pooler in transaction mode (PgBouncer's

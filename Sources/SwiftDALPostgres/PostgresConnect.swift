@@ -34,13 +34,12 @@ package enum PostgresConnect {
     ) throws -> OpaquePointer {
         try checkReadable(connectionString)
         let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
-        // A synchronous call's limit less its wait in line (no control yet while its
-        // connection opens), for all the hosts together.
-        let callEnd: UInt64? =
-            currentCallControl() == nil
-            ? CallLimits.leftForOpening(callTimeout: configuration.callTimeout).map {
-                DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
-            } : nil
+        // What is left of the call's limit (a synchronous call's own, less its wait in
+        // line; an `async` call's, or a limit set inside its work), for all the hosts
+        // together.
+        let callEnd: UInt64? = CallLimits.leftForOpening(callTimeout: configuration.callTimeout).map {
+            DeadlineScheduler.now() &+ UInt64(CallControl.boundedNanoseconds($0))
+        }
         guard let hosts = singleHostStrings(connectionString, keepingTargetSessionAttributes: true) else {
             return try attempt(
                 connectionString, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)

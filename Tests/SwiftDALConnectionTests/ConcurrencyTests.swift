@@ -1,5 +1,6 @@
 import Foundation
 import SwiftDALTestSupport
+import Synchronization
 import Testing
 
 @testable import SwiftDALConnection
@@ -11,6 +12,13 @@ private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition
         try await Task.sleep(for: .milliseconds(10))
     }
     Issue.record("not so after 20 s", sourceLocation: sourceLocation)
+}
+
+/// A flag several threads read and set.
+private final class LockedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set(_ newValue: Bool) { value.withLock { $0 = newValue } }
 }
 
 @Suite struct ConcurrencyTests {
@@ -252,6 +260,37 @@ private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition
         #expect(fired, "a 100 ms time limit on another pool did not fire within 10 s")
         #expect((outcome.withLock { $0 } as? DALError)?.code == .timeout)
         if fired { await shutdown.value }
+    }
+
+    /// An `async` call stopped while a connection opens is answered at once only while its
+    /// work has not begun. Here the work commits a write, then opens a reader's connection
+    /// (slow to set up) and reads with `try?`: stopped at its limit during that open, the
+    /// call returns what its work returned, and is not reported as timed out ("nothing
+    /// committed was kept") with its write committed, as it once was.
+    @Test func aCallWhoseWorkCommittedIsNotAnsweredEarlyWhileAConnectionOpens() async throws {
+        let directory = try TemporaryDirectory()
+        let slowSetup = LockedFlag()
+        var configuration = Configuration()
+        configuration.prepareDatabase = { _ in if slowSetup.isSet { usleep(1_500_000) } }
+        let pool = try DatabasePool(path: directory.file("early.sqlite"), configuration: configuration)
+        defer { try? pool.close() }
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        var returned: Int?
+        var thrown: (any Error)?
+        do {
+            returned = try await withDatabaseTimeout(.milliseconds(500)) {
+                try await pool.perform(writing: true) { () -> Int in
+                    try pool.write { try $0.execute(sql: "INSERT INTO t VALUES (1)") }
+                    slowSetup.set(true)
+                    return (try? pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") }) ?? -1
+                }
+            }
+        } catch {
+            thrown = error
+        }
+        slowSetup.set(false)
+        #expect(try await pool.write { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 1)
+        #expect(returned == -1, "the call threw \(String(describing: thrown)) though its write committed")
     }
 
     /// A call that uses a second pool inside its access to the first (`other.read` inside

@@ -55,6 +55,8 @@ package final class CallControl: @unchecked Sendable {
     private var stopActions: [@Sendable (Reason) -> Void] = []
     /// How many connections are being opened for the call now (``opening(_:)``).
     private var openings = 0
+    /// Whether the call ever had a connection attached: its work has begun.
+    private var everAttached = false
     /// Answers the call's caller at once, set by an `async` call's job: used when the call
     /// is stopped while a connection opens (see ``answerEarlyWhileOpening(_:)``).
     private var earlyAnswer: (@Sendable (Reason) -> Void)?
@@ -117,8 +119,9 @@ package final class CallControl: @unchecked Sendable {
     /// Sets how the caller of an `async` call is answered at once when the call is
     /// stopped while a connection opens for it: a connect that cannot be interrupted once
     /// begun (Connector/C's) goes on to its own bound on the pool's thread, but the caller
-    /// waits for it no longer. The connection opened is the pool's; nothing of the call
-    /// runs after (its access throws the stop's error: ``attach(_:)``). `answer` is
+    /// waits for it no longer. Nothing of the call runs after (its access throws the
+    /// stop's error: ``attach(_:)``); a connection that still opens goes to the pool
+    /// (SQLite's), or is closed as the stop ends its setup (a server's). `answer` is
     /// called at most once, outside the control's lock.
     package func answerEarlyWhileOpening(_ answer: @escaping @Sendable (Reason) -> Void) {
         lock.withLock { earlyAnswer = answer }
@@ -127,12 +130,13 @@ package final class CallControl: @unchecked Sendable {
     /// Runs `open` (a connection being opened for the call) with the call marked as
     /// opening one (see ``answerEarlyWhileOpening(_:)``); throws the stop's error at once,
     /// without opening, when the call was stopped already. Only the call's first
-    /// connection counts: once one is attached, the call's work has begun, and its caller
-    /// is answered when that work has ended (a transaction rolled back, not left behind).
+    /// connection counts: once one was attached, the call's work has begun (it may have
+    /// committed a write, then opened another pool's connection), and its caller is
+    /// answered when that work has ended.
     package func opening<T>(_ open: () throws -> T) throws -> T {
         let (stopped, counted) = lock.withLock { () -> (Reason?, Bool) in
             guard stopReason == nil else { return (stopReason, false) }
-            guard attached == nil, nested.isEmpty else { return (nil, false) }
+            guard !everAttached else { return (nil, false) }
             openings += 1
             return (nil, true)
         }
@@ -250,6 +254,7 @@ package final class CallControl: @unchecked Sendable {
         let reason = lock.withLock { () -> Reason? in
             if stopReason == nil {
                 if attached == nil { attached = database } else { nested.append(database) }
+                everAttached = true
             }
             return stopReason
         }

@@ -102,10 +102,13 @@ enum ThreadAccess {
         @exclusivity(unchecked) var openingCallStart: UInt64 = 0
 
         /// The slot reserved on this thread for `core`, when it is not in use by an access.
+        /// Its wait in line is the first access's: a later access of the same job waited
+        /// for nothing.
         func takeReservation(of core: PoolCore) -> Reservation? {
             for index in reservations.indices where reservations[index].core === core {
                 guard !reservations[index].isInUse else { return nil }
                 reservations[index].isInUse = true
+                defer { reservations[index].waited = 0 }
                 return reservations[index]
             }
             return nil
@@ -123,8 +126,8 @@ enum ThreadAccess {
     struct Reservation {
         unowned let core: PoolCore
         let slot: PoolCore.Slot
-        /// How long the job waited for the slot (nanoseconds).
-        let waited: UInt64
+        /// How long the job waited for the slot (nanoseconds), until its first access.
+        var waited: UInt64
         var isInUse = false
     }
 

@@ -14,9 +14,9 @@ extension PoolCore {
     package func lend<T>(
         to owner: AnyObject, writing: Bool, measuringWaits: Bool, _ body: (Database) throws -> T
     ) throws -> T {
-        let lease = try acquire()
+        var lease = try acquire()
         defer { release(lease) }
-        let database = try connection(of: lease)
+        let database = try connection(of: &lease)
         if measuringWaits { database.recordWait(nanoseconds: lease.waited) }
         return try ThreadAccess.holding(database, of: owner, isWriter: writing, waited: lease.waited) {
             try database.discardLeftoverTransaction()

@@ -48,7 +48,7 @@ package final class PoolCore: @unchecked Sendable {
         /// Whether it is the slot reserved for the `async` job running on this thread (the
         /// job gives it back, not the access).
         fileprivate let isReserved: Bool
-        package let waited: UInt64
+        package var waited: UInt64
     }
 
     /// What a pool tells its core.
@@ -276,29 +276,50 @@ package final class PoolCore: @unchecked Sendable {
     /// pool is closing and nothing is open there).
     /// A connection whose server ended the session while it sat idle is replaced first:
     /// nothing was sent on it, so nothing is lost or retried.
+    /// The time spent opening one counts as waiting (`lease.waited` grows by it): the
+    /// call's time limit counts both.
     @inline(__always)
-    package func connection(of lease: Lease) throws -> Database {
+    package func connection(of lease: inout Lease) throws -> Database {
         if let database = lease.slot.database {
             guard database.wasClosedWhileIdle else { return database }
             mutex.withLock { lease.slot.database = nil }
             try? database.closeOwnedConnection()
             openCount.subtract(1, ordering: .relaxed)
         }
-        return try openConnection(in: lease.slot, waited: lease.waited)
+        return try openConnection(in: lease.slot, waited: &lease.waited)
     }
 
-    /// Opens the connection of `slot` for a call that waited `waited` nanoseconds for it
-    /// (an engine bounds its connect by the call's time left: ``CallLimits/leftForOpening(callTimeout:)``).
+    /// Opens the connection of `slot` for a call that waited `waited` nanoseconds for it,
+    /// and adds the time the opening took to `waited`. An engine bounds its connect by the
+    /// call's time left (``CallLimits/leftForOpening(callTimeout:)``); when the call's own
+    /// limit ended the opening, the call gets its time-out, not the engine's connection
+    /// error (which would say the server is unreachable: a cluster would take a replica out
+    /// of rotation for it).
     @inline(never)
-    private func openConnection(in slot: Slot, waited: UInt64) throws -> Database {
+    private func openConnection(in slot: Slot, waited: inout UInt64) throws -> Database {
         guard mutex.withLock({ phase != .closed }) else { throw closedError() }
         let holdings = ThreadAccess.holdings
         let now = DeadlineScheduler.now()
-        holdings.openingCallStart = now &- min(now &- 1, waited)
+        let callStart = now &- min(now &- 1, waited)
+        holdings.openingCallStart = callStart
         defer { holdings.openingCallStart = 0 }
-        let database = try holdings.control.map { try $0.opening(open) } ?? open()
+        let database: Database
+        do {
+            database = try holdings.control.map { try $0.opening(open) } ?? open()
+        } catch {
+            let control = holdings.control
+            if let reason = control?.reason { throw reason.error }
+            if let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : options.callTimeout),
+                CallLimits.leftForOpening(callTimeout: options.callTimeout) == .zero
+            {
+                throw CallControl.Reason.timedOut(limit).error
+            }
+            throw error
+        }
         mutex.withLock { slot.database = database }
         openCount.add(1, ordering: .relaxed)
+        let opened = DeadlineScheduler.now()
+        waited = opened &- min(opened, callStart)
         return database
     }
 
