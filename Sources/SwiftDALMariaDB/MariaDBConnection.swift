@@ -215,7 +215,7 @@ final class MariaDBConnection: EngineConnection {
         connectionID = mysql_thread_id(mysql)
         let limit = openingLimit()
         let watch = SocketWatch(socket: socket, limit: limit)
-        reapable = MariaDBSessionReaper.Session(mysql, id: connectionID, socket: socket)
+        reapable = MariaDBSessionReaper.Session(mysql, id: connectionID)
         do {
             try executeScript(
                 "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin, time_zone = '+00:00', sql_mode = '\(Self.sessionSQLMode)', "

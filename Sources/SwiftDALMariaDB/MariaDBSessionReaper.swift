@@ -19,8 +19,10 @@ import SwiftDALConnection
 /// - the same run of the same server (``Session/serverRun``: its host name, port, data
 ///   directory and start time, which the connection read as it opened; a server that does
 ///   not say is never sent a kill);
-/// - the session still there, logged in as the reaper's user (the pool's), and, over TCP,
-///   from the connection's own port (a proxy in between shows its own address: no kill).
+/// - the session still there, logged in as the reaper's user (the pool's), from where the
+///   server saw it come from when it opened (its `PROCESSLIST.HOST`: over TCP an address
+///   and port, the client's or a proxy's); a proxy that hands server sessions between
+///   clients (whose session ids the client cannot know) gets no kill at all.
 /// A session no longer there, or that the server says is not the reaper's to kill (1095),
 /// is dropped; one of another run than the server reached is kept for a few more rounds
 /// (a balancer may have sent the reaper elsewhere), and all are dropped when the server's
@@ -36,49 +38,38 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         let id: UInt
         /// Which run of which server the session belongs to (``serverRun(of:)``).
         let serverRun: String
-        /// The connection's local TCP port (`nil` over a Unix socket).
-        let clientPort: UInt16?
+        /// Where the server sees the session come from (its `PROCESSLIST.HOST`: `localhost`
+        /// over a Unix socket; over TCP, an address and port: the client's, or a proxy's or
+        /// a port mapping's in between).
+        let host: String
         var givenUpAt = ContinuousClock.now
         /// The rounds that reached another run of the server than the session's.
         var roundsElsewhere = 0
 
-        /// Session `id` of server run `serverRun`, connected from local TCP port `clientPort`.
-        init(id: UInt, serverRun: String, clientPort: UInt16?) {
+        /// Session `id` of server run `serverRun`, seen by the server as coming from `host`.
+        init(id: UInt, serverRun: String, host: String) {
             self.id = id
             self.serverRun = serverRun
-            self.clientPort = clientPort
+            self.host = host
         }
 
-        /// The session of the connection `mysql`, whose id is `id` and socket `socket`;
-        /// `nil` when the server does not say which run of it this is.
-        init?(_ mysql: UnsafeMutablePointer<MYSQL>, id: UInt, socket: Int32) {
-            guard let run = MariaDBSessionReaper.serverRun(of: mysql) else { return nil }
+        /// The session of the connection `mysql`, whose id is `id`, as the server sees it;
+        /// `nil` when the server does not say which run of it this is, or when its own id
+        /// for the session is not `id` (a proxy that hands sessions between clients, whose
+        /// ids mean nothing to a kill).
+        init?(_ mysql: UnsafeMutablePointer<MYSQL>, id: UInt) {
+            guard let run = MariaDBSessionReaper.serverRun(of: mysql),
+                let row = MariaDBSessionReaper.firstRow(Self.ownSessionQuery, mysql), row.count == 2,
+                let seenID = row[0].flatMap({ UInt($0) }), seenID == id, let host = row[1]
+            else { return nil }
             self.id = id
             serverRun = run
-            clientPort = Self.localPort(of: socket)
+            self.host = host
         }
 
-        /// The local port of TCP socket `socket`, or `nil` for another kind of socket.
-        private static func localPort(of socket: Int32) -> UInt16? {
-            var address = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let found = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) == 0 }
-            }
-            guard found else { return nil }
-            switch Int32(address.ss_family) {
-            case AF_INET:
-                return withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-                }
-            case AF_INET6:
-                return withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
-                }
-            default:
-                return nil
-            }
-        }
+        /// The session's id and host as the server lists them.
+        static let ownSessionQuery =
+            "SELECT CONNECTION_ID(), HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
     }
 
     private struct State {
@@ -214,7 +205,7 @@ final class MariaDBSessionReaper: @unchecked Sendable {
             + "AND USER = SUBSTRING_INDEX(USER(), '@', 1)"
         guard let rows = query(check, mysql) else { return outcome(of: mysql_errno(mysql)) }
         guard let host = rows.first else { return .ended }  // gone, or another user's
-        if let port = session.clientPort, host?.hasSuffix(":\(port)") != true { return .ended }
+        guard host == session.host else { return .ended }  // another client's, of the same id
         let statement = (onlyItsStatement ? "KILL QUERY " : "KILL CONNECTION ") + "\(session.id)"
         guard mysql_real_query(mysql, statement, UInt(statement.utf8.count)) != 0 else { return .ended }
         return outcome(of: mysql_errno(mysql))
@@ -242,6 +233,18 @@ final class MariaDBSessionReaper: @unchecked Sendable {
     static let serverRunQuery =
         "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir, ':', UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED)) "
         + "FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'"
+
+    /// The columns of the first row `sql` returns (through the text protocol), or `nil`
+    /// when it fails or returns no row.
+    static func firstRow(_ sql: String, _ mysql: UnsafeMutablePointer<MYSQL>) -> [String?]? {
+        guard mysql_real_query(mysql, sql, UInt(sql.utf8.count)) == 0, let result = mysql_store_result(mysql) else {
+            return nil
+        }
+        defer { mysql_free_result(result) }
+        let count = Int(mysql_num_fields(result))
+        guard let row = mysql_fetch_row(result) else { return nil }
+        return (0..<count).map { row[$0].map { String(cString: $0) } }
+    }
 
     /// The first column of each row `sql` returns (through the text protocol), or `nil`
     /// when it fails.

@@ -31,6 +31,36 @@ import Testing
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
     }
 
+    /// Behind a middleman (a proxy, a load balancer, Docker's port mapping) the server sees
+    /// the session come from the middleman's side, not from the client's port: a stop's
+    /// `KILL QUERY` still reaches the statement (it was once refused there, and the
+    /// statement ran on after its connection was given up on). Here a TCP port forwarded
+    /// to the server's socket.
+    @Test func aStopThroughAProxyStillKillsTheStatement() throws {
+        let server = try SharedMariaDB.shared()
+        let (database, _) = try SharedMariaDB.makeDatabase()
+        let forwarder = try SocketForwarder(to: server.socketPath)
+        defer { forwarder.stop() }
+        var configuration = MariaDBConfiguration()
+        configuration.callTimeout = .seconds(1)
+        configuration.stopGracePeriod = .seconds(3)
+        configuration.maximumConnections = 1
+        let pool = try MariaDBPool(
+            url: "mysql://root@127.0.0.1:\(forwarder.port)/\(database)", configuration: configuration)
+        defer { try? pool.close() }
+        let session = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
+        let error = #expect(throws: DALError.self) {
+            try pool.read { try $0.fetchScalar(Int.self, "SELECT SLEEP(30)") }
+        }
+        #expect(error?.code == .timeout)
+        // Killed within the grace period: the connection is kept (its session serves the
+        // next call), and the statement is gone from the server.
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") } == session)
+        let running = try server.sql(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(session) AND INFO LIKE 'SELECT SLEEP%'")
+        #expect(running.hasPrefix("0"))
+    }
+
     @Test func cancellingTheTaskStopsASleepingStatementOnTheServer() async throws {
         let (pool, outside) = try makeMariaDBPool()
         defer { try? pool.close() }

@@ -7,7 +7,7 @@ import Testing
 @testable import SwiftDALMariaDB
 
 /// The session reaper kills the session it was given and no other: a session of another
-/// user, of another run of the server, or (over TCP) from another port is left alone even
+/// user, of another run of the server, or (over TCP) from another address is left alone even
 /// when the reaper's user may see and kill any session (`PROCESS`, `CONNECTION ADMIN`).
 /// Seen from outside: the server's process list.
 @Suite struct MariaDBReaperTests {
@@ -31,20 +31,22 @@ import Testing
             try appPool.read { try $0.fetchScalar(String.self, SQL(sql: MariaDBSessionReaper.serverRunQuery)) })
         let reaper = MariaDBSessionReaper(endpoint: try MariaDBEndpoint(url: appURL, configuration: Self.oneConnection))
 
-        try Self.end(rootSession, ofRun: run, port: nil, by: reaper)
+        try Self.end(rootSession, ofRun: run, host: "localhost", by: reaper)
         #expect(try Self.sessionID(rootPool) == rootSession, "another user's session was killed")
-        try Self.end(appSession, ofRun: "elsewhere:3306:1000000000", port: nil, by: reaper, expectingItToStay: true)
+        try Self.end(
+            appSession, ofRun: "elsewhere:3306:/data/:1000000000", host: "localhost", by: reaper,
+            expectingItToStay: true)
         #expect(try Self.sessionID(appPool) == appSession, "a session of another run was killed")
-        try Self.end(appSession, ofRun: run, port: nil, by: reaper)
+        try Self.end(appSession, ofRun: run, host: "localhost", by: reaper)
         #expect(try Self.isGone(appSession, on: server), "its own session was left running")
         // The root pool's session went on; the app pool's was killed, and is replaced.
         #expect(try Self.sessionID(rootPool) == rootSession)
         #expect(try Self.sessionID(appPool) != appSession)
     }
 
-    /// Over TCP the session must also come from the connection's own port: behind a proxy,
-    /// the server shows the proxy's address, and nothing is killed.
-    @Test func overTCPTheReaperKillsOnlyASessionFromTheConnectionsOwnPort() throws {
+    /// Over TCP the session must also come from where the server saw it come from when it
+    /// opened (its address and port): a session of the same id from elsewhere is left alone.
+    @Test func overTCPTheReaperKillsOnlyASessionFromTheConnectionsOwnAddress() throws {
         let (server, port, database) = try startTCPServer(password: "secret")
         defer { server.stop() }
         let url = "mysql://app:secret@127.0.0.1:\(port)/\(database)"
@@ -52,17 +54,18 @@ import Testing
         defer { try? pool.close() }
         let session = try Self.sessionID(pool)
         let host = try server.sql("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = \(session)")
-        let portText = host.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let portText = host.split(separator: ":").last.map(String.init) ?? ""
         let clientPort = try #require(UInt16(portText), "host \(host)")
         let run = try #require(
             try pool.read { try $0.fetchScalar(String.self, SQL(sql: MariaDBSessionReaper.serverRunQuery)) })
         let reaper = MariaDBSessionReaper(endpoint: try MariaDBEndpoint(url: url, configuration: Self.oneConnection))
 
         let otherPort = clientPort == .max ? clientPort - 1 : clientPort + 1
-        try Self.end(session, ofRun: run, port: otherPort, by: reaper, expectingItToStay: true)
+        try Self.end(session, ofRun: run, host: "127.0.0.1:\(otherPort)", by: reaper, expectingItToStay: true)
         #expect(try Self.sessionID(pool) == session, "a session from another port was killed")
-        try Self.end(session, ofRun: run, port: clientPort, by: reaper)
-        #expect(try Self.isGone(session, on: server), "the session from the connection's own port was left running")
+        try Self.end(session, ofRun: run, host: host, by: reaper)
+        #expect(try Self.isGone(session, on: server), "the session from the connection's own address was left running")
     }
 
     static var oneConnection: MariaDBConfiguration {
@@ -80,9 +83,9 @@ import Testing
     /// for a hang, not a timing assertion: one round against a live server). When the
     /// session is expected to stay, a moment more lets a wrongly killed session leave.
     static func end(
-        _ id: Int, ofRun run: String, port: UInt16?, by reaper: MariaDBSessionReaper, expectingItToStay: Bool = false
+        _ id: Int, ofRun run: String, host: String, by reaper: MariaDBSessionReaper, expectingItToStay: Bool = false
     ) throws {
-        reaper.end(MariaDBSessionReaper.Session(id: UInt(id), serverRun: run, clientPort: port))
+        reaper.end(MariaDBSessionReaper.Session(id: UInt(id), serverRun: run, host: host))
         try #require(waitFor(attempts: 600, pause: 50_000) { reaper.isIdle })
         if expectingItToStay { usleep(200_000) }
     }

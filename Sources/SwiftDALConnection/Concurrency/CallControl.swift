@@ -62,7 +62,7 @@ package final class CallControl: @unchecked Sendable {
     private var earlyAnswer: (@Sendable (Reason) -> Void)?
     /// The pool line the call waits in, if it does (its stop takes it out).
     private var waitingIn: (core: PoolCore, waiter: PoolCore.Waiter)?
-    private var deadlines: [DeadlineScheduler.Entry] = []
+    private var deadlines: [(entry: DeadlineScheduler.Entry, reported: Duration)] = []
     /// The grace periods of the interrupted connections (see ``interrupt(_:)``).
     private var graces: [(database: ObjectIdentifier, entry: DeadlineScheduler.Entry)] = []
     /// Whether the call's time limit was set for the whole call (an `async` call's, which
@@ -213,7 +213,7 @@ package final class CallControl: @unchecked Sendable {
         let entry = DeadlineScheduler.shared.schedule(afterNanoseconds: Self.boundedNanoseconds(limit)) { [self] in
             stop(.timedOut(reported))
         }
-        lock.withLock { deadlines.append(entry) }
+        lock.withLock { deadlines.append((entry, reported)) }
         return entry
     }
 
@@ -222,20 +222,34 @@ package final class CallControl: @unchecked Sendable {
     /// blocking connect): it can still be bounded by the call's limit, read here on the
     /// pool's thread, where an `async` call's task-local limit cannot be.
     package var timeLeft: Duration? {
-        let earliest = lock.withLock { deadlines.lazy.map(\.deadline).min() }
+        let earliest = lock.withLock { deadlines.lazy.map(\.entry.deadline).min() }
         guard let earliest else { return nil }
         return .nanoseconds(Int64(earliest - min(earliest, DeadlineScheduler.now())))
+    }
+
+    /// The call's stop when one of its time limits has passed, stopping it now if the
+    /// deadline's timer has not fired yet (it is about to): for a wait that ended on its
+    /// own at the same moment (a connect bounded by the time the call had left), so that
+    /// the call reports its time-out, not the wait's error. `nil` while no limit passed.
+    package func stopIfPastDeadline() -> Reason? {
+        let now = DeadlineScheduler.now()
+        let passed = lock.withLock { () -> Duration? in
+            guard stopReason == nil else { return nil }
+            return deadlines.first { $0.entry.deadline <= now }?.reported
+        }
+        if let passed { stop(.timedOut(passed)) }
+        return reason
     }
 
     /// Takes back a deadline of ``addDeadline(after:reporting:)`` (its access ended).
     package func removeDeadline(_ entry: DeadlineScheduler.Entry) {
         DeadlineScheduler.shared.cancel(entry)
-        lock.withLock { deadlines.removeAll { $0 === entry } }
+        lock.withLock { deadlines.removeAll { $0.entry === entry } }
     }
 
     /// Ends the call: its deadlines no longer fire, and what it registered is let go.
     package func end() {
-        let entries = lock.withLock { () -> [DeadlineScheduler.Entry] in
+        let entries = lock.withLock { () -> [(entry: DeadlineScheduler.Entry, reported: Duration)] in
             defer {
                 deadlines = []
                 waitingIn = nil
@@ -244,7 +258,7 @@ package final class CallControl: @unchecked Sendable {
             }
             return deadlines
         }
-        for entry in entries { DeadlineScheduler.shared.cancel(entry) }
+        for (entry, _) in entries { DeadlineScheduler.shared.cancel(entry) }
     }
 
     /// Attaches the connection a call is about to use; throws the call's error when it

@@ -308,7 +308,7 @@ package final class PoolCore: @unchecked Sendable {
             database = try holdings.control.map { try $0.opening(open) } ?? open()
         } catch {
             let control = holdings.control
-            if let reason = control?.reason { throw reason.error }
+            if let reason = control?.reason ?? control?.stopIfPastDeadline() { throw reason.error }
             if let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : options.callTimeout),
                 CallLimits.leftForOpening(callTimeout: options.callTimeout) == .zero
             {
