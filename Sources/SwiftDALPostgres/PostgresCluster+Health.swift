@@ -92,7 +92,7 @@ extension PostgresCluster {
         }
         let writerChecks = writerHosts.map { host in
             HealthCheck.reuseOrStart(in: host.check, host.probe, within: timeout) { db in
-                try db.fetchScalar(Bool.self, "SELECT NOT pg_is_in_recovery()") ?? false
+                try db.fetchScalar(String.self, Self.writerIdentityQuery)
             }
         }
         let replicaChecks = replicas.map { replica in
@@ -119,8 +119,12 @@ extension PostgresCluster {
             record(reading, checkedSince: checkedSince)
         }
         if !writerHosts.isEmpty {
+            // One name per server accepting writes (the first of the list naming it).
+            var servers = Set<String>()
             let accepting = zip(writerHosts, writerChecks).compactMap { host, check -> String? in
-                guard case .success(true)? = check.result(waitingUntil: end) else { return nil }
+                guard case .success(let identity?)? = check.result(waitingUntil: end),
+                    servers.insert(identity).inserted
+                else { return nil }
                 return host.probe.name
             }
             primaryState.withLock { $0.hostsAcceptingWrites = accepting }
@@ -225,8 +229,9 @@ extension PostgresCluster {
     }
 
     /// The hosts of the primary's multi-host list that accepted writes at the last health
-    /// check: more than one is split brain, and writes are refused. Empty for a primary
-    /// given as one host.
+    /// check, one name per server (entries naming the same server, a virtual address and
+    /// its own name, count once): more than one is split brain, and writes are refused.
+    /// Empty for a primary given as one host.
     ///
     /// For example, `if cluster.hostsAcceptingWrites.count > 1 { alert(…) }`.
     public var hostsAcceptingWrites: [String] {

@@ -105,8 +105,19 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     /// A host of the primary's multi-host string, checked on its own for split brain.
     struct WriterHost: Sendable {
         let probe: PostgresPool
-        let check = Locked<HealthCheck<Bool>?>(nil)
+        /// The server's identity when it accepts writes (``writerIdentityQuery``), else `nil`.
+        let check = Locked<HealthCheck<String?>?>(nil)
     }
+
+    /// Whether a host of the primary's list accepts writes, and if so which server it is:
+    /// its system identifier and the time it started. Two entries of the list may name one
+    /// server (a virtual address and the server's own name): one server accepting writes
+    /// under two names is not a split brain.
+    static let writerIdentityQuery: SQL = """
+        SELECT CASE WHEN pg_is_in_recovery() THEN NULL
+               ELSE (SELECT system_identifier::text FROM pg_control_system()) || '/' || pg_postmaster_start_time()::text
+               END
+        """
 
     /// The read went to a replica that had not replayed the session's writes.
     private struct NotCaughtUp: Error {}

@@ -238,6 +238,27 @@ private func writerList(_ servers: ReplicatedServers) -> String {
         #expect(try await notes.getRecordCount(condition: "body = \("promoted")") == 1)
     }
 
+    /// Two entries of the primary's list that name one server (a virtual address and the
+    /// server's own name; here the same entry twice) are not a split brain: the server is
+    /// counted once, and writes and the primary's reads go on.
+    @Test func oneServerNamedTwiceInThePrimarysListIsNotASplitBrain() async throws {
+        let servers = try await ReplicatedServers.started(standbys: 1)
+        defer { servers.stop() }
+        let primary = servers.primary
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckInterval = .milliseconds(100)
+        let cluster = try PostgresCluster(
+            primary: "host=\(primary.directory),\(primary.directory) port=\(primary.port),\(primary.port) "
+                + "user=app dbname=\(servers.database) connect_timeout=2 target_session_attrs=read-write",
+            replicas: [], configuration: configuration)
+        defer { try? cluster.close() }
+        _ = cluster.checkHealth()
+        #expect(cluster.hostsAcceptingWrites.count == 1, "\(cluster.hostsAcceptingWrites)")
+        let notes = BaseDAL<Note>(database: cluster)
+        _ = try await notes.insert2(Note(body: "one server"))
+        #expect(try await notes.getRecordCount(condition: "body = \("one server")") == 1)
+    }
+
     /// The read-your-writes check runs before the read's snapshot: on the replica's
     /// connection, the replay position is read first, then the read transaction begins
     /// (checked inside the transaction, a commit replayed between the snapshot and the
