@@ -239,8 +239,9 @@ private func writerList(_ servers: ReplicatedServers) -> String {
     }
 
     /// Two entries of the primary's list that name one server (a virtual address and the
-    /// server's own name; here the same entry twice) are not a split brain: the server is
-    /// counted once, and writes and the primary's reads go on.
+    /// server's own name; here its socket directory, with and without a final slash) are
+    /// not a split brain: the server is counted once, and writes and the primary's reads
+    /// go on.
     @Test func oneServerNamedTwiceInThePrimarysListIsNotASplitBrain() async throws {
         let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
@@ -248,7 +249,7 @@ private func writerList(_ servers: ReplicatedServers) -> String {
         var configuration = PostgresClusterConfiguration()
         configuration.healthCheckInterval = .milliseconds(100)
         let cluster = try PostgresCluster(
-            primary: "host=\(primary.directory),\(primary.directory) port=\(primary.port),\(primary.port) "
+            primary: "host=\(primary.directory),\(primary.directory)/ port=\(primary.port),\(primary.port) "
                 + "user=app dbname=\(servers.database) connect_timeout=2 target_session_attrs=read-write",
             replicas: [], configuration: configuration)
         defer { try? cluster.close() }

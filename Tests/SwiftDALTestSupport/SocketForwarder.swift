@@ -137,6 +137,11 @@ public final class SocketForwarder: @unchecked Sendable {
     private final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var value = 0
-        func increment() -> Int { lock.withLock { value += 1; return value } }
+        func increment() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
     }
 }
