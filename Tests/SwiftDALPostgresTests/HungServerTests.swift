@@ -285,25 +285,41 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
                 return ("\(error)", ContinuousClock.now - started)
             }
         }
-        // An `async` call opens its connection on a pool's thread: its time limit (1 s,
-        // the connect timeout 60 s) ends the setup when it stops the call.
+        // An `async` call opens its connection on a pool's thread. Cancelled while its
+        // session's setup waits (the connect timeout 60 s), its caller is answered at once,
+        // and the setup ends then too (its watch sees the call's stop), giving the slot
+        // back, not at the holder's release (20 s) or the connect timeout.
         var patient = PostgresConfiguration()
         patient.connectTimeout = .seconds(60)
         let asyncPool = try PostgresPool(url: url, configuration: patient)
         defer { try? asyncPool.close() }
+        let executor = OwnThreadTaskExecutor()
+        defer { executor.finish() }
+        let call = Task(executorPreference: executor) { try await asyncPool.read { _ in } }
+        var opening = false
+        for _ in 0..<400 where !opening {
+            try await Task.sleep(for: .milliseconds(25))
+            opening = asyncPool.statistics.connectionsInUse == 1 && asyncPool.statistics.connectionsOpen == 0
+        }
+        #expect(opening)
+        try await Task.sleep(for: .milliseconds(300))  // in its setup by now
+        call.cancel()
         // Timed on a thread of its own (not across an `await` on Swift's cooperative
         // threads, which other tests' blocking work may hold for seconds).
-        let (asyncResult, asyncTook) = await timedOnItsOwnThread {
-            try await withDatabaseTimeout(.seconds(1)) { try await asyncPool.read { _ in } }
+        let freed = StartedThread { () -> Duration in
+            let start = ContinuousClock.now
+            while asyncPool.statistics.connectionsInUse > 0, ContinuousClock.now - start < .seconds(60) {
+                usleep(20_000)
+            }
+            return ContinuousClock.now - start
         }
-        let asyncError = #expect(throws: DALError.self) { try asyncResult.get() }
-        // The call's own stop, not a connection failure.
-        #expect(asyncError?.code == .timeout, "\(String(describing: asyncError))")
+        let busyFor = try await blocking { try freed.result() }
+        await #expect(throws: CancellationError.self) { try await call.value }
         release.signal()
         #expect(error?.contains("did not finish setting up the session") == true, "\(String(describing: error))")
         #expect(took < .seconds(9), "opening the connection ended after \(took)")
-        // The bug waited for the holder's release (20 s).
-        #expect(asyncTook < .seconds(10), "opening the async call's connection ended after \(asyncTook)")
+        // The bug held the slot until the holder's release (20 s).
+        #expect(busyFor < .seconds(10), "the cancelled call's setup held its slot \(busyFor)")
         try await blocking { try pool.checkConnection() }
         try await asyncPool.read { _ in }
     }
