@@ -201,14 +201,10 @@ final class MariaDBConnection: EngineConnection {
             guard let left = CallLimits.leftForOpening(callTimeout: configuration.callTimeout) else { return limit }
             return min(left, limit)
         }
-        let mysql: UnsafeMutablePointer<MYSQL>
-        do {
-            mysql = try MariaDBConnect.open(
-                endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(openingLimit()))
-        } catch {
-            // A call stopped meanwhile (its limit, a cancellation) gets its stop's error.
-            throw currentCallControl()?.reason?.error ?? error
-        }
+        // A call stopped meanwhile (its limit, a cancellation) gets its stop's error from
+        // the pool (`PoolCore`), whatever the connect's.
+        let mysql = try MariaDBConnect.open(
+            endpoint, multiStatements: true, connectTimeout: MariaDBEndpoint.seconds(openingLimit()))
         self.mysql = mysql
         let socket = swiftdal_mariadb_socket(mysql)
         self.socket = socket

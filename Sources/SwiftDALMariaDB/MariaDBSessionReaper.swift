@@ -58,18 +58,19 @@ final class MariaDBSessionReaper: @unchecked Sendable {
         /// for the session is not `id` (a proxy that hands sessions between clients, whose
         /// ids mean nothing to a kill).
         init?(_ mysql: UnsafeMutablePointer<MYSQL>, id: UInt) {
-            guard let run = MariaDBSessionReaper.serverRun(of: mysql),
-                let row = MariaDBSessionReaper.firstRow(Self.ownSessionQuery, mysql), row.count == 2,
-                let seenID = row[0].flatMap({ UInt($0) }), seenID == id, let host = row[1]
+            guard let row = MariaDBSessionReaper.firstRow(Self.ownSessionQuery, mysql), row.count == 3,
+                let run = row[0], let seenID = row[1].flatMap({ UInt($0) }), seenID == id, let host = row[2]
             else { return nil }
             self.id = id
             serverRun = run
             self.host = host
         }
 
-        /// The session's id and host as the server lists them.
+        /// The server's run (``serverRunQuery``), and the session's id and host as the
+        /// server lists them: one round trip as the connection opens.
         static let ownSessionQuery =
-            "SELECT CONNECTION_ID(), HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
+            "SELECT (\(serverRunQuery)), CONNECTION_ID(), HOST FROM information_schema.PROCESSLIST "
+            + "WHERE ID = CONNECTION_ID()"
     }
 
     private struct State {

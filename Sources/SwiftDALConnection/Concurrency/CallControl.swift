@@ -347,4 +347,12 @@ package enum CallLimits {
     package static var current: Duration? {
         scopes.load(ordering: .relaxed) == 0 ? nil : timeout
     }
+
+    /// The limit of an access or an opening of its own: `withDatabaseTimeout`'s around it,
+    /// else `callTimeout` (its pool's), unless the `async` call it runs under (`control`)
+    /// has its limit for the whole call already.
+    @inline(__always)
+    package static func own(under control: CallControl?, callTimeout: Duration?) -> Duration? {
+        current ?? (control?.limitsWholeCall == true ? nil : callTimeout)
+    }
 }

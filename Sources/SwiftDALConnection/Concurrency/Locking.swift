@@ -176,7 +176,7 @@ enum ThreadAccess {
         var deadline: DeadlineScheduler.Entry?
         // A limit of its own: `withDatabaseTimeout` around this access, else the pool's
         // default (unless the `async` call it belongs to has its limit already).
-        if let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : database.callTimeout) {
+        if let limit = CallLimits.own(under: control, callTimeout: database.callTimeout) {
             let limited = control ?? CallControl()
             deadline = limited.addDeadline(
                 after: waited == 0 ? limit : limit - .nanoseconds(Int64(clamping: waited)), reporting: limit)
@@ -268,7 +268,7 @@ extension CallLimits {
         let holdings = ThreadAccess.holdings
         let control = holdings.control
         var left = control?.timeLeft
-        if let own = current ?? (control?.limitsWholeCall == true ? nil : callTimeout) {
+        if let own = own(under: control, callTimeout: callTimeout) {
             let start = holdings.openingCallStart
             let now = DeadlineScheduler.now()
             let spent = Duration.nanoseconds(Int64(clamping: start == 0 ? 0 : now &- min(now, start)))

@@ -203,7 +203,7 @@ package final class PoolCore: @unchecked Sendable {
             mutex.unlock()
             throw closedError()
         }
-        let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : options.callTimeout)
+        let limit = CallLimits.own(under: control, callTimeout: options.callTimeout)
         let waiter = Waiter(semaphore: DispatchSemaphore(value: 0))
         line.append(waiter)
         waitingCount.add(1, ordering: .relaxed)
@@ -309,7 +309,7 @@ package final class PoolCore: @unchecked Sendable {
         } catch {
             let control = holdings.control
             if let reason = control?.reason ?? control?.stopIfPastDeadline() { throw reason.error }
-            if let limit = CallLimits.current ?? (control?.limitsWholeCall == true ? nil : options.callTimeout),
+            if let limit = CallLimits.own(under: control, callTimeout: options.callTimeout),
                 CallLimits.leftForOpening(callTimeout: options.callTimeout) == .zero
             {
                 throw CallControl.Reason.timedOut(limit).error
