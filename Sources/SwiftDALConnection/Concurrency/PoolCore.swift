@@ -48,7 +48,7 @@ package final class PoolCore: @unchecked Sendable {
         /// Whether it is the slot reserved for the `async` job running on this thread (the
         /// job gives it back, not the access).
         fileprivate let isReserved: Bool
-        package var waited: UInt64
+        package let waited: UInt64
     }
 
     /// What a pool tells its core.
@@ -276,17 +276,17 @@ package final class PoolCore: @unchecked Sendable {
     /// pool is closing and nothing is open there).
     /// A connection whose server ended the session while it sat idle is replaced first:
     /// nothing was sent on it, so nothing is lost or retried.
-    /// The time spent opening one counts as waiting (`lease.waited` grows by it): the
+    /// `waited` starts as the lease's wait and grows by the time spent opening one: the
     /// call's time limit counts both.
     @inline(__always)
-    package func connection(of lease: inout Lease) throws -> Database {
+    package func connection(of lease: Lease, waited: inout UInt64) throws -> Database {
         if let database = lease.slot.database {
             guard database.wasClosedWhileIdle else { return database }
             mutex.withLock { lease.slot.database = nil }
             try? database.closeOwnedConnection()
             openCount.subtract(1, ordering: .relaxed)
         }
-        return try openConnection(in: lease.slot, waited: &lease.waited)
+        return try openConnection(in: lease.slot, waited: &waited)
     }
 
     /// Opens the connection of `slot` for a call that waited `waited` nanoseconds for it,
