@@ -122,6 +122,55 @@ private final class LockedFlag: Sendable {
         #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 400)
     }
 
+    /// Two pools on one file (what two processes of a service do): a `write` that reads
+    /// before it writes is not failed by the other pool's write. `write` begins an
+    /// IMMEDIATE transaction, which takes the write lock at once: the other pool's write
+    /// waits for it (the busy timeout). A DEFERRED one would take the lock at its first
+    /// write, after the other pool committed, and fail with SQLITE_BUSY_SNAPSHOT.
+    @Test func twoPoolsOnOneFileSerializeTheirWritesWithoutBusyErrors() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("shared.sqlite")
+        let first = try DatabasePool(path: path)
+        let second = try DatabasePool(path: path)
+        try first.write { try makeUsersTable($0) }
+        let firstHasRead = DispatchSemaphore(value: 0)
+        let secondWrite = Locked<Result<Void, any Error>?>(nil)
+        Thread {
+            firstHasRead.wait()
+            let result = Result {
+                _ = try second.write { db in try db.execute("INSERT INTO users(name) VALUES ('second')") }
+            }
+            secondWrite.withLock { $0 = result }
+        }.start()
+        try first.write { db in
+            let before = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") ?? -1
+            firstHasRead.signal()
+            Thread.sleep(forTimeInterval: 0.3)  // the other pool's write would commit now, did it not wait
+            try db.execute("INSERT INTO users(name) VALUES (\("first, after \(before)"))")
+        }
+        for _ in 0..<3000 where secondWrite.withLock({ $0 == nil }) { Thread.sleep(forTimeInterval: 0.01) }
+        switch secondWrite.withLock({ $0 }) {
+        case .success: break
+        case .failure(let error): Issue.record("the second pool's write failed: \(error)")
+        case nil: Issue.record("the second pool's write did not end within 30 s")
+        }
+        #expect(try second.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 2)
+    }
+
+    /// Time limits fire in the order of their deadlines, whatever order they were set in
+    /// (an order, not a time: the deadlines are 100 ms apart or more).
+    @Test func deadlinesFireInTheOrderOfTheirTimes() throws {
+        let fired = Locked([Int]())
+        let delays = [800, 200, 600, 100, 400]  // milliseconds
+        for delay in delays {
+            DeadlineScheduler.shared.schedule(afterNanoseconds: Int64(delay) * 1_000_000) {
+                fired.withLock { $0.append(delay) }
+            }
+        }
+        for _ in 0..<3000 where fired.withLock({ $0.count }) < delays.count { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(fired.withLock { $0 } == delays.sorted())
+    }
+
     @Test func readsAreIsolatedSnapshotsWhileTheWriterCommits() throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("snapshot.sqlite"))
