@@ -8,6 +8,41 @@ import SwiftDALTestSupport
 import Testing
 
 @Suite struct ConformanceTests {
+    /// Every statement of a `read` sees one snapshot (a page and its total agree): a row
+    /// another session commits while the read runs is not seen by the read's later
+    /// statements, and is seen once the read ends. The row is committed from outside the
+    /// pool on the servers (`psql`, the `mariadb` client), by the pool's writer on another
+    /// thread on SQLite (whose file has no second client here).
+    @Test(arguments: Engine.allCases)
+    func everyStatementOfAReadSeesOneSnapshot(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        let insert = "INSERT INTO users(name, email, age) VALUES ('snapshot', 'snapshot@example.com', 30)"
+        let (before, during, pageTotal) = try sample.database.read { db in
+            let before = try sample.users.getRecordCount()
+            if try sample.fromOutside(insert) == nil {
+                let written = DispatchSemaphore(value: 0)
+                let failure = Locked<(any Error)?>(nil)
+                Thread {
+                    do { try sample.database.write { try $0.execute(sql: insert) } } catch {
+                        failure.withLock { $0 = error }
+                    }
+                    written.signal()
+                }.start()
+                written.wait()
+                if let error = failure.withLock({ $0 }) { throw error }
+            }
+            let during = try sample.users.getRecordCount()
+            let page = try sample.users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 100))
+            #expect(page.items.count == page.pager.recordCount, "the page and its total come from one snapshot")
+            return (before, during, page.pager.recordCount)
+        }
+        #expect(during == before, "a row committed during the read was seen by it")
+        #expect(pageTotal == before)
+        #expect(try sample.users.getRecordCount() == before + 1, "the row was committed")
+        if let outside = try sample.fromOutside("SELECT COUNT(*) FROM users") { #expect(Int(outside) == before + 1) }
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func theSampleDataReadsTheSameOnBothEngines(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)

@@ -33,7 +33,8 @@ private final class TenantNoteDAL: BaseDAL<TenantNote>, @unchecked Sendable {
             try db.execute(
                 sql: """
                     CREATE TABLE notes (id BIGINT AUTO_INCREMENT PRIMARY KEY, tenant_id BIGINT NOT NULL,
-                        title VARCHAR(100) NOT NULL, deleted_at DATETIME(3))
+                        title VARCHAR(100) NOT NULL, deleted_at DATETIME(3),
+                        UNIQUE KEY notes_title (tenant_id, title))
                     """)
         }
         let one = TenantNoteDAL(database: pool, tenant: Int64(1))
@@ -52,6 +53,12 @@ private final class TenantNoteDAL: BaseDAL<TenantNote>, @unchecked Sendable {
             #expect(throws: DALError.self) { try two.upsert(TenantNote(id: 20, title: "back")) }?.code
                 == .scopeViolation)
         #expect(try outside.sql("SELECT title, deleted_at IS NOT NULL FROM notes WHERE id = 20") == "renamed\t1")
+        // A conflict on another unique key is the duplicate key it is, not a refusal.
+        try two.insert(TenantNote(id: 30, title: "taken"))
+        let duplicate = #expect(throws: MariaDBError.self) { try two.upsert(TenantNote(id: 31, title: "taken")) }
+        #expect(duplicate?.code == 1062)
+        #expect(duplicate?.constraint == "notes_title")
+        #expect(try outside.sql("SELECT COUNT(*) FROM notes WHERE id = 31") == "0")
     }
 
     /// Conditions whose parentheses hide in MariaDB's own quoting and comments (`#` and
