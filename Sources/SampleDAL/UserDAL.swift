@@ -21,9 +21,10 @@ public final class UserDAL: BaseDAL<UserInfo>, @unchecked Sendable {
         try findSingle(condition: "email = \(email)")
     }
 
-    /// The classic keyword search: users whose name or full name contains `keyword`
-    /// (case-insensitive for ASCII). The keyword is bound, and its `%`/`_` match
-    /// literally.
+    /// The classic keyword search: users whose name or full name contains `keyword`, as
+    /// the engine's `LIKE` compares: ASCII case folded on SQLite, case-sensitive on
+    /// PostgreSQL and on MariaDB's binary collations. The keyword is bound, and its
+    /// `%`/`_` match literally.
     ///
     /// For example, `try users.search(keyword: "50%")` finds "50%", not every name.
     public func search(keyword: String, orderBy: OrderBy? = nil) throws -> [UserInfo] {

@@ -221,7 +221,11 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
             // Duplicate entry '<value>' for key '<name>'
             guard let (value, _) = duplicateEntryParts(of: message) else { return redactingQuotedParts(message) }
             return message[..<value.lowerBound] + "…" + message[value.upperBound...]
-        case 1264, 1265, 1366, 1292, 1411, 1406, 1367, 1918:
+        case 1264, 1265, 1406:
+            // Out of range value / Data truncated / Data too long for column '<name>' at row
+            // n: the quoted part is the column's name, the value is not in the message.
+            return message
+        case 1366, 1292, 1411, 1367, 1918:
             return redactingQuotedParts(message)
         default:
             return sqlState.hasPrefix("22") ? redactingQuotedParts(message) : message
@@ -288,6 +292,9 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
             }
             if let table, constraint.hasPrefix(table + ".") { constraint.removeFirst(table.count + 1) }
             return (table, nil, constraint)
+        case 1264, 1265, 1406:
+            // Data too long for column 'email' at row 1
+            return (nil, quoted(in: message, after: "column ", quote: "'"), nil)
         case 3819:
             // Check constraint 'name' is violated.
             return (nil, nil, quoted(in: message, after: "constraint ", quote: "'"))

@@ -124,6 +124,20 @@ private final class HeldConnection: @unchecked Sendable {
         try sample.close()
     }
 
+    /// The `async` time limit inside an actor's method (a service's request handler): it
+    /// compiles there (its operation runs in the actor's isolation, touching its state),
+    /// and it stops the call.
+    @Test(arguments: Engine.allCases)
+    func anAsyncTimeLimitWorksInsideAnActor(_ engine: Engine) async throws {
+        let sample = try SampleDatabase(engine)
+        let handler = TimedHandler(users: sample.users, query: endlessQuery(engine))
+        let error = await #expect(throws: DALError.self) { try await handler.endlessCount() }
+        #expect(error?.code == .timeout)
+        #expect(await handler.calls == 2)
+        #expect(try await sample.users.getRecordCount() == 8)
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func aTimeLimitStopsTheCallAndRollsItsTransactionBack(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
@@ -220,5 +234,25 @@ private final class HeldConnection: @unchecked Sendable {
                 try database.read { db in try db.fetchScalar(Int.self, "SELECT 8") }
             } == 8)
         try database.close()
+    }
+}
+
+/// A request handler as an actor, running a call under an `async` time limit.
+private actor TimedHandler {
+    let users: UserDAL
+    let query: SQL
+    private(set) var calls = 0
+
+    init(users: UserDAL, query: SQL) {
+        self.users = users
+        self.query = query
+    }
+
+    func endlessCount() async throws -> Int {
+        calls += 1
+        return try await withDatabaseTimeout(.milliseconds(300)) {
+            calls += 1  // the actor's own state, inside the limit's operation
+            return try await users.database.read { [query] db in try db.fetchScalar(Int.self, query) ?? 0 }
+        }
     }
 }

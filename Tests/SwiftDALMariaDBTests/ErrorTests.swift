@@ -105,6 +105,16 @@ import Testing
         let data = failure("INSERT INTO parent VALUES (5, \("d@example.com"), \("not a number 4111"))")
         #expect(data?.description.contains("4111") == false)
         #expect(data?.resultCode == .mismatch)
+        // A value too long or out of range: the message names the column (kept), never the value.
+        let tooLong = failure("INSERT INTO parent VALUES (7, \(String(repeating: "long-secret", count: 20)), 1)")
+        #expect(tooLong?.code == 1406)
+        #expect(tooLong?.column == "email")
+        #expect(tooLong?.description.contains("'email'") == true)
+        #expect(tooLong?.description.contains("long-secret") == false)
+        let outOfRange = failure("INSERT INTO parent VALUES (8, \("r@example.com"), \(Int64.max))")
+        #expect(outOfRange?.code == 1264)
+        #expect(outOfRange?.column == "age")
+        #expect(outOfRange?.description.contains(String(Int64.max)) == false)
     }
 
     @Test func aDeadlockIsRetryable() async throws {

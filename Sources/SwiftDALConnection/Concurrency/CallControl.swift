@@ -313,6 +313,10 @@ struct AbandonTarget: @unchecked Sendable {
 /// (``Configuration/callTimeout``); calls made on other tasks are not affected. An `async`
 /// call's limit counts from its start, its wait for a connection included.
 ///
+/// `operation` runs in the caller's isolation (an actor's method, the main actor), as
+/// the standard library's `withTaskCancellationHandler` does; nested, the innermost
+/// limit applies.
+///
 /// For example:
 ///
 /// ```swift
@@ -320,10 +324,12 @@ struct AbandonTarget: @unchecked Sendable {
 ///     try await orders.find(condition: "placed_at > \(since)")
 /// }
 /// ```
-public func withDatabaseTimeout<T>(_ limit: Duration, operation: () async throws -> T) async rethrows -> T {
+public func withDatabaseTimeout<T>(
+    _ limit: Duration, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> T
+) async rethrows -> T {
     CallLimits.scopes.add(1, ordering: .relaxed)
     defer { CallLimits.scopes.subtract(1, ordering: .relaxed) }
-    return try await CallLimits.$timeout.withValue(limit, operation: operation)
+    return try await CallLimits.$timeout.withValue(limit, operation: operation, isolation: isolation)
 }
 
 /// ``withDatabaseTimeout(_:operation:)`` for synchronous code.
