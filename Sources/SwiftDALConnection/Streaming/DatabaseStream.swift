@@ -19,7 +19,7 @@
 ///   task that iterates does the same, and the loop throws `CancellationError`.
 /// - **Errors** the query meets midway (a typed ``SQLiteError`` or `PostgresError`, a
 ///   ``DALError``) are thrown by the loop after the elements read before them.
-/// - **Time limits.** A ``withDatabaseTimeout(_:operation:)-15q56`` around the loop (or
+/// - **Time limits.** A ``withDatabaseTimeout(_:isolation:operation:)`` around the loop (or
 ///   ``Configuration/callTimeout``) bounds the whole iteration, from its first element to
 ///   its last, including the time your loop spends on each element (the connection is
 ///   held all that time): past it, the loop throws ``DALError/Code/timeout``. Give a long
