@@ -145,7 +145,7 @@ private final class LockedFlag: Sendable {
         try first.write { db in
             let before = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") ?? -1
             firstHasRead.signal()
-            Thread.sleep(forTimeInterval: 0.3)  // the other pool's write would commit now, did it not wait
+            Thread.sleep(forTimeInterval: 1)  // the other pool's write would commit now, did it not wait
             try db.execute("INSERT INTO users(name) VALUES (\("first, after \(before)"))")
         }
         for _ in 0..<3000 where secondWrite.withLock({ $0 == nil }) { Thread.sleep(forTimeInterval: 0.01) }
@@ -158,17 +158,20 @@ private final class LockedFlag: Sendable {
     }
 
     /// Time limits fire in the order of their deadlines, whatever order they were set in
-    /// (an order, not a time: the deadlines are 100 ms apart or more).
+    /// (an order, not a time: compared with the deadlines the scheduler gave them, so a
+    /// pause of this thread between two calls cannot make the test fail).
     @Test func deadlinesFireInTheOrderOfTheirTimes() throws {
         let fired = Locked([Int]())
         let delays = [800, 200, 600, 100, 400]  // milliseconds
+        var deadlines = [(deadline: UInt64, delay: Int)]()
         for delay in delays {
-            DeadlineScheduler.shared.schedule(afterNanoseconds: Int64(delay) * 1_000_000) {
+            let entry = DeadlineScheduler.shared.schedule(afterNanoseconds: Int64(delay) * 1_000_000) {
                 fired.withLock { $0.append(delay) }
             }
+            deadlines.append((entry.deadline, delay))
         }
         for _ in 0..<3000 where fired.withLock({ $0.count }) < delays.count { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(fired.withLock { $0 } == delays.sorted())
+        #expect(fired.withLock { $0 } == deadlines.sorted { $0.deadline < $1.deadline }.map(\.delay))
     }
 
     @Test func readsAreIsolatedSnapshotsWhileTheWriterCommits() throws {
