@@ -218,6 +218,30 @@ func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> Postg
         try servers.standbys[0].psql("SELECT pg_wal_replay_resume()", database: servers.database)
     }
 
+    /// `maximumReplicaLag = .time(…)` bounds a replica's staleness more tightly than
+    /// `maximumStaleness`: a standby whose replay is paused leaves the rotation once its
+    /// newest data is older than the lag's bound (1 s here, against a staleness bound of
+    /// an hour), and comes back once it replays again.
+    @Test func aStandbyStaleByTheTimeBoundLeavesTheRotation() throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.maximumReplicaLag = .time(.seconds(1))
+        configuration.maximumStaleness = .seconds(3600)
+        configuration.healthCheckInterval = .milliseconds(50)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
+        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
+        let notes = BaseDAL<Note>(database: cluster)
+        try notes.insert(Note(body: "after the pause"))
+        try waitUntil { cluster.replicaStatuses.allSatisfy { !$0.isInRotation } }
+        #expect(cluster.replicaStatuses.first?.problem?.contains("past the bound of 1.0 seconds") == true)
+        try servers.standbys[0].psql("SELECT pg_wal_replay_resume()", database: servers.database)
+        try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
+    }
+
     @Test func aStandbyStoppedUnderLoadLeavesTheRotationAndReadsCarryOn() throws {
         let servers = try ReplicatedServers()
         defer { servers.stop() }
