@@ -174,6 +174,23 @@ private final class LockedFlag: Sendable {
         #expect(fired.withLock { $0 } == deadlines.sorted { $0.deadline < $1.deadline }.map(\.delay))
     }
 
+    /// A time limit belongs to its access: inside one `async` call (`perform`), an access
+    /// under `withDatabaseTimeout` that has ended leaves no deadline behind to stop the
+    /// call's next access once that limit passes.
+    @Test func anEndedAccessLeavesNoDeadlineBehindInItsAsyncCall() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("limits.sqlite"))
+        try await pool.write { try makeUsersTable($0) }
+        let count = try await pool.perform(writing: false) {
+            _ = try withDatabaseTimeout(.milliseconds(200)) {
+                try pool.reentrantRead { try $0.fetchScalar(Int.self, "SELECT 1") }
+            }
+            Thread.sleep(forTimeInterval: 1)  // past the first access's limit, between two accesses
+            return try pool.reentrantRead { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } ?? -1
+        }
+        #expect(count == 0)
+    }
+
     @Test func readsAreIsolatedSnapshotsWhileTheWriterCommits() throws {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("snapshot.sqlite"))
