@@ -22,6 +22,28 @@ func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: (
 
 /// A cluster over `servers` whose replicas stay in rotation however far behind they fall
 /// (a paused standby serves reads): for tests of what a session sees.
+/// A cluster over `servers` with `lag` (and `staleness`) as its bounds, checking health
+/// every 50 ms, returned once every replica is in rotation and the first standby's replay
+/// is paused.
+private func pausedStandbyCluster(
+    _ servers: ReplicatedServers, lag: PostgresClusterConfiguration.ReplicaLag, staleness: Duration? = nil
+) throws -> PostgresCluster {
+    var configuration = PostgresClusterConfiguration()
+    configuration.maximumReplicaLag = lag
+    if let staleness { configuration.maximumStaleness = staleness }
+    configuration.healthCheckInterval = .milliseconds(50)
+    let cluster = try PostgresCluster(
+        primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+    do {
+        try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
+        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
+    } catch {
+        try? cluster.close()
+        throw error
+    }
+    return cluster
+}
+
 func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> PostgresCluster {
     var configuration = PostgresClusterConfiguration()
     configuration.maximumReplicaLag = .bytes(1 << 40)
@@ -190,14 +212,8 @@ func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> Postg
     @Test func aLaggingStandbyLeavesTheRotationAndComesBackByItself() async throws {
         let servers = try await ReplicatedServers.started(standbys: 1)
         defer { servers.stop() }
-        var configuration = PostgresClusterConfiguration()
-        configuration.maximumReplicaLag = .bytes(64 * 1024)
-        configuration.healthCheckInterval = .milliseconds(50)
-        let cluster = try PostgresCluster(
-            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        let cluster = try pausedStandbyCluster(servers, lag: .bytes(64 * 1024))
         defer { try? cluster.close() }
-        try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
-        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
         let notes = BaseDAL<Note>(database: cluster)
         try await notes.insertRange((0..<2000).map { Note(body: String(repeating: "x", count: 100) + "\($0)") })
         try waitUntil { cluster.replicaStatuses.allSatisfy { !$0.isInRotation } }
@@ -225,15 +241,8 @@ func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> Postg
     @Test func aStandbyStaleByTheTimeBoundLeavesTheRotation() throws {
         let servers = try ReplicatedServers(standbys: 1)
         defer { servers.stop() }
-        var configuration = PostgresClusterConfiguration()
-        configuration.maximumReplicaLag = .time(.seconds(1))
-        configuration.maximumStaleness = .seconds(3600)
-        configuration.healthCheckInterval = .milliseconds(50)
-        let cluster = try PostgresCluster(
-            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        let cluster = try pausedStandbyCluster(servers, lag: .time(.seconds(1)), staleness: .seconds(3600))
         defer { try? cluster.close() }
-        try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
-        try servers.standbys[0].psql("SELECT pg_wal_replay_pause()", database: servers.database)
         let notes = BaseDAL<Note>(database: cluster)
         try notes.insert(Note(body: "after the pause"))
         try waitUntil { cluster.replicaStatuses.allSatisfy { !$0.isInRotation } }
