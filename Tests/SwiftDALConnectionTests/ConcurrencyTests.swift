@@ -148,7 +148,7 @@ private final class LockedFlag: Sendable {
             Thread.sleep(forTimeInterval: 1)  // the other pool's write would commit now, did it not wait
             try db.execute("INSERT INTO users(name) VALUES (\("first, after \(before)"))")
         }
-        for _ in 0..<3000 where secondWrite.withLock({ $0 == nil }) { Thread.sleep(forTimeInterval: 0.01) }
+        _ = waitFor(attempts: 3000, pause: 10_000) { secondWrite.withLock { $0 != nil } }
         switch secondWrite.withLock({ $0 }) {
         case .success: break
         case .failure(let error): Issue.record("the second pool's write failed: \(error)")
@@ -170,7 +170,7 @@ private final class LockedFlag: Sendable {
             }
             deadlines.append((entry.deadline, delay))
         }
-        for _ in 0..<3000 where fired.withLock({ $0.count }) < delays.count { Thread.sleep(forTimeInterval: 0.01) }
+        _ = waitFor(attempts: 3000, pause: 10_000) { fired.withLock { $0.count } == delays.count }
         #expect(fired.withLock { $0 } == deadlines.sorted { $0.deadline < $1.deadline }.map(\.delay))
     }
 
