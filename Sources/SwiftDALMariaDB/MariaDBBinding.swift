@@ -368,9 +368,9 @@ final class MariaDBResultBinding {
         // read validates in one pass (text with a NUL inside reads shorter than `length`,
         // and takes the byte-count path).
         if length < Self.slotSize, start[length] == 0 {
-            return Statement.validString(nulTerminated: start, count: length).map { .value($0) } ?? .other
+            return UTF8Text.string(nulTerminated: start, count: length).map { .value($0) } ?? .other
         }
-        return Statement.validString(UnsafeBufferPointer(start: start, count: length)).map { .value($0) } ?? .other
+        return UTF8Text.string(UnsafeBufferPointer(start: start, count: length)).map { .value($0) } ?? .other
     }
 
     /// The value of a variable-length column of `kind` holding `bytes`: text (when valid
@@ -383,7 +383,7 @@ final class MariaDBResultBinding {
             let bits = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             return bits <= UInt64(Int64.max) ? .integer(Int64(bits)) : .text(String(bits))
         default:
-            return Statement.validString(bytes).map { .text($0) } ?? .blob(Data(bytes))
+            return UTF8Text.string(bytes).map { .text($0) } ?? .blob(Data(bytes))
         }
     }
 

@@ -193,7 +193,7 @@ final class PostgresRows: EngineRows {
         guard let base = bytes.baseAddress else { return .value("") }
         // The server sends UTF-8 (the client encoding is set at connection); checked all the
         // same. libpq ends every value with a NUL.
-        guard let text = Statement.validString(nulTerminated: base, count: bytes.count) else { return .other }
+        guard let text = UTF8Text.string(nulTerminated: base, count: bytes.count) else { return .other }
         return .value(text)
     }
 

@@ -570,7 +570,7 @@ public final class Statement {
             guard let text = sqlite3_value_text(column) else {
                 throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
             }
-            guard let string = Statement.validString(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
+            guard let string = UTF8Text.string(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
             else {
                 throw DALError(
                     .conversionFailed,
@@ -634,7 +634,7 @@ public final class Statement {
     func textColumn(at index: Int) throws -> TypedColumn<String> {
         try typedColumn(index, holding: SQLITE_TEXT) { column in
             guard let text = sqlite3_value_text(column) else { return nil }
-            return Statement.validString(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
+            return UTF8Text.string(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
         }
     }
 
@@ -650,73 +650,6 @@ public final class Statement {
         case SQLITE_NULL: return .null
         default: return .other
         }
-    }
-
-    /// The string of `bytes`, or `nil` when they are not valid UTF-8. `String(decoding:)`
-    /// is the fast path but repairs invalid input; a repaired string never has the same
-    /// bytes as its input, so comparing them tells the two apart.
-    /// (`String(validating:as:)`, one pass, measured ×1.5 the instructions of the whole
-    /// W2 fetch with callgrind on Swift 6.3: its generic path is not specialized here.)
-    package static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        if isASCII(bytes) { return asciiString(bytes) }  // ASCII never needs repair
-        var string = String(decoding: bytes, as: UTF8.self)
-        let identical = string.withUTF8 { decoded in
-            guard decoded.count == bytes.count else { return false }
-            guard let left = decoded.baseAddress, let right = bytes.baseAddress else { return true }  // both empty
-            return memcmp(left, right, bytes.count) == 0
-        }
-        return identical ? string : nil
-    }
-
-    /// The string of the `count` bytes at `text`, which end with a NUL (SQLite's text,
-    /// libpq's values), or `nil` when they are not valid UTF-8. The C-string initializer
-    /// validates and copies in one pass (the standard library's own non-generic
-    /// validation, without the repair pass `String(decoding:)` makes and ``validString(_:)``
-    /// then checks for); text with a NUL inside (the C string ends early) or not valid
-    /// takes ``validString(_:)``. Callgrind, W2 on SQLite: −58 instructions a row of three
-    /// strings.
-    @inline(__always)
-    package static func validString(nulTerminated text: UnsafePointer<UInt8>, count: Int) -> String? {
-        if let string = String(validatingCString: UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)),
-            string.utf8.count == count
-        {
-            return string
-        }
-        return validString(UnsafeBufferPointer(start: text, count: count))
-    }
-
-    /// The string of `bytes`, all ASCII.
-    @inline(__always)
-    private static func asciiString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return "" }
-        guard bytes.count <= 15 else { return String(decoding: bytes, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
-            guard let target = buffer.baseAddress else { return 0 }
-            target.update(from: source, count: bytes.count)
-            return bytes.count
-        }
-    }
-
-    /// Whether every byte is below 0x80, checked eight bytes at a time (the last eight
-    /// overlapping the previous ones, so that no byte loop runs for 8 bytes or more).
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        let count = bytes.count
-        let high: UInt64 = 0x8080_8080_8080_8080
-        guard count >= 8 else {
-            var merged: UInt8 = 0
-            for index in 0..<count { merged |= bytes[index] }
-            return merged < 0x80
-        }
-        var merged: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= count {
-            merged |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        merged |= raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        return merged & high == 0
     }
 
     /// Copies the current row.
