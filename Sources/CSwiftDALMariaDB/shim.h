@@ -51,8 +51,13 @@ static inline int swiftdal_mariadb_fields_match(const MYSQL_FIELD *fields, size_
         const MYSQL_FIELD *field = fields + i;
         uint64_t length = entries[2 * i + 1];
         if (entries[2 * i] != swiftdal_mariadb_field_signature(field) || field->name == NULL
-            || (uint64_t)field->name_length != length || memcmp(field->name, names, (size_t)length) != 0) {
+            || (uint64_t)field->name_length != length) {
             return 0;
+        }
+        /* Compared here, not with memcmp: column names are short, and a call per column
+           cost more than the bytes (callgrind, W3 on MariaDB: ~20 instructions a column). */
+        for (uint64_t byte = 0; byte < length; byte++) {
+            if (field->name[byte] != names[byte]) return 0;
         }
         names += length;
     }

@@ -53,13 +53,21 @@ final class MariaDBConnection: EngineConnection {
     /// success, so they alone would be written: every statement but `ROLLBACK` (or a new
     /// transaction's start) is refused with this error (``checkMaySend(_:role:)``),
     /// `COMMIT` included.
-    private var transactionEndedBy: MariaDBError?
+    private var transactionEndedBy: MariaDBError? {
+        didSet { transactionMarked = transactionEndedBy != nil || transactionMayHaveEndedBy != nil }
+    }
     /// An error after which the server may have rolled the transaction back (a lock wait
     /// timeout, 1205, does so under `innodb_rollback_on_timeout`, a write conflict, 1020,
     /// under `innodb_snapshot_isolation`; any server error not known to undo only its
     /// statement, ``keepsTheTransaction(_:)``): asked of the server (`@@in_transaction`)
     /// before the next statement is sent.
-    private var transactionMayHaveEndedBy: MariaDBError?
+    private var transactionMayHaveEndedBy: MariaDBError? {
+        didSet { transactionMarked = transactionEndedBy != nil || transactionMayHaveEndedBy != nil }
+    }
+    /// Whether either of the two above is set: read before every statement, where
+    /// testing the optional errors themselves cost ~100 instructions (callgrind, W7 on
+    /// MariaDB); kept by their observers.
+    private var transactionMarked = false
     /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
     private let socket: Int32
     /// Set by ``abandon()``: the socket is shut down.
@@ -143,6 +151,20 @@ final class MariaDBConnection: EngineConnection {
             reader = made
             return made
         }
+
+        /// Begins reading a result bound by `binding` of `rowCount` rows (0: not known
+        /// until read) through ``fetchedRow(for:)``'s row, without handing the row out
+        /// (``MariaDBConnection/run(_:_:)`` takes it once, as it reads).
+        func beginReading(_ binding: MariaDBResultBinding, rowCount: Int) {
+            if let reader {
+                reader.row.begin(binding, rowCount: rowCount)
+            } else {
+                fetchedRow(for: binding).row.begin(binding, rowCount: rowCount)
+            }
+        }
+
+        /// The row a result is being read from (``beginReading(_:rowCount:)``).
+        var currentReader: (row: MariaDBFetchedRow, result: EngineResult)? { reader }
 
         init(handle: UnsafeMutablePointer<MYSQL_STMT>, text: MariaDBStatementText, role: MariaDBStatementRole) {
             self.handle = handle
@@ -273,11 +295,13 @@ final class MariaDBConnection: EngineConnection {
     /// ends it here: the transaction's owner must see it end.
     var isInTransaction: Bool {
         guard let mysql, !failed else { return false }
-        if transactionMayHaveEndedBy != nil, readingOffTheWire == nil, !cancelRequested.load(ordering: .relaxed) {
-            askWhetherTheTransactionLives()
-            if failed { return false }
+        if transactionMarked {
+            if transactionMayHaveEndedBy != nil, readingOffTheWire == nil, !cancelRequested.load(ordering: .relaxed) {
+                askWhetherTheTransactionLives()
+                if failed { return false }
+            }
+            if transactionEndedBy != nil || transactionMayHaveEndedBy != nil { return true }
         }
-        if transactionEndedBy != nil || transactionMayHaveEndedBy != nil { return true }
         return swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0
     }
 
@@ -369,7 +393,7 @@ final class MariaDBConnection: EngineConnection {
     /// Throws when the server rolled the transaction back on its own and `role` is not the
     /// `ROLLBACK` that ends it here (which clears the mark).
     private func checkTransactionLives(_ role: MariaDBStatementRole, _ sql: String) throws {
-        guard transactionEndedBy != nil || transactionMayHaveEndedBy != nil else { return }
+        guard transactionMarked else { return }
         // A `ROLLBACK` ends it here too; so does a new transaction's start (its implicit
         // commit has nothing to commit: every statement since was refused).
         if role == .rollback || FirstWord(sql) == .start || Self.beginsATransaction(sql) {
@@ -603,19 +627,33 @@ final class MariaDBConnection: EngineConnection {
                 let result = EngineResult(rows)
                 for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
                 return rows.rowCount
-            case .stored(let fetched, let result, let offTheWire):
+            case .stored(let offTheWire):
+                guard let (fetched, result) = statement.currentReader else {
+                    throw DALError(
+                        .unsupportedOperation, "the statement's result has no reader (an internal error of SwiftDAL)")
+                }
                 let handle = statement.handle
                 if offTheWire { readingOffTheWire = statement }
+                var readToTheEnd = false
                 defer {
                     if readingOffTheWire === statement { readingOffTheWire = nil }
                     statement.readFailure = nil
                     fetched.end()
-                    Self.freeResult(of: statement)  // (keeps the statement alive until then)
+                    // A result read off the wire to its end holds nothing (no rows were
+                    // stored: none was buffered for another statement), and the next
+                    // execution starts from it as from a freed one (raw C frees nothing):
+                    // Connector/C's free is skipped then (~100 instructions a lookup).
+                    if !(offTheWire && readToTheEnd && handle.pointee.result.data == nil) {
+                        Self.freeResult(of: statement)  // (keeps the statement alive until then)
+                    }
                 }
                 var count = 0
                 while true {
                     let code = mysql_stmt_fetch(handle)
-                    if code == swiftdal_mariadb_no_data { break }
+                    if code == swiftdal_mariadb_no_data {
+                        readToTheEnd = true
+                        break
+                    }
                     guard code == 0 || code == swiftdal_mariadb_data_truncated else {
                         if let failure = statement.readFailure { throw failure }  // (cleared on the way out)
                         // The error ended the rows: the connection is free (a duplicate
@@ -699,8 +737,9 @@ final class MariaDBConnection: EngineConnection {
         /// A result whose rows are to be fetched one by one into the statement's binding
         /// and read there: stored by Connector/C first, or read off the wire as they are
         /// fetched (`offTheWire`, see ``PreparedStatement/readsOffTheWire``). The caller
-        /// frees it.
-        case stored(MariaDBFetchedRow, EngineResult, offTheWire: Bool)
+        /// frees it. The row is the statement's (``PreparedStatement/currentReader``): not
+        /// carried here, where every copy of the case retained and released it.
+        case stored(offTheWire: Bool)
     }
 
     /// Executes `statement` with `values`: the rows it changed (matched, for an `UPDATE`,
@@ -764,10 +803,9 @@ final class MariaDBConnection: EngineConnection {
             // Fetched as raw C fetches them: each row read off the wire into the binding.
             // Anything sent on the connection before the last row is read buffers the rest
             // first (``bufferUnreadRows()``).
-            let (fetched, result) = statement.fetchedRow(for: binding)
-            fetched.begin(binding, rowCount: 0)  // not known until read
+            statement.beginReading(binding, rowCount: 0)  // not known until read
             stored = true
-            return .stored(fetched, result, offTheWire: true)
+            return .stored(offTheWire: true)
         }
         guard mysql_stmt_store_result(handle) == 0 else {
             // The read failed part way (an error after some rows: a runtime error, `KILL
@@ -778,10 +816,9 @@ final class MariaDBConnection: EngineConnection {
             throw error
         }
         if mysql.map({ mysql_more_results($0) == 0 }) ?? false {
-            let (fetched, result) = statement.fetchedRow(for: binding)
-            fetched.begin(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
+            statement.beginReading(binding, rowCount: Int(clamping: mysql_stmt_num_rows(handle)))
             stored = true
-            return .stored(fetched, result, offTheWire: false)
+            return .stored(offTheWire: false)
         }
         // More results follow (a procedure's): the connection is not free until they are
         // read, so the rows are read into values first.
