@@ -12,13 +12,18 @@
 /// try db.execute(sql: "UPDATE users SET age = :age WHERE id = :id", arguments: ["age": 32, "id": 1])
 /// ```
 public struct StatementArguments: Sendable, CustomStringConvertible {
+    @usableFromInline
     enum Storage: Sendable {
         case positional([DatabaseValue])
         /// One positional value, without an array (the common `WHERE id = ?` case).
         case single(DatabaseValue)
+        /// Two positional values, without an array (a value and a key: `updateField`, a
+        /// scoped lookup): no allocation per statement.
+        case pair(DatabaseValue, DatabaseValue)
         case named([String: DatabaseValue])
     }
 
+    @usableFromInline
     var storage: Storage
     /// The first value that failed to convert; thrown when binding. Kept in a box: an
     /// inline `DALError?` made every copy of the arguments (one per statement run) copy
@@ -59,7 +64,11 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
 
     /// Positional storage for `values`: one value without an array.
     private static func positional(_ values: [DatabaseValue]) -> Storage {
-        values.count == 1 ? .single(values[0]) : .positional(values)
+        switch values.count {
+        case 1: .single(values[0])
+        case 2: .pair(values[0], values[1])
+        default: .positional(values)
+        }
     }
 
     /// One positional value that is already an ``DatabaseValue``.
@@ -87,6 +96,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     package var containsDateText: Bool {
         switch storage {
         case .single(let value): return value.isDateText
+        case .pair(let first, let second): return first.isDateText || second.isDateText
         case .positional(let values): return values.contains { $0.isDateText }
         case .named(let values): return values.values.contains { $0.isDateText }
         }
@@ -99,6 +109,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values): values.count
         case .single: 1
+        case .pair: 2
         case .named(let values): values.count
         }
     }
@@ -107,7 +118,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     public var isEmpty: Bool {
         switch storage {
         case .positional(let values): values.isEmpty
-        case .single: false
+        case .single, .pair: false
         case .named(let values): values.isEmpty
         }
     }
@@ -117,6 +128,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values): values
         case .single(let value): [value]
+        case .pair(let first, let second): [first, second]
         case .named: nil
         }
     }
@@ -126,17 +138,26 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         switch storage {
         case .positional(let values): values.count
         case .single: 1
+        case .pair: 2
         case .named: nil
         }
     }
 
     /// Calls `body` with the positional values where they are stored (no array is made
     /// for a single value); with no values when the arguments are named.
+    @inlinable
     package func withPositionalValues<R>(_ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R {
         switch storage {
         case .positional(let values): return try values.withUnsafeBufferPointer(body)
         case .single(let value):
             return try withUnsafePointer(to: value) { try body(UnsafeBufferPointer(start: $0, count: 1)) }
+        case .pair(let first, let second):
+            // A homogeneous tuple is laid out as an array of its elements.
+            return try withUnsafePointer(to: (first, second)) { pair in
+                try pair.withMemoryRebound(to: DatabaseValue.self, capacity: 2) {
+                    try body(UnsafeBufferPointer(start: $0, count: 2))
+                }
+            }
         case .named: return try body(UnsafeBufferPointer(start: nil, count: 0))
         }
     }
@@ -188,7 +209,9 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
                 storage = .positional(values)
             }
         case .single(let first):
-            storage = .positional([first, converted])
+            storage = .pair(first, converted)
+        case .pair(let first, let second):
+            storage = .positional([first, second, converted])
         case .named:
             break
         }
@@ -203,7 +226,9 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             values.append(contentsOf: more)
             storage = Self.positional(values)
         case .single(let first):
-            storage = .positional([first] + more)
+            storage = Self.positional([first] + more)
+        case .pair(let first, let second):
+            storage = .positional([first, second] + more)
         case .named:
             break
         }
@@ -220,7 +245,9 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             for existing in values { all.append(existing) }
             result.storage = .positional(all)
         case .single(let first):
-            result.storage = .positional([value, first])
+            result.storage = .pair(value, first)
+        case .pair(let first, let second):
+            result.storage = .positional([value, first, second])
         case .named:
             throw DALError(.argumentMismatch, "positional and named arguments cannot be combined")
         }
@@ -249,6 +276,8 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
             "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .single(let value):
             "[\(value)]"
+        case .pair(let first, let second):
+            "[\(first), \(second)]"
         case .named(let values):
             "["
                 + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }

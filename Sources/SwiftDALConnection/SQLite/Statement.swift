@@ -275,6 +275,10 @@ public final class Statement {
         case .single(let value):
             guard count == 1 else { throw positionalCountMismatch(given: 1) }
             try bind(value, at: 1)
+        case .pair(let first, let second):
+            guard count == 2 else { throw positionalCountMismatch(given: 2) }
+            try bind(first, at: 1)
+            try bind(second, at: 2)
         case .named(let values):
             let names = parameterNames
             var used = 0
