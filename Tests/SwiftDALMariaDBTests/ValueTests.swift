@@ -425,8 +425,9 @@ import Testing
     }
 
     /// A statement whose result was empty runs again, on the same connection, with rows
-    /// and without (a freed empty result must not leave the statement waiting for rows).
-    /// A read time limit turns a wait into a failure.
+    /// and without (a freed empty result must not leave the statement waiting for rows):
+    /// read off the wire (a `SELECT`) or stored first (a `SHOW`). A read time limit turns
+    /// a wait into a failure.
     @Test func aStatementWhoseResultWasEmptyRunsAgain() throws {
         let (pool, _) = try makeOneConnectionPool()  // one connection: one statement cache
         defer { try? pool.close() }
@@ -442,6 +443,12 @@ import Testing
         #expect(found == ["-", "a", "-", "b", "-"])
         #expect(try pool.read { db in try db.fetchAll("SELECT * FROM kv WHERE id > \(5)").count } == 0)
         #expect(try pool.read { db in try db.fetchAll("SELECT * FROM kv WHERE id > \(0)").count } == 2)
+        let shown = try pool.read { db in
+            try ["no_such_table%", "no_such%", "kv", "no_such_table%"].map { pattern in
+                try db.fetchAll(SQL(sql: "SHOW TABLES LIKE '\(pattern)'")).count
+            }
+        }
+        #expect(shown == [0, 0, 1, 0])
     }
 
     /// A prepared statement is bound again only when its parameters' binds change: one
