@@ -22,6 +22,12 @@ final class PostgresConnection: EngineConnection {
     /// Numbers the cursors of streams (each named once per connection).
     private var cursorNumber = 0
     private var failed = false
+    /// Behind transaction pooling (no session setting holds), whether the server's own
+    /// settings already make text results exact (`extra_float_digits` at least 1, as since
+    /// PostgreSQL 12, and `bytea_output` hex, the default), read once at connection. When
+    /// they do not, a statement returning rows outside a transaction runs in one of its
+    /// own that sets them (``runPooled(_:_:)``).
+    private var serverSettingsReadExactly = true
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
     private let canceller: CancelHandle?
     /// The pool's sender of cancel requests.
@@ -195,7 +201,17 @@ final class PostgresConnection: EngineConnection {
             throw PostgresError(
                 sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
         }
-        guard !configuration.transactionPooling else { return }
+        guard !configuration.transactionPooling else {
+            try uncounted {
+                _ = try run(
+                    SQL(
+                        sql: "SELECT CAST(current_setting('extra_float_digits') AS integer) >= 1 "
+                            + "AND current_setting('bytea_output') = 'hex'"),
+                    prepared: false
+                ) { row in serverSettingsReadExactly = try row.decode(Bool.self, at: 0) }
+            }
+            return
+        }
         // Floats as their shortest exact digits and bytea as hex whatever the database's or
         // role's defaults: text results then read as binary ones do (see `PostgresRows`).
         var settings = [
@@ -346,19 +362,25 @@ final class PostgresConnection: EngineConnection {
     // MARK: Dates behind a pooler
 
     /// `run` behind a pooler in transaction mode, where no session setting holds: dates
-    /// must still be read and written in UTC, whatever the server's `TimeZone`. Every
-    /// transaction begins with `SET LOCAL TimeZone TO 'UTC'` (in the same round trip as
-    /// its `BEGIN`), and a statement outside a transaction that binds a date (SwiftDAL's
-    /// text form of one) runs in a transaction of its own that does the same. Without it
-    /// a `Date` was stored shifted by the server's offset and read back shifted.
+    /// must still be read and written in UTC, whatever the server's `TimeZone`, and text
+    /// results read exactly (floats to their last digit, bytea in hex), whatever the
+    /// database's or role's defaults. Every transaction begins with `SET LOCAL`s of these
+    /// (in the same round trip as its `BEGIN`), and a statement outside a transaction that
+    /// binds a date (SwiftDAL's text form of one), or returns rows from a server whose own
+    /// settings would round them (``serverSettingsReadExactly``), runs in a transaction of
+    /// its own that does the same. Without it a `Date` was stored shifted by the server's
+    /// offset and read back shifted, and under `extra_float_digits = 0` a `Double` read
+    /// back rounded to 15 digits.
     private func runPooled(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         let sql = query.sql
         if StatementRole(of: sql) == .other, sql.hasPrefix("BEGIN"), query.arguments.isEmpty {
-            try executeScript(sql + "; " + Self.utcTimeZone)
+            try executeScript(sql + "; " + Self.pooledTransactionSettings)
             return 0
         }
-        guard !isInTransaction, query.arguments.containsDateText else { return try run(query, prepared: true, body) }
-        try executeScript("BEGIN; " + Self.utcTimeZone)
+        guard !isInTransaction,
+            query.arguments.containsDateText || (!serverSettingsReadExactly && Self.returnsRows(sql))
+        else { return try run(query, prepared: true, body) }
+        try executeScript("BEGIN; " + Self.pooledTransactionSettings)
         let changed: Int
         do {
             changed = try run(query, prepared: true, body)
@@ -370,7 +392,8 @@ final class PostgresConnection: EngineConnection {
         return changed
     }
 
-    private static let utcTimeZone = "SET LOCAL TimeZone TO 'UTC'"
+    private static let pooledTransactionSettings =
+        "SET LOCAL TimeZone TO 'UTC'; SET LOCAL extra_float_digits TO 3; SET LOCAL bytea_output TO 'hex'"
 
     /// `run`; a statement sent once (`prepared` false) goes unnamed and is not cached.
     private func run(_ query: SQL, prepared isPrepared: Bool, _ body: (RowView) throws -> Void) throws -> Int {

@@ -169,7 +169,9 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
 
     /// Text results read as binary ones do, whatever the database's defaults: a database
     /// set to round floats (`extra_float_digits = 0`) and to write bytea escaped still
-    /// reads the exact double and the bytes, from a statement's first run and its later ones.
+    /// reads the exact double and the bytes, in text (a result with a `numeric` column,
+    /// which has no binary reader; any result of a statement sent unnamed, as behind
+    /// PgBouncer, in a transaction or not) and in binary, on every run of a statement.
     @Test func textResultsReadAsBinaryOnesUnderAnyDatabaseDefaults() throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(
@@ -177,13 +179,28 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
                 + "ALTER DATABASE \(outside.database) SET bytea_output = 'escape'")
         let pool = try PostgresPool(url: url)
         defer { try? pool.close() }
-        let reads = try pool.read { db in
-            try (0..<3).map { _ in
-                try db.fetchOne(SQL(sql: "SELECT CAST(0.1 AS float8) + CAST(0.2 AS float8), CAST('\\x00ff' AS bytea)"))?
-                    .values
-            }
+        var unnamed = PostgresConfiguration()
+        unnamed.transactionPooling = true  // statements sent unnamed: every result in text
+        let textPool = try PostgresPool(url: url, configuration: unnamed)
+        defer { try? textPool.close() }
+        let query = "SELECT CAST(0.1 AS float8) + CAST(0.2 AS float8), CAST('\\x00ff' AS bytea)"
+        let withNumeric = query + ", CAST(1.5 AS numeric)"  // (no binary reader: text on every run)
+        func reads(_ pool: PostgresPool, _ sql: String) throws -> [[DatabaseValue]?] {
+            try pool.read { db in try (0..<3).map { _ in try db.fetchOne(SQL(sql: sql))?.values } }
         }
-        #expect(reads.allSatisfy { $0 == [.real(0.1 + 0.2), .blob(Data([0, 255]))] }, "\(reads)")
+        // Outside any transaction of SwiftDAL's, behind the pooler no session setting holds.
+        func readsOutsideATransaction(_ pool: PostgresPool, _ sql: String) throws -> [[DatabaseValue]?] {
+            try (0..<3).map { _ in try pool.reentrantRead { db in try db.fetchOne(SQL(sql: sql))?.values } }
+        }
+        let expected: [DatabaseValue] = [.real(0.1 + 0.2), .blob(Data([0, 255]))]
+        for (name, read) in [
+            ("binary", try reads(pool, query)), ("text", try reads(textPool, query)),
+            ("text outside a transaction", try readsOutsideATransaction(textPool, query)),
+            ("text with numeric", try reads(pool, withNumeric).map { $0.map { Array($0.prefix(2)) } })
+        ] {
+            #expect(read.allSatisfy { $0 == expected }, "\(name): \(read)")
+        }
+        #expect(try reads(pool, withNumeric).allSatisfy { $0?.last == .real(1.5) })
     }
 
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
