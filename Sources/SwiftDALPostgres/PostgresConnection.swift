@@ -23,11 +23,12 @@ final class PostgresConnection: EngineConnection {
     private var cursorNumber = 0
     private var failed = false
     /// Behind transaction pooling (no session setting holds), whether the server's own
-    /// settings already make text results exact (`extra_float_digits` at least 1, as since
-    /// PostgreSQL 12, and `bytea_output` hex, the default), read once at connection. When
-    /// they do not, a statement returning rows outside a transaction runs in one of its
-    /// own that sets them (``runPooled(_:_:)``).
-    private var serverSettingsReadExactly = true
+    /// settings already make text results exact (`extra_float_digits` at least 1 from
+    /// PostgreSQL 12, 3 before, and `bytea_output` hex, the default): asked once, by the
+    /// first statement returning rows outside a transaction (``settingsReadExactly()``),
+    /// under that call's limits; `nil` until then. When they do not, such a statement runs
+    /// in a transaction of its own that sets them (``runPooled(_:_:)``).
+    private var serverSettingsReadExactly: Bool?
     /// libpq's cancel handle (`PGcancel`), usable from any thread.
     private let canceller: CancelHandle?
     /// The pool's sender of cancel requests.
@@ -201,17 +202,7 @@ final class PostgresConnection: EngineConnection {
             throw PostgresError(
                 sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): the server refuses UTF-8")
         }
-        guard !configuration.transactionPooling else {
-            try uncounted {
-                _ = try run(
-                    SQL(
-                        sql: "SELECT CAST(current_setting('extra_float_digits') AS integer) >= 1 "
-                            + "AND current_setting('bytea_output') = 'hex'"),
-                    prepared: false
-                ) { row in serverSettingsReadExactly = try row.decode(Bool.self, at: 0) }
-            }
-            return
-        }
+        guard !configuration.transactionPooling else { return }
         // Floats as their shortest exact digits and bytea as hex whatever the database's or
         // role's defaults: text results then read as binary ones do (see `PostgresRows`).
         var settings = [
@@ -377,19 +368,50 @@ final class PostgresConnection: EngineConnection {
             try executeScript(sql + "; " + Self.pooledTransactionSettings)
             return 0
         }
-        guard !isInTransaction,
-            query.arguments.containsDateText || (!serverSettingsReadExactly && Self.returnsRows(sql))
-        else { return try run(query, prepared: true, body) }
+        guard !isInTransaction else { return try run(query, prepared: true, body) }
+        let wrapped = try query.arguments.containsDateText || (Self.returnsRows(sql) && !settingsReadExactly())
+        guard wrapped else { return try run(query, prepared: true, body) }
         try executeScript("BEGIN; " + Self.pooledTransactionSettings)
         let changed: Int
+        // An error of `body` (reading the rows) leaves the statement done on the server,
+        // as it would be outside this transaction: committed, then the error thrown.
+        var rowError: (any Error)?
         do {
-            changed = try run(query, prepared: true, body)
+            changed = try run(query, prepared: true) { row in
+                do { try body(row) } catch {
+                    rowError = error
+                    throw error
+                }
+            }
         } catch {
-            if isInTransaction { _ = try? executeScript("ROLLBACK") }
-            throw error
+            guard let rowError, isInTransaction else {
+                if isInTransaction { _ = try? executeScript("ROLLBACK") }
+                throw error
+            }
+            try executeScript("COMMIT")
+            throw rowError
         }
         try executeScript("COMMIT")
         return changed
+    }
+
+    /// Whether the server's own settings read text results exactly (see
+    /// ``serverSettingsReadExactly``), asked once.
+    private func settingsReadExactly() throws -> Bool {
+        if let serverSettingsReadExactly { return serverSettingsReadExactly }
+        guard let connection else { return true }
+        let digits = PQserverVersion(connection) >= 120_000 ? 1 : 3
+        var exact = true
+        try uncounted {
+            _ = try run(
+                SQL(
+                    sql: "SELECT CAST(current_setting('extra_float_digits') AS integer) >= \(digits) "
+                        + "AND current_setting('bytea_output') = 'hex'"),
+                prepared: false
+            ) { row in exact = try row.decode(Bool.self, at: 0) }
+        }
+        serverSettingsReadExactly = exact
+        return exact
     }
 
     private static let pooledTransactionSettings =
@@ -1142,7 +1164,15 @@ final class PostgresConnection: EngineConnection {
             name = statementName
         }
         let statement = PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql))
-        if statement.hasPinnedColumns, Self.returnsRows(text.sql) { try describe(statement) }
+        if statement.hasPinnedColumns, Self.returnsRows(text.sql) {
+            do {
+                try describe(statement)
+            } catch {
+                // Prepared on the server but not cached: the next clearing deallocates it.
+                hasUnlistedPrepared = true
+                throw error
+            }
+        }
         return cache(statement, sql)
     }
 
@@ -1174,7 +1204,38 @@ final class PostgresConnection: EngineConnection {
     /// `TABLE`), or a statement with `RETURNING` (as SwiftDAL writes it). Only those are
     /// described before their first execution; any other keeps its first result in text.
     static func returnsRows(_ sql: String) -> Bool {
-        queryWords.contains(packedFirstWord(sql)) || containsBytes(sql, " RETURNING ")
+        queryWords.contains(packedFirstWord(sql)) || containsWord(sql, "returning")
+    }
+
+    /// Whether `sql` holds `word` (lower-case ASCII letters) as a word of its own, in any
+    /// case: not inside a longer name (`returning_at`). A word inside a string or a
+    /// comment counts too: the answer only decides a describe, or a transaction behind a
+    /// pooler, never what runs.
+    static func containsWord(_ sql: String, _ word: StaticString) -> Bool {
+        let target = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        var text = sql
+        return text.withUTF8 { bytes in
+            guard bytes.count >= target.count, let first = target.first else { return false }
+            func isNamePart(_ byte: UInt8) -> Bool {
+                let lower = byte | 0x20
+                return (lower >= 0x61 && lower <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F
+                    || byte == 0x24 || byte >= 0x80
+            }
+            var index = 0
+            while index + target.count <= bytes.count {
+                defer { index += 1 }
+                guard bytes[index] | 0x20 == first, index == 0 || !isNamePart(bytes[index - 1]) else { continue }
+                var matched = true
+                for offset in 1..<target.count where bytes[index + offset] | 0x20 != target[offset] {
+                    matched = false
+                    break
+                }
+                guard matched else { continue }
+                let end = index + target.count
+                if end == bytes.count || !isNamePart(bytes[end]) { return true }
+            }
+            return false
+        }
     }
 
     /// The cached statement for `sql` (SwiftDAL's text), if any; the last one used is

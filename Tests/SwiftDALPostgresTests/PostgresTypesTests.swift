@@ -201,6 +201,23 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             #expect(read.allSatisfy { $0 == expected }, "\(name): \(read)")
         }
         #expect(try reads(pool, withNumeric).allSatisfy { $0?.last == .real(1.5) })
+
+        // Behind the pooler, outside a transaction: a write returning rows, spelled in lower
+        // case, reads exactly too; one whose row reading throws is still committed, as it
+        // is without the pooler (the server ran it).
+        try outside.psql("CREATE TABLE m(v float8)")
+        let returned = try textPool.reentrantWrite { db in
+            try db.fetchOne("insert into m(v) values (CAST(0.1 AS float8) + CAST(0.2 AS float8))\nreturning v")?
+                .values
+        }
+        #expect(returned == [.real(0.1 + 0.2)])
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try textPool.reentrantWrite { db in
+                try db.forEachRow("INSERT INTO m(v) VALUES (\(2.5)) RETURNING v") { _ in throw Refused() }
+            }
+        }
+        #expect(try outside.psql("SELECT count(*) FROM m").trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
