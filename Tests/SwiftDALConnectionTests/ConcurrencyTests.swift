@@ -408,6 +408,41 @@ private final class LockedFlag: Sendable {
         #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
     }
 
+    /// A stop that lands just before a statement starts still ends it: SQLite clears the
+    /// interrupt flag `sqlite3_interrupt` set when a statement starts while no other runs,
+    /// so a stop landing after the statement's first step looked at the call's stop, but
+    /// before SQLite began running it, was lost and the statement ran its full course (seen
+    /// once in CI, on a loaded machine, as a time limit kept only after ~60 s). Here the stop
+    /// is recorded with SQLite's flag left clear, as after that reset, while the statement
+    /// runs: it must end at once with SQLITE_INTERRUPT, not run its course.
+    @Test func aStopRecordedAsAStatementStartsEndsIt() throws {
+        let directory = try TemporaryDirectory()
+        let queue = try DatabaseQueue(path: directory.file("window.sqlite"))
+        let long: SQL = """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000)
+            SELECT count(*) FROM n
+            """
+        let started = ContinuousClock.now
+        var thrown: (any Error)?
+        do {
+            try queue.write { db in
+                guard let access = db.sqlite?.access else {
+                    Issue.record("not a SQLite connection")
+                    return
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) {
+                    access.stopRequested.store(true, ordering: .releasing)  // no sqlite3_interrupt
+                }
+                _ = try db.fetchScalar(Int.self, long)
+            }
+        } catch {
+            thrown = error
+        }
+        let took = ContinuousClock.now - started
+        #expect((thrown as? any DatabaseError)?.resultCode == .interrupt, "\(String(describing: thrown))")
+        #expect(took < .seconds(20), "the statement ended after \(took)")
+    }
+
     /// A stream in flight when a shutdown's grace period ends is stopped: its loop throws
     /// `CancellationError` and the shutdown returns. The stream's statement runs under a
     /// control of its own, which the shutdown's stop once did not reach: the stream went on

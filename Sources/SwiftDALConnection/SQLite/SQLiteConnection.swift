@@ -31,6 +31,10 @@ package final class SQLiteConnection: EngineConnection {
     /// again, and comparing a string with itself is O(1), unlike hashing it.
     private var lastStatement: Statement?
 
+    /// How many virtual-machine steps a statement runs between two looks at its call's
+    /// stop (``sqliteStopCheck(_:)``): short statements never reach it.
+    static let stopCheckInterval: Int32 = 1_000
+
     /// How many prepared statements a connection keeps; past that the idle ones are
     /// finalized and prepared again on demand.
     static let statementCacheCapacity = 512
@@ -58,6 +62,14 @@ package final class SQLiteConnection: EngineConnection {
         interruptibleHandle = connection
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(clamping: configuration.busyTimeout.clampedMilliseconds))
+        // A stop landing after a statement's first step looked at `stopRequested` but
+        // before SQLite began running it is lost to `sqlite3_interrupt` alone: SQLite clears
+        // its interrupt flag as a statement starts while no other runs (so that an interrupt
+        // meant for an earlier statement does not stop the next). The progress handler
+        // reads the stop itself every thousand virtual-machine steps, so that such a
+        // statement still ends at once (SQLITE_INTERRUPT) instead of running its course.
+        sqlite3_progress_handler(
+            connection, Self.stopCheckInterval, sqliteStopCheck, Unmanaged.passUnretained(access).toOpaque())
         if let length = configuration.maximumValueLength {
             sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, Int32(clamping: max(1, length)))
         }
@@ -515,4 +527,13 @@ package final class SQLiteConnection: EngineConnection {
         sqlite3_close_v2(handle)
         self.handle = nil
     }
+}
+
+/// SQLite's progress handler for every connection: non-zero (the statement ends with
+/// SQLITE_INTERRUPT) once the call holding the connection was stopped. `context` is the
+/// connection's ``ConnectionAccess``, which outlives its handle.
+private func sqliteStopCheck(_ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    return Unmanaged<ConnectionAccess>.fromOpaque(context).takeUnretainedValue().stopRequested.load(ordering: .relaxed)
+        ? 1 : 0
 }
