@@ -115,9 +115,7 @@ final class PostgresConnection: EngineConnection {
         /// `columnTypes` as the server described them before the first one, all read the
         /// same in binary (``PostgresRows/Shape/readsInBinary``).
         func readsInBinary(columnTypes: [UInt32]) {
-            guard hasPinnedColumns, !columnTypes.isEmpty,
-                columnTypes.allSatisfy({ PostgresRows.Shape.binaryKind(of: $0) != .binaryOther })
-            else { return }
+            guard hasPinnedColumns, !columnTypes.isEmpty, PostgresRows.Shape.readInBinary(columnTypes) else { return }
             resultFormat = 1
         }
 
@@ -368,9 +366,9 @@ final class PostgresConnection: EngineConnection {
             try executeScript(sql + "; " + Self.pooledTransactionSettings)
             return 0
         }
-        guard !isInTransaction else { return try run(query, prepared: true, body) }
-        let wrapped = try query.arguments.containsDateText || (Self.returnsRows(sql) && !settingsReadExactly())
-        guard wrapped else { return try run(query, prepared: true, body) }
+        guard !isInTransaction,
+            try query.arguments.containsDateText || (Self.returnsRows(sql) && !settingsReadExactly())
+        else { return try run(query, prepared: true, body) }
         try executeScript("BEGIN; " + Self.pooledTransactionSettings)
         let changed: Int
         // An error of `body` (reading the rows) leaves the statement done on the server,
@@ -1186,16 +1184,12 @@ final class PostgresConnection: EngineConnection {
     private func describe(_ statement: PreparedStatement) throws {
         guard let name = statement.name else { return }
         let description = PQdescribePrepared(try openConnection(), name)
-        guard let description else {
-            failed = true
-            throw connectionError(sql: statement.text.sql)
+        guard let description, PQresultStatus(description) == PGRES_COMMAND_OK else {
+            // A failure (or no result: the connection was lost) is thrown as any result's.
+            _ = try uncounted { try consume(description, sql: statement.text.sql) { _ in } }
+            return
         }
         defer { PQclear(description) }
-        guard PQresultStatus(description) == PGRES_COMMAND_OK else {
-            let error = Self.error(of: description, sql: statement.text.sql)
-            if error.isConnectionFailure || isBroken { failed = true }
-            throw error
-        }
         let columns = Int(PQnfields(description))
         statement.readsInBinary(columnTypes: (0..<columns).map { PQftype(description, Int32($0)) })
     }
@@ -1216,15 +1210,12 @@ final class PostgresConnection: EngineConnection {
         var text = sql
         return text.withUTF8 { bytes in
             guard bytes.count >= target.count, let first = target.first else { return false }
-            func isNamePart(_ byte: UInt8) -> Bool {
-                let lower = byte | 0x20
-                return (lower >= 0x61 && lower <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F
-                    || byte == 0x24 || byte >= 0x80
-            }
             var index = 0
             while index + target.count <= bytes.count {
                 defer { index += 1 }
-                guard bytes[index] | 0x20 == first, index == 0 || !isNamePart(bytes[index - 1]) else { continue }
+                guard bytes[index] | 0x20 == first, index == 0 || !SQLLexicon.isNameByte(bytes[index - 1]) else {
+                    continue
+                }
                 var matched = true
                 for offset in 1..<target.count where bytes[index + offset] | 0x20 != target[offset] {
                     matched = false
@@ -1232,7 +1223,7 @@ final class PostgresConnection: EngineConnection {
                 }
                 guard matched else { continue }
                 let end = index + target.count
-                if end == bytes.count || !isNamePart(bytes[end]) { return true }
+                if end == bytes.count || !SQLLexicon.isNameByte(bytes[end]) { return true }
             }
             return false
         }

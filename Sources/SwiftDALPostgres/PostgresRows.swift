@@ -56,7 +56,13 @@ final class PostgresRows: EngineRows {
             self.types = types
             self.kinds = kinds
             self.isBinary = isBinary
-            readsInBinary = types.allSatisfy { Self.binaryKind(of: $0) != .binaryOther }
+            readsInBinary = Self.readInBinary(types)
+        }
+
+        /// Whether columns of `types` all read the same value from binary format (see
+        /// ``readsInBinary``).
+        static func readInBinary(_ types: [UInt32]) -> Bool {
+            types.allSatisfy { binaryKind(of: $0) != .binaryOther }
         }
 
         /// How a value of `type` reads in binary format.
