@@ -109,12 +109,14 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
     }
 
     /// Runs `body` holding the queue's one slot (waiting in line for it), as an access of
-    /// `isWriter` (``ThreadAccess/holding(_:of:isWriter:waited:_:)``).
+    /// `isWriter` (``ThreadAccess/holding(_:of:isWriter:waited:holdings:_:)``).
     private func withConnection<T>(isWriter: Bool, _ body: () throws -> T) throws -> T {
-        let lease = try core.acquire()
-        defer { core.release(lease) }
+        let holdings = ThreadAccess.holdings
+        let lease = try core.acquire(for: holdings)
+        defer { core.release(lease, for: holdings) }
         if measuresWaits { database.recordWait(nanoseconds: lease.waited) }
-        return try ThreadAccess.holding(database, of: self, isWriter: isWriter, waited: lease.waited, body)
+        return try ThreadAccess.holding(
+            database, of: self, isWriter: isWriter, waited: lease.waited, holdings: holdings, body)
     }
 
     /// How busy the queue is now: its one connection, whether a call holds it, and the

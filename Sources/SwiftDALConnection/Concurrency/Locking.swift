@@ -66,7 +66,9 @@ package final class Locked<Value>: @unchecked Sendable {
 enum ThreadAccess {
     struct Entry {
         let owner: ObjectIdentifier
-        let database: Database
+        /// Unretained: the entry lives only while its access runs, and the access's caller
+        /// (a queue's or pool's lease) keeps the connection meanwhile.
+        unowned(unsafe) let database: Database
         let isWriter: Bool
     }
 
@@ -169,9 +171,9 @@ enum ThreadAccess {
     /// `CancellationError` or ``DALError/Code/timeout``. `waited` (nanoseconds) is how long
     /// the call waited for the connection: the time limit counts it.
     static func holding<T>(
-        _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0, _ body: () throws -> T
+        _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0,
+        holdings: Holdings = ThreadAccess.holdings, _ body: () throws -> T
     ) throws -> T {
-        let holdings = holdings
         var control = holdings.control
         var deadline: DeadlineScheduler.Entry?
         // A limit of its own: `withDatabaseTimeout` around this access, else the pool's

@@ -14,14 +14,16 @@ extension PoolCore {
     package func lend<T>(
         to owner: AnyObject, writing: Bool, measuringWaits: Bool, _ body: (Database) throws -> T
     ) throws -> T {
-        let lease = try acquire()
-        defer { release(lease) }
+        // The thread's holdings are looked up once for the whole call.
+        let holdings = ThreadAccess.holdings
+        let lease = try acquire(for: holdings)
+        defer { release(lease, for: holdings) }
         // A local, not the lease: a `var` lease captured by the `defer` made its closure
         // generic and cost ~60 instructions a call (callgrind, W3a).
         var waited = lease.waited
         let database = try connection(of: lease, waited: &waited)
         if measuringWaits { database.recordWait(nanoseconds: waited) }
-        return try ThreadAccess.holding(database, of: owner, isWriter: writing, waited: waited) {
+        return try ThreadAccess.holding(database, of: owner, isWriter: writing, waited: waited, holdings: holdings) {
             try database.discardLeftoverTransaction()
             return try body(database)
         }

@@ -29,7 +29,12 @@ package final class PoolCore: @unchecked Sendable {
         /// the pool while no one holds it.
         // Not checked for exclusive access at run time (a thread-local lookup on every
         // call): the pool's mutex and the slot's lease order every access.
-        @exclusivity(unchecked) package fileprivate(set) var database: Database?
+        @exclusivity(unchecked) package fileprivate(set) var database: Database? {
+            didSet { mayBreak = database?.mayBreak ?? false }
+        }
+        /// Whether ``database`` can break or be ended by its server (a server engine's): only
+        /// then does giving the slot back look at the connection (SQLite's never breaks).
+        @exclusivity(unchecked) fileprivate var mayBreak = false
         // Touched with the pool's mutex held.
         @exclusivity(unchecked) fileprivate var worker: WorkerThread?
         /// The control of the call holding the slot, when it has one (to stop it at shutdown).
@@ -180,7 +185,13 @@ package final class PoolCore: @unchecked Sendable {
     /// `callTimeout`, unless the `async` call it belongs to has its own).
     @inline(__always)
     package func acquire() throws -> Lease {
-        let holdings = ThreadAccess.holdings
+        try acquire(for: ThreadAccess.holdings)
+    }
+
+    /// ``acquire()`` for the thread whose `holdings` the caller looked up already (one
+    /// thread-local lookup a call, not one per step).
+    @inline(__always)
+    func acquire(for holdings: ThreadAccess.Holdings) throws -> Lease {
         if !holdings.reservations.isEmpty, let reserved = holdings.takeReservation(of: self) {
             return Lease(slot: reserved.slot, isReserved: true, waited: reserved.waited)
         }
@@ -188,9 +199,11 @@ package final class PoolCore: @unchecked Sendable {
         if phase == .open, freeCount > 0 {
             let slot = popFree()
             slot.isLeased = true
-            slot.holderControl = holdings.control
+            // A free slot has no holder control: set only when there is one (no retain and
+            // release of `nil` on every call).
+            if let control = holdings.control { slot.holderControl = control }
             mutex.unlock()
-            leasedCount.add(1, ordering: .relaxed)
+            leasedCount.wrappingAdd(1, ordering: .relaxed)
             return Lease(slot: slot, isReserved: false, waited: 0)
         }
         return try acquireContended(control: holdings.control)
@@ -265,8 +278,14 @@ package final class PoolCore: @unchecked Sendable {
     /// Gives `lease` back: the slot goes to the first caller in line, or back to the free list.
     @inline(__always)
     package func release(_ lease: Lease) {
+        release(lease, for: ThreadAccess.holdings)
+    }
+
+    /// ``release(_:)`` for the thread whose `holdings` the caller looked up already.
+    @inline(__always)
+    func release(_ lease: Lease, for holdings: ThreadAccess.Holdings) {
         if lease.isReserved {
-            ThreadAccess.holdings.returnReservation(of: self)
+            holdings.returnReservation(of: self)
             return
         }
         handOver(lease.slot)
@@ -281,7 +300,7 @@ package final class PoolCore: @unchecked Sendable {
     @inline(__always)
     package func connection(of lease: Lease, waited: inout UInt64) throws -> Database {
         if let database = lease.slot.database {
-            guard database.wasClosedWhileIdle else { return database }
+            guard lease.slot.mayBreak, database.wasClosedWhileIdle else { return database }
             mutex.withLock { lease.slot.database = nil }
             try? database.closeOwnedConnection()
             openCount.subtract(1, ordering: .relaxed)
@@ -495,7 +514,7 @@ package final class PoolCore: @unchecked Sendable {
     /// Gives `slot` to the first caller in line, or back to the free list. A connection
     /// that broke (or that its call asked to discard) is closed first.
     private func handOver(_ slot: Slot) {
-        if let database = slot.database, database.mustBeDiscarded {
+        if slot.mayBreak, let database = slot.database, database.mustBeDiscarded {
             // Under the mutex: a shutdown interrupting the slot's call sees it gone.
             mutex.withLock { slot.database = nil }
             try? database.closeOwnedConnection()
@@ -520,14 +539,16 @@ package final class PoolCore: @unchecked Sendable {
             return
         }
         slot.isLeased = false
-        slot.holderControl = nil
+        if slot.holderControl != nil { slot.holderControl = nil }
         freeStack[freeCount] = slot.index
         freeCount += 1
-        leasedCount.subtract(1, ordering: .relaxed)
-        var whenDrained: [@Sendable () -> Void] = []
-        if phase != .open && freeCount == slots.count {
-            swap(&whenDrained, &drained)
+        leasedCount.wrappingSubtract(1, ordering: .relaxed)
+        guard phase != .open && freeCount == slots.count else {
+            mutex.unlock()
+            return
         }
+        let whenDrained = drained
+        drained = []
         mutex.unlock()
         for action in whenDrained { action() }
     }
