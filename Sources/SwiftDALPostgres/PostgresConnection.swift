@@ -1061,41 +1061,30 @@ final class PostgresConnection: EngineConnection {
     /// unneeded clearing of the cache.)
     /// (Read byte by byte: it runs for every script and every statement first prepared.)
     static func isSchemaChange(_ sql: String) -> Bool {
-        var word = 0  // the first word of the current statement, folded, packed in an integer
-        var length = 0
-        var atStart = true  // no letter of the current statement seen yet
-        for byte in sql.utf8 {
-            if byte == UInt8(ascii: ";") {
-                atStart = true
-                word = 0
-                length = 0
-                continue
-            }
-            guard atStart else { continue }
-            let lower = byte | 0x20
-            if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
-                if length < 6 { word = word << 8 | Int(lower) }
-                length += 1
-                continue
-            }
-            if length > 0 {
-                // The first word ended: `alter`, `drop` or `create`?
+        var text = sql
+        return text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count {
+                // The first word of the current statement: `alter`, `drop` or `create`?
+                let (word, length, end) = StatementStart.packedWord(
+                    in: bytes, at: StatementStart.offset(in: bytes, from: index))
                 if (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
                     || (length == 6 && word == Self.create)
                 {
                     return true
                 }
-                atStart = false
+                index = end
+                while index < bytes.count, bytes[index] != UInt8(ascii: ";") { index += 1 }
+                index += 1
             }
+            return false
         }
-        return (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
-            || (length == 6 && word == Self.create)
     }
 
     /// Whether `sql` starts a transaction, ends one, or handles a savepoint.
     private static func isTransactionControl(_ sql: String) -> Bool {
-        let first = sql.drop(while: { $0 == " " || $0 == "\n" }).prefix(while: { $0.isLetter }).uppercased()
-        return ["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(first)
+        let first = StatementStart.firstWord(of: sql, limit: 10).word
+        return ["begin", "start", "commit", "end", "rollback", "savepoint", "release"].contains(first)
     }
 
     /// Whether `sql`'s first word (after spaces and parentheses) starts a query or a DML
@@ -1108,26 +1097,11 @@ final class PostgresConnection: EngineConnection {
         ["select", "with", "values", "table", "insert", "update", "delete", "merge"].map(packed))
     private static let queryWords = Set(["select", "with", "values", "table"].map(packed))
 
-    /// The first word of `sql` (after blanks and opening parentheses), folded to lower
-    /// case and packed in an integer as ``packed(_:)`` packs it; 0 when it is longer than
-    /// six letters or there is none.
+    /// The first word of `sql` (after blanks, opening parentheses and comments), folded to
+    /// lower case and packed in an integer as ``packed(_:)`` packs it; 0 when it is longer
+    /// than six letters or there is none.
     private static func packedFirstWord(_ sql: String) -> Int {
-        var word = 0  // (as `isSchemaChange` reads its first word)
-        var length = 0
-        for byte in sql.utf8 {
-            let lower = byte | 0x20
-            if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
-                length += 1
-                guard length <= 6 else { return 0 }
-                word = word << 8 | Int(lower)
-                continue
-            }
-            if length == 0, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "(") || (0x09...0x0D).contains(byte) {
-                continue
-            }
-            break
-        }
-        return word
+        StatementStart.packedFirstWord(of: sql)
     }
 
     private static func packed(_ word: String) -> Int { word.utf8.reduce(0) { $0 << 8 | Int($1) } }
@@ -1712,7 +1686,8 @@ final class PostgresConnection: EngineConnection {
     }
 }
 
-/// What a statement does to a transaction's outcome, read from its first word.
+/// What a statement does to a transaction's outcome, read from its first word (after
+/// blanks, opening parentheses and comments: ``StatementStart``).
 enum StatementRole {
     /// `ROLLBACK` (of the whole transaction; `ROLLBACK TO SAVEPOINT` is `.other`).
     case rollback
@@ -1726,20 +1701,9 @@ enum StatementRole {
     case other
 
     init(of sql: String) {
-        var word = [UInt8]()
-        var index = sql.utf8.startIndex
-        let utf8 = sql.utf8
-        while index < utf8.endIndex, [0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: "(")].contains(utf8[index]) {
-            index = utf8.index(after: index)
-        }
-        while index < utf8.endIndex, word.count < 10 {
-            let byte = utf8[index] | 0x20
-            guard byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") else { break }
-            word.append(byte)
-            index = utf8.index(after: index)
-        }
-        let rest = sql.utf8[index...]
-        switch String(decoding: word, as: UTF8.self) {
+        let (word, end) = StatementStart.firstWord(of: sql, limit: 10)
+        let rest = sql.utf8.dropFirst(end)
+        switch word {
         case "rollback":
             // `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name` undoes part of it only.
             let tail = String(decoding: rest.prefix(64), as: UTF8.self).uppercased()

@@ -119,6 +119,23 @@ private func storedKeys(_ outside: OutsideView) throws -> String {
         #expect(try storedKeys(outside) == "1,3")
     }
 
+    /// The same with a transaction written by hand, its `COMMIT` after a comment: the
+    /// statement is still read as a commit, and the call throws (25P02).
+    @Test func aCommitAfterACommentOfATransactionAnErrorAbortedThrows() throws {
+        let (pool, outside) = try poolOnTableK()
+        defer { try? pool.close() }
+        let failure = #expect(throws: PostgresError.self) {
+            try pool.reentrantWrite { db in
+                try db.execute("BEGIN")
+                try db.execute("INSERT INTO k VALUES (\(2))")
+                _ = try? db.execute("INSERT INTO k VALUES (\(1))")  // a duplicate: the transaction is aborted
+                try db.execute("-- the batch is done\n/* all of it */ COMMIT")
+            }
+        }
+        #expect(failure?.sqlState == "25P02", "\(String(describing: failure))")
+        #expect(try storedKeys(outside) == "1")
+    }
+
     /// A write whose session an administrator ended part way (`pg_terminate_backend` from
     /// outside), its next statement's error caught: the COMMIT is refused before it is
     /// sent, so the call reports a connection failure, not an unknown outcome. Nothing of

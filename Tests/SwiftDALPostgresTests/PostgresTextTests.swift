@@ -16,6 +16,25 @@ import Testing
         Double(text).flatMap { $0.isNaN ? nil : $0 }
     }
 
+    /// A statement's first word is read past blanks, parentheses and comments (nested
+    /// block comments included), and never past the end of an unterminated one.
+    @Test func aStatementsFirstWordIsReadPastComments() {
+        let cases: [(sql: String, word: String)] = [
+            ("COMMIT", "commit"), ("  \n\t(SELECT 1)", "select"), ("-- done\nCOMMIT", "commit"),
+            ("--\r\nrollback", "rollback"), ("/* a */ /* b /* nested */ still b */ End", "end"),
+            ("/**/Select", "select"), ("-- only a comment", ""), ("/* unterminated COMMIT", ""),
+            ("/* x */ -- y\n ( ( values (1)))", "values"), ("- 1", ""), ("/ 2", ""), ("", ""),
+            ("savepointed", "savepointe")
+        ]
+        for (sql, word) in cases {
+            #expect(StatementStart.firstWord(of: sql, limit: 10).word == word, "\(sql.debugDescription)")
+        }
+        #expect(StatementStart.firstWord(of: "-- c\nROLLBACK TO x", limit: 10).end == 13)
+        #expect(
+            StatementStart.packedFirstWord(of: "/* report */ SELECT 1") == StatementStart.packedFirstWord(of: "select"))
+        #expect(StatementStart.packedFirstWord(of: "-- x\nsavepoint a") == 0)  // longer than six letters
+    }
+
     @Test func everyDoubleReadsBackToTheSameBits() {
         var generator = SystemRandomNumberGenerator()
         var checked = 0

@@ -196,6 +196,11 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         for (name, read) in [
             ("binary", try reads(pool, query)), ("text", try reads(textPool, query)),
             ("text outside a transaction", try readsOutsideATransaction(textPool, query)),
+            // A query that begins with comments is still one that returns rows.
+            (
+                "text outside a transaction, after comments",
+                try readsOutsideATransaction(textPool, "-- the report\n/* sums /* nested */ */ (" + query + ")")
+            ),
             ("text with numeric", try reads(pool, withNumeric).map { $0.map { Array($0.prefix(2)) } })
         ] {
             #expect(read.allSatisfy { $0 == expected }, "\(name): \(read)")
