@@ -1116,8 +1116,9 @@ final class MariaDBConnection: EngineConnection {
     }
 }
 
-/// What a statement does to a transaction's outcome, read from its first word.
-enum MariaDBStatementRole {
+/// What a statement does to a transaction's outcome, read from its first word (after blanks
+/// and comments: a `COMMIT` written after a comment is a commit too).
+package enum MariaDBStatementRole {
     /// `ROLLBACK` of the whole transaction (`ROLLBACK … TO …` is `.other`).
     case rollback
     /// `COMMIT`.
@@ -1132,7 +1133,7 @@ enum MariaDBStatementRole {
     /// The role of `sql` by its first word, read from its UTF-8 bytes (every statement
     /// pays for this: splitting the text into `String` words cost ~46,000 instructions a
     /// statement, more than the rest of a lookup).
-    init(of sql: String) {
+    package init(of sql: String) {
         let word = FirstWord(sql)
         switch word {
         case .rollback: self = word.isFollowed(byWord: "TO", in: sql) ? .other : .rollback
@@ -1144,8 +1145,10 @@ enum MariaDBStatementRole {
     }
 }
 
-/// The first word of an SQL text (the ASCII letters after leading white space, up to 8 of
-/// them, upper-cased), packed in an integer: compared without building a `String`.
+/// The first word of an SQL text (the ASCII letters after leading blanks and comments, up
+/// to 8 of them, upper-cased), packed in an integer: compared without building a `String`.
+///
+/// For example, `MariaDBStatementRole(of: "-- done\nCOMMIT") == .commit`.
 struct FirstWord: Equatable {
     let packed: UInt64
     /// Where the word ends in the text's UTF-8 bytes.
@@ -1154,13 +1157,7 @@ struct FirstWord: Equatable {
     init(_ sql: String) {
         var sql = sql
         (packed, end) = sql.withUTF8 { bytes in
-            var index = 0
-            while index < bytes.count,
-                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x09
-                    || bytes[index] == 0x0D
-            {
-                index += 1
-            }
+            var index = Self.start(in: bytes)
             var packed: UInt64 = 0
             var letters = 0
             while index < bytes.count {
@@ -1172,6 +1169,49 @@ struct FirstWord: Equatable {
             }
             return (letters > 8 ? packed | 1 << 63 : packed, index)
         }
+    }
+
+    /// The offset of the statement's first word in `bytes`: past blanks and comments
+    /// (`# …` and `-- …` to the end of the line, `/* … */`), as MariaDB reads them. An
+    /// executable comment (`/*! … */`, `/*M! … */`) is part of the statement: its text runs,
+    /// so the word is not looked for past it.
+    private static func start(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var index = 0
+        let count = bytes.count
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        func skipLine() {
+            while index < count, bytes[index] != 0x0A { index += 1 }
+        }
+        func isExecutableComment(at start: Int) -> Bool {
+            func byte(_ offset: Int) -> UInt8 { start + offset < count ? bytes[start + offset] : 0 }
+            return byte(2) == UInt8(ascii: "!") || (byte(2) == UInt8(ascii: "M") && byte(3) == UInt8(ascii: "!"))
+        }
+        while index < count {
+            let byte = bytes[index]
+            let next: UInt8 = index + 1 < count ? bytes[index + 1] : 0
+            if isBlank(byte) {
+                index += 1
+            } else if byte == UInt8(ascii: "#") {
+                skipLine()
+            } else if byte == UInt8(ascii: "-"), next == UInt8(ascii: "-"),
+                index + 2 == count || isBlank(bytes[index + 2]) || bytes[index + 2] < 0x20
+            {
+                // `--` starts a comment only when a blank or a control character follows.
+                skipLine()
+            } else if byte == UInt8(ascii: "/"), next == UInt8(ascii: "*"), !isExecutableComment(at: index) {
+                index += 2
+                while index < count,
+                    !(bytes[index] == UInt8(ascii: "*") && index + 1 < count
+                        && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index = min(count, index + 2)
+            } else {
+                break
+            }
+        }
+        return index
     }
 
     private init(word: StaticString) {

@@ -50,3 +50,23 @@ import Testing
         }
     }
 }
+
+/// What a statement does to a transaction, read from its first word past blanks and
+/// comments as MariaDB reads them (no server needed).
+@Suite struct MariaDBStatementRoleTests {
+    @Test func theRoleIsReadPastComments() {
+        let cases: [(sql: String, role: MariaDBStatementRole)] = [
+            ("COMMIT", .commit), ("-- done\nCOMMIT", .commit), ("# done\r\nrollback", .rollback),
+            ("/* a */ /* b */ Select 1", .read), ("--\tx\nCOMMIT", .commit), ("-- x", .write),
+            // `--` without a blank after it is not a comment (it is two minus signs).
+            ("--x\nCOMMIT", .write),
+            // An executable comment runs: it is part of the statement, not skipped.
+            ("/*! COMMIT */ SELECT 1", .write), ("/*M! COMMIT */ SELECT 1", .write),
+            ("/*Maybe*/ COMMIT", .commit), ("/* unterminated COMMIT", .write),
+            ("-- x\nROLLBACK TO SAVEPOINT s", .other), ("  \n START TRANSACTION", .other)
+        ]
+        for (sql, role) in cases {
+            #expect(MariaDBStatementRole(of: sql) == role, "\(sql.debugDescription)")
+        }
+    }
+}
