@@ -89,6 +89,8 @@ final class MariaDBConnection: EngineConnection {
     private let parameters = MariaDBParameterBinding()
     /// Statements completed for the calls (the connection's own catalog queries aside).
     private(set) var completedStatements = 0
+    /// Every result is read through the binary protocol of prepared statements: none switches.
+    var binaryResults: Int { 0 }
 
     /// The server's `net_write_timeout` for every session, in seconds (see the type's documentation).
     static let netWriteTimeout = 600

@@ -51,6 +51,8 @@ final class PostgresConnection: EngineConnection {
     /// mapping makes for itself, and the preparation of a statement (its execution may
     /// still meet a lost server; see `uncounted`).
     private(set) var completedStatements = 0
+    /// How many results were read in binary (see ``PreparedStatement/resultFormat``).
+    private(set) var binaryResults = 0
     /// Reused by every execution (see `execute`); only the thread using the connection
     /// touches it.
     private let parameterArrays = ParameterArrays()
@@ -673,6 +675,7 @@ final class PostgresConnection: EngineConnection {
                         result: result, shape: statement.statement?.shape,
                         typesPinned: statement.statement?.hasPinnedColumns ?? false)
                     statement.statement?.adopt(rows)
+                    if rows.shape.isBinary { binaryResults += 1 }
                     rowCount = rows.rowCount
                     let view = EngineResult(rows)
                     do {
@@ -1514,6 +1517,7 @@ final class PostgresConnection: EngineConnection {
             let rows = PostgresRows(  // frees the result when released
                 result: result, shape: statement?.shape, typesPinned: statement?.hasPinnedColumns ?? false)
             statement?.adopt(rows)
+            if rows.shape.isBinary { binaryResults += 1 }
             let result = EngineResult(rows)
             for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
             return rows.rowCount

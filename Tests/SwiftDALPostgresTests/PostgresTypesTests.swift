@@ -225,6 +225,44 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         #expect(try outside.psql("SELECT count(*) FROM m").trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
+    /// A query is described when it is prepared, so its results are read in binary from
+    /// its first execution on a connection, not from its second; a result with a column
+    /// that has no binary reader (`numeric`) stays in text, and so does every result of a
+    /// statement sent unnamed (behind a pooler).
+    @Test func aQueryIsReadInBinaryFromItsFirstExecution() throws {
+        let (outside, url) = try OutsideView.fresh()
+        try outside.psql("CREATE TABLE b(id bigint PRIMARY KEY, v float8, t text); INSERT INTO b VALUES (1, 0.5, 'x')")
+        let query: SQL = "SELECT id, v, t FROM b WHERE id = \(1)"
+        let pool = try PostgresPool(url: url)
+        defer { try? pool.close() }
+        let counts = try pool.read { db throws -> [Int] in
+            let before = db.engineBinaryResults
+            var counts = [Int]()
+            for _ in 0..<2 {
+                let values = try db.fetchOne(query)?.values
+                #expect(values == [.integer(1), .real(0.5), .text("x")])
+                counts.append(db.engineBinaryResults - before)
+            }
+            _ = try db.fetchAll("SELECT CAST(1.5 AS numeric)")
+            counts.append(db.engineBinaryResults - before)
+            return counts
+        }
+        #expect(counts == [1, 2, 2])
+        var unnamed = PostgresConfiguration()
+        unnamed.transactionPooling = true
+        let textPool = try PostgresPool(url: url, configuration: unnamed)
+        defer { try? textPool.close() }
+        let textCount = try textPool.read { db throws -> Int in
+            let before = db.engineBinaryResults
+            for _ in 0..<2 {
+                let values = try db.fetchOne(query)?.values
+                #expect(values == [.integer(1), .real(0.5), .text("x")])
+            }
+            return db.engineBinaryResults - before
+        }
+        #expect(textCount == 0)
+    }
+
     @Test func everyBuiltInTypeIsGeneratedReadAndWrittenBackAsItWas() throws {
         let (outside, url) = try OutsideView.fresh()
         try outside.psql(try String(contentsOfFile: repositoryRoot + "/Fixtures/postgres-types.sql", encoding: .utf8))

@@ -164,6 +164,9 @@ public final class Database {
     /// How many statements have completed on the engine connection (0 for SQLite).
     package var engineCompletedStatements: Int { connection.completedStatements }
 
+    /// How many results the engine connection has read in binary (0 for SQLite).
+    package var engineBinaryResults: Int { connection.binaryResults }
+
     /// Closes a connection owned by an engine's pool.
     package func closeOwnedConnection() throws {
         try closeConnection()

@@ -120,6 +120,9 @@ package protocol EngineConnection: AnyObject {
     /// How many statements have completed on this connection (a pool tells from it whether
     /// a failed access had already received rows).
     var completedStatements: Int { get }
+    /// How many results this connection has read in binary (PostgreSQL's binary format;
+    /// 0 for an engine without one): tells the tests when a statement's results switch.
+    var binaryResults: Int { get }
     /// The statement that opens a transaction of `kind` at `isolation` (`nil`: the
     /// engine's choice for that kind), read-only when `readOnly`.
     func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool) -> String

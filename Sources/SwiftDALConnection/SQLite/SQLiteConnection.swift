@@ -409,6 +409,9 @@ package final class SQLiteConnection: EngineConnection {
     /// Not counted: no pool of SQLite connections asks (only a server's failover does).
     @usableFromInline package var completedStatements: Int { 0 }
 
+    /// SQLite has no binary result format of its own to switch to.
+    @usableFromInline package var binaryResults: Int { 0 }
+
     /// `BEGIN DEFERRED|IMMEDIATE|EXCLUSIVE TRANSACTION`: SQLite transactions are always
     /// serializable, and a read-only pool connection is read-only as opened.
     @usableFromInline package func beginStatement(_ kind: TransactionKind, isolation: IsolationLevel?, readOnly: Bool)
