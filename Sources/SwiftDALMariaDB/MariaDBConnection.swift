@@ -693,8 +693,12 @@ final class MariaDBConnection: EngineConnection {
         guard FirstWord.controls.contains(first) else { return nil }
         guard first == .commit || first == .rollback else { return sql }
         // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
-        let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
-        let rest = words.dropFirst().filter { $0.uppercased() != "TRANSACTION" }
+        // The words after the verb (which may follow comments: `first.end`); a text without
+        // `TRANSACTION` runs as written, its comments with it.
+        let tail = String(decoding: sql.utf8.dropFirst(first.end), as: UTF8.self)
+        let words = tail.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+        guard words.contains(where: { $0.uppercased() == "TRANSACTION" }) else { return sql }
+        let rest = words.filter { $0.uppercased() != "TRANSACTION" }
         return ([first == .commit ? "COMMIT" : "ROLLBACK"] + rest.map(String.init)).joined(separator: " ")
     }
 

@@ -364,7 +364,10 @@ final class PostgresConnection: EngineConnection {
     /// back rounded to 15 digits.
     private func runPooled(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         let sql = query.sql
-        if StatementRole(of: sql) == .other, sql.hasPrefix("BEGIN"), query.arguments.isEmpty {
+        if StatementRole(of: sql) == .other,
+            ["begin", "start"].contains(StatementStart.firstWord(of: sql, limit: 6).word),
+            query.arguments.isEmpty
+        {
             try executeScript(sql + "; " + Self.pooledTransactionSettings)
             return 0
         }
@@ -1068,9 +1071,17 @@ final class PostgresConnection: EngineConnection {
         return text.withUTF8 { bytes in
             var index = 0
             while index < bytes.count {
-                // The first word of the current statement: `alter`, `drop` or `create`?
-                let (word, length, end) = StatementStart.packedWord(
-                    in: bytes, at: StatementStart.offset(in: bytes, from: index))
+                // The first word of the current statement: `alter`, `drop` or `create`? The
+                // first statement's is read past comments; a later one's past any other
+                // bytes (its `;` may have been inside a literal, and a `--` or `/*` after it
+                // too: read as a comment, it could hide a real `DROP` further on).
+                var start = index
+                if index == 0 {
+                    start = StatementStart.offset(in: bytes)
+                } else {
+                    while start < bytes.count, !Self.isLetter(bytes[start]) { start += 1 }
+                }
+                let (word, length, end) = StatementStart.packedWord(in: bytes, at: start)
                 if (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
                     || (length == 6 && word == Self.create)
                 {
@@ -1082,6 +1093,12 @@ final class PostgresConnection: EngineConnection {
             }
             return false
         }
+    }
+
+    /// Whether `byte` is an ASCII letter.
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        let lower = byte | 0x20
+        return lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")
     }
 
     /// Whether `sql` starts a transaction, ends one, or handles a savepoint.

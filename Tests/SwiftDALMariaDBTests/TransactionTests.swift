@@ -61,6 +61,17 @@ import Testing
             try db.execute(sql: "COMMIT TRANSACTION")
             #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "3")
         }
+        // Written after comments (and with a comment after the verb), they run as written.
+        try pool.reentrantWrite { db in
+            try db.execute(sql: "START TRANSACTION")
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('rolled back')")
+            try db.execute(sql: "# undo\nROLLBACK -- all of it")
+            try db.execute(sql: "START TRANSACTION")
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('kept')")
+            try db.execute(sql: "-- done\n/* at last */ COMMIT")
+        }
+        #expect(
+            try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter\ncommitted by the statement\nkept")
     }
 
     @Test func anUpdateReportsTheRowsItMatchedEvenWhenUnchanged() throws {

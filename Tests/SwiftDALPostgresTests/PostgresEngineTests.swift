@@ -264,6 +264,14 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
             #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a"])
             try db.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'")
             #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b"])
+            // A change written after a comment, or in a script after a statement whose
+            // literal holds a `;` and what looks like a comment, is seen too.
+            try db.execute(sql: "-- widen\nALTER TABLE t ADD COLUMN c TEXT DEFAULT 'y'")
+            #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c"])
+            try db.executeScript("UPDATE t SET b = 'x; -- not a comment'; ALTER TABLE t ADD COLUMN d TEXT")
+            #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c", "d"])
+            try db.executeScript("UPDATE t SET b = 'x;/*'; ALTER TABLE t ADD COLUMN e TEXT")
+            #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c", "d", "e"])
         }
         try pool.close()
     }

@@ -206,6 +206,15 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             #expect(read.allSatisfy { $0 == expected }, "\(name): \(read)")
         }
         #expect(try reads(pool, withNumeric).allSatisfy { $0?.last == .real(1.5) })
+        // A transaction begun by hand behind the pooler, its BEGIN after a comment and in
+        // lower case, gets the same settings.
+        let byHand = try textPool.reentrantRead { db throws -> [DatabaseValue]? in
+            try db.execute(sql: "-- by hand\nbegin")
+            let values = try db.fetchOne(SQL(sql: query))?.values
+            try db.execute(sql: "COMMIT")
+            return values
+        }
+        #expect(byHand == expected)
 
         // Behind the pooler, outside a transaction: a write returning rows, spelled in lower
         // case, reads exactly too; one whose row reading throws is still committed, as it
