@@ -266,19 +266,19 @@ final class PostgresConnection: EngineConnection {
     /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
     /// its call was stopped (only a `ROLLBACK` runs then, once the cancel request has been
     /// answered; a connection whose request is never answered is broken).
-    private func checkMaySend(_ sql: String, role: StatementRole) throws {
-        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql) }
+    private func checkMaySend(_ sql: @autoclosure () -> String, role: StatementRole) throws {
+        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql()) }
         notices.sawWarning = false
         guard cancelRequested.load(ordering: .sequentiallyConsistent) else { return }
         guard role == .rollback else {
-            throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: sql)
+            throw PostgresError(sqlState: "57014", message: "canceling statement due to user request", sql: sql())
         }
         guard cancelRequests.settle(waitingAtMost: configuration.stopGracePeriod) else {
             failed = true
             throw PostgresError(
                 sqlState: "08006",
                 message: "the server did not answer a cancel request within \(configuration.stopGracePeriod): "
-                    + "the connection is closed (the server rolls its transaction back)", sql: sql)
+                    + "the connection is closed (the server rolls its transaction back)", sql: sql())
         }
     }
 
@@ -1331,11 +1331,11 @@ final class PostgresConnection: EngineConnection {
     /// Calls `body` with `values` as libpq takes parameters: their count, and the arrays of
     /// pointers, lengths and formats (text for everything but blobs, sent as binary).
     private func withParameters<R>(
-        _ values: UnsafeBufferPointer<DatabaseValue>, sql: String,
+        _ values: UnsafeBufferPointer<DatabaseValue>, sql: @autoclosure () -> String,
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int32>, UnsafePointer<Int32>) throws -> R
     ) throws -> R {
         defer { parameterArrays.shrinkIfLarge() }
-        try parameterArrays.fill(values, sql: sql)
+        try parameterArrays.fill(values, sql: sql())
         return try body(
             Int32(values.count), parameterArrays.pointers, parameterArrays.lengths, parameterArrays.formats)
     }
@@ -1464,7 +1464,7 @@ final class PostgresConnection: EngineConnection {
 
         /// Writes `values` as libpq takes them: text for everything but blobs, sent as
         /// binary. Throws for text holding a NUL (PostgreSQL's text cannot).
-        func fill(_ values: UnsafeBufferPointer<DatabaseValue>, sql: String) throws {
+        func fill(_ values: UnsafeBufferPointer<DatabaseValue>, sql: @autoclosure () -> String) throws {
             reserveParameters(values.count)
             byteCount = 0
             for index in values.indices {
@@ -1491,7 +1491,8 @@ final class PostgresConnection: EngineConnection {
                     guard !hasNUL else {
                         throw DALError(
                             .invalidValue,
-                            "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)", sql: sql)
+                            "PostgreSQL text cannot hold a NUL character; store such values as Data (bytea)", sql: sql()
+                        )
                     }
                 case .blob(let data):
                     data.withUnsafeBytes { append($0) }
@@ -1517,11 +1518,12 @@ final class PostgresConnection: EngineConnection {
     /// Reads `result`: rows go to `body`; returns the rows the command affected; errors
     /// are thrown (and a failed connection is marked broken). Frees the result.
     private func consume(
-        _ result: OpaquePointer?, sql: String, statement: PreparedStatement? = nil, _ body: (RowView) throws -> Void
+        _ result: OpaquePointer?, sql: @autoclosure () -> String, statement: PreparedStatement? = nil,
+        _ body: (RowView) throws -> Void
     ) throws -> Int {
         guard let result else {
             failed = true
-            throw connectionError(sql: sql)
+            throw connectionError(sql: sql())
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK:
@@ -1540,9 +1542,9 @@ final class PostgresConnection: EngineConnection {
             return rows.rowCount
         case PGRES_EMPTY_QUERY:
             PQclear(result)
-            throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql)
+            throw DALError(.invalidSQL, "the SQL text holds no statement", sql: sql())
         default:
-            let error = Self.error(of: result, sql: sql)
+            let error = Self.error(of: result, sql: sql())
             PQclear(result)
             if error.isConnectionFailure || isBroken { failed = true }
             throw error
