@@ -1142,7 +1142,7 @@ package enum MariaDBStatementRole {
     package init(of sql: String) {
         let word = FirstWord(sql)
         switch word {
-        case .rollback: self = word.isFollowed(byWord: "TO", in: sql) ? .other : .rollback
+        case .rollback: self = word.rollsBackToASavepoint(in: sql) ? .other : .rollback
         case .commit: self = .commit
         case .select, .show, .explain, .describe, .values, .table, .with: self = .read
         case .start, .begin, .savepoint, .release, .set, .do, .kill, .use: self = .other
@@ -1181,8 +1181,8 @@ struct FirstWord: Equatable {
     /// (`# …` and `-- …` to the end of the line, `/* … */`), as MariaDB reads them. An
     /// executable comment (`/*! … */`, `/*M! … */`) is part of the statement: its text runs,
     /// so the word is not looked for past it.
-    private static func start(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var index = 0
+    private static func start(in bytes: UnsafeBufferPointer<UInt8>, from first: Int = 0) -> Int {
+        var index = first
         let count = bytes.count
         func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         func skipLine() {
@@ -1235,13 +1235,25 @@ struct FirstWord: Equatable {
 
     static func == (lhs: FirstWord, rhs: FirstWord) -> Bool { lhs.packed == rhs.packed }
 
-    /// Whether the word `word` (upper case) appears among the words after this one.
-    func isFollowed(byWord word: String, in sql: String) -> Bool {
-        let rest = sql.utf8.dropFirst(end)
-        return String(decoding: rest, as: UTF8.self).uppercased().split(whereSeparator: {
-            $0 == " " || $0 == "\n" || $0 == "\t"
-        })
-        .contains { $0 == word }
+    /// Whether this word, a `ROLLBACK`, rolls back to a savepoint only: `ROLLBACK [WORK] TO
+    /// [SAVEPOINT] x`, its words read past comments (a `to` inside a comment after a plain
+    /// `ROLLBACK`, or in `ROLLBACK AND NO CHAIN`'s place, does not count).
+    func rollsBackToASavepoint(in sql: String) -> Bool {
+        var text = sql
+        return text.withUTF8 { bytes in
+            var index = end
+            for _ in 0..<2 {
+                let start = Self.start(in: bytes, from: index)
+                var wordEnd = start
+                while wordEnd < bytes.count, (0x41...0x5A).contains(bytes[wordEnd] & 0xDF) { wordEnd += 1 }
+                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<wordEnd]), as: UTF8.self)
+                    .uppercased()
+                if word == "TO" { return true }
+                guard word == "WORK" else { return false }
+                index = wordEnd
+            }
+            return false
+        }
     }
 
     /// The first words of the statements that send one result at most (see

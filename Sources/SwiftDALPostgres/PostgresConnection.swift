@@ -1725,14 +1725,10 @@ enum StatementRole {
 
     init(of sql: String) {
         let (word, end) = StatementStart.firstWord(of: sql, limit: 10)
-        let rest = sql.utf8.dropFirst(end)
         switch word {
         case "rollback":
             // `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name` undoes part of it only.
-            let tail = String(decoding: rest.prefix(64), as: UTF8.self).uppercased()
-            self =
-                tail.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).contains("TO")
-                ? .other : .rollback
+            self = StatementStart.rollsBackToASavepoint(sql, after: end) ? .other : .rollback
         case "commit", "end": self = .commit
         case "select", "show", "explain", "values", "table", "fetch", "declare", "close": self = .read
         case "abort": self = .rollback

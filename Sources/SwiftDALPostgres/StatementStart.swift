@@ -69,6 +69,35 @@ package enum StatementStart {
         }
     }
 
+    /// Whether the `ROLLBACK` ending at `end` in `sql` rolls back to a savepoint only:
+    /// `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name`, its words read past comments (a
+    /// `to` inside a comment after a plain `ROLLBACK` does not count).
+    ///
+    /// For example, `StatementStart.rollsBackToASavepoint("ROLLBACK WORK TO s", after: 8) == true`.
+    package static func rollsBackToASavepoint(_ sql: String, after end: Int) -> Bool {
+        var text = sql
+        return text.withUTF8 { bytes in
+            var index = end
+            for _ in 0..<2 {
+                let (word, length, wordEnd) = packedWord(in: bytes, at: offset(in: bytes, from: index))
+                if length == 2 && word == to { return true }
+                guard (length == 4 && word == work) || (length == 11 && word == transaction) else { return false }
+                index = wordEnd
+            }
+            return false
+        }
+    }
+
+    /// `word`'s first six letters (lower case) packed as ``packedWord(in:at:)`` packs them.
+    private static func packed(_ word: StaticString) -> Int {
+        UnsafeBufferPointer(start: word.utf8Start, count: min(6, word.utf8CodeUnitCount)).reduce(0) {
+            $0 << 8 | Int($1)
+        }
+    }
+    private static let to = packed("to")
+    private static let work = packed("work")
+    private static let transaction = packed("transaction")
+
     /// The first word of `sql`, packed as ``packedWord(in:at:)`` packs it; 0 when it is
     /// longer than six letters or there is none.
     package static func packedFirstWord(of sql: String) -> Int {

@@ -63,7 +63,10 @@ import Testing
             // An executable comment runs: it is part of the statement, not skipped.
             ("/*! COMMIT */ SELECT 1", .write), ("/*M! COMMIT */ SELECT 1", .write),
             ("/*Maybe*/ COMMIT", .commit), ("/* unterminated COMMIT", .write),
-            ("-- x\nROLLBACK TO SAVEPOINT s", .other), ("  \n START TRANSACTION", .other)
+            ("-- x\nROLLBACK TO SAVEPOINT s", .other), ("  \n START TRANSACTION", .other),
+            // A `TO` counts only as ROLLBACK's next word (after an optional WORK).
+            ("ROLLBACK -- back to the start", .rollback), ("ROLLBACK WORK /* to */ TO s", .other),
+            ("rollback work to savepoint s", .other), ("ROLLBACK AND NO CHAIN", .rollback)
         ]
         for (sql, role) in cases {
             #expect(MariaDBStatementRole(of: sql) == role, "\(sql.debugDescription)")

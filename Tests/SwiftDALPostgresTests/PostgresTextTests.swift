@@ -33,6 +33,15 @@ import Testing
         #expect(
             StatementStart.packedFirstWord(of: "/* report */ SELECT 1") == StatementStart.packedFirstWord(of: "select"))
         #expect(StatementStart.packedFirstWord(of: "-- x\nsavepoint a") == 0)  // longer than six letters
+        // A ROLLBACK undoes part of the transaction only when its next words say TO.
+        for (sql, partial) in [
+            ("ROLLBACK TO s", true), ("rollback work to savepoint s", true), ("ROLLBACK TRANSACTION TO s", true),
+            ("ROLLBACK /* to */ TO s", true), ("ROLLBACK -- back to the start", false), ("ROLLBACK", false),
+            ("ROLLBACK AND CHAIN", false), ("ROLLBACK PREPARED 'to'", false)
+        ] {
+            let end = StatementStart.firstWord(of: sql, limit: 10).end
+            #expect(StatementStart.rollsBackToASavepoint(sql, after: end) == partial, "\(sql)")
+        }
     }
 
     @Test func everyDoubleReadsBackToTheSameBits() {
