@@ -620,8 +620,9 @@ final class PostgresConnection: EngineConnection {
             do {
                 let statement = try query(index)
                 if let error = statement.arguments.conversionError { throw error }
-                try checkMaySend(statement.sql, role: .write)
-                let (prepared, preparation) = try pipelinedStatement(statement.sql)
+                let text = statement.sql
+                try checkMaySend(text, role: .write)
+                let (prepared, preparation) = try pipelinedStatement(text)
                 if let preparation, let name = prepared.name {
                     guard PQsendPrepare(connection, name, preparation, 0, nil) == 1 else {
                         throw broken(sql: preparation)
