@@ -692,14 +692,14 @@ final class MariaDBConnection: EngineConnection {
         let first = FirstWord(sql)
         guard FirstWord.controls.contains(first) else { return nil }
         guard first == .commit || first == .rollback else { return sql }
-        // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`.
-        // The words after the verb (which may follow comments: `first.end`); a text without
-        // `TRANSACTION` runs as written, its comments with it.
-        let tail = String(decoding: sql.utf8.dropFirst(first.end), as: UTF8.self)
-        let words = tail.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
-        guard words.contains(where: { $0.uppercased() == "TRANSACTION" }) else { return sql }
-        let rest = words.filter { $0.uppercased() != "TRANSACTION" }
-        return ([first == .commit ? "COMMIT" : "ROLLBACK"] + rest.map(String.init)).joined(separator: " ")
+        // MariaDB knows `COMMIT [WORK]`, `ROLLBACK [WORK] [TO [SAVEPOINT] x]`, not `TRANSACTION`:
+        // SQLite's `TRANSACTION` right after the verb becomes `WORK`, and the rest of the text
+        // runs as written (its comments and line breaks with it).
+        let next = first.nextWord(in: sql)
+        guard next.word == "TRANSACTION" else { return sql }
+        var bytes = Array(sql.utf8)
+        bytes.replaceSubrange(next.start..<next.end, with: Array("WORK".utf8))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The prepared statement for `sql` (SwiftDAL's text, cached by it, of `role`),
@@ -1235,25 +1235,32 @@ struct FirstWord: Equatable {
 
     static func == (lhs: FirstWord, rhs: FirstWord) -> Bool { lhs.packed == rhs.packed }
 
-    /// Whether this word, a `ROLLBACK`, rolls back to a savepoint only: `ROLLBACK [WORK] TO
-    /// [SAVEPOINT] x`, its words read past comments (a `to` inside a comment after a plain
-    /// `ROLLBACK`, or in `ROLLBACK AND NO CHAIN`'s place, does not count).
-    func rollsBackToASavepoint(in sql: String) -> Bool {
+    /// The word after this one (past blanks and comments), upper-cased, and where it starts
+    /// and ends in `sql`'s UTF-8 bytes (an empty word when none follows).
+    func nextWord(in sql: String, after offset: Int? = nil) -> (word: String, start: Int, end: Int) {
         var text = sql
         return text.withUTF8 { bytes in
-            var index = end
-            for _ in 0..<2 {
-                let start = Self.start(in: bytes, from: index)
-                var wordEnd = start
-                while wordEnd < bytes.count, (0x41...0x5A).contains(bytes[wordEnd] & 0xDF) { wordEnd += 1 }
-                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<wordEnd]), as: UTF8.self)
-                    .uppercased()
-                if word == "TO" { return true }
-                guard word == "WORK" else { return false }
-                index = wordEnd
-            }
-            return false
+            let start = Self.start(in: bytes, from: offset ?? end)
+            var wordEnd = start
+            while wordEnd < bytes.count, (0x41...0x5A).contains(bytes[wordEnd] & 0xDF) { wordEnd += 1 }
+            let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<wordEnd]), as: UTF8.self)
+            return (word.uppercased(), start, wordEnd)
         }
+    }
+
+    /// Whether this word, a `ROLLBACK`, rolls back to a savepoint only: `ROLLBACK [WORK] TO
+    /// [SAVEPOINT] x` (or SQLite's `ROLLBACK TRANSACTION TO …`, which runs as `WORK`), its
+    /// words read past comments (a `to` inside a comment after a plain `ROLLBACK`, or in
+    /// `ROLLBACK AND NO CHAIN`'s place, does not count).
+    func rollsBackToASavepoint(in sql: String) -> Bool {
+        var offset = end
+        for _ in 0..<2 {
+            let next = nextWord(in: sql, after: offset)
+            if next.word == "TO" { return true }
+            guard next.word == "WORK" || next.word == "TRANSACTION" else { return false }
+            offset = next.end
+        }
+        return false
     }
 
     /// The first words of the statements that send one result at most (see

@@ -368,7 +368,8 @@ final class PostgresConnection: EngineConnection {
             ["begin", "start"].contains(StatementStart.firstWord(of: sql, limit: 6).word),
             query.arguments.isEmpty
         {
-            try executeScript(sql + "; " + Self.pooledTransactionSettings)
+            // On a line of its own: a `BEGIN -- by hand` would comment the settings out.
+            try executeScript(sql + "\n; " + Self.pooledTransactionSettings)
             return 0
         }
         guard !isInTransaction,
@@ -1072,20 +1073,17 @@ final class PostgresConnection: EngineConnection {
         return text.withUTF8 { bytes in
             var index = 0
             while index < bytes.count {
-                // The first word of the current statement: `alter`, `drop` or `create`? The
-                // first statement's is read past comments; a later one's past any other
-                // bytes (its `;` may have been inside a literal, and a `--` or `/*` after it
-                // too: read as a comment, it could hide a real `DROP` further on).
+                // The first word of the current statement: `alter`, `drop` or `create`? Read
+                // two ways: past comments, and past any bytes that are not letters. A `;`
+                // may have been inside a literal, and a `--` or `/*` after it too: read as a
+                // comment it could hide a real `DROP` further on; and a real comment's words
+                // (`;\n-- 42: widen\nALTER …`) must not hide the statement's either.
+                let pastComments = StatementStart.packedWord(
+                    in: bytes, at: StatementStart.offset(in: bytes, from: index))
                 var start = index
-                if index == 0 {
-                    start = StatementStart.offset(in: bytes)
-                } else {
-                    while start < bytes.count, !Self.isLetter(bytes[start]) { start += 1 }
-                }
+                while start < bytes.count, !Self.isLetter(bytes[start]) { start += 1 }
                 let (word, length, end) = StatementStart.packedWord(in: bytes, at: start)
-                if (length == 5 && word == Self.alter) || (length == 4 && word == Self.drop)
-                    || (length == 6 && word == Self.create)
-                {
+                if Self.changesSchema(word, length) || Self.changesSchema(pastComments.packed, pastComments.length) {
                     return true
                 }
                 index = end
@@ -1094,6 +1092,11 @@ final class PostgresConnection: EngineConnection {
             }
             return false
         }
+    }
+
+    /// Whether a statement's first word (packed, and its length) is `alter`, `drop` or `create`.
+    private static func changesSchema(_ word: Int, _ length: Int) -> Bool {
+        (length == 5 && word == alter) || (length == 4 && word == drop) || (length == 6 && word == create)
     }
 
     /// Whether `byte` is an ASCII letter.
@@ -1728,8 +1731,11 @@ enum StatementRole {
         let (word, end) = StatementStart.firstWord(of: sql, limit: 10)
         switch word {
         case "rollback":
-            // `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name` undoes part of it only.
-            self = StatementStart.rollsBackToASavepoint(sql, after: end) ? .other : .rollback
+            // `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name` undoes part of it only, and
+            // `ROLLBACK PREPARED 'id'` another (two-phase) transaction.
+            self =
+                StatementStart.rollsBackToASavepoint(sql, after: end)
+                    || StatementStart.rollsBackAPreparedTransaction(sql, after: end) ? .other : .rollback
         case "commit", "end": self = .commit
         case "select", "show", "explain", "values", "table", "fetch", "declare", "close": self = .read
         case "abort": self = .rollback

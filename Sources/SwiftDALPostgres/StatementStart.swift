@@ -88,6 +88,18 @@ package enum StatementStart {
         }
     }
 
+    /// Whether the `ROLLBACK` ending at `end` in `sql` is `ROLLBACK PREPARED 'id'`: it rolls
+    /// back a prepared (two-phase) transaction, not the session's.
+    ///
+    /// For example, `StatementStart.rollsBackAPreparedTransaction("ROLLBACK PREPARED 'x'", after: 8) == true`.
+    package static func rollsBackAPreparedTransaction(_ sql: String, after end: Int) -> Bool {
+        var text = sql
+        return text.withUTF8 { bytes in
+            let (word, length, _) = packedWord(in: bytes, at: offset(in: bytes, from: end))
+            return length == 8 && word == prepared
+        }
+    }
+
     /// `word`'s first six letters (lower case) packed as ``packedWord(in:at:)`` packs them.
     private static func packed(_ word: StaticString) -> Int {
         UnsafeBufferPointer(start: word.utf8Start, count: min(6, word.utf8CodeUnitCount)).reduce(0) {
@@ -97,6 +109,7 @@ package enum StatementStart {
     private static let to = packed("to")
     private static let work = packed("work")
     private static let transaction = packed("transaction")
+    private static let prepared = packed("prepared")
 
     /// The first word of `sql`, packed as ``packedWord(in:at:)`` packs it; 0 when it is
     /// longer than six letters or there is none.

@@ -66,7 +66,8 @@ import Testing
             ("-- x\nROLLBACK TO SAVEPOINT s", .other), ("  \n START TRANSACTION", .other),
             // A `TO` counts only as ROLLBACK's next word (after an optional WORK).
             ("ROLLBACK -- back to the start", .rollback), ("ROLLBACK WORK /* to */ TO s", .other),
-            ("rollback work to savepoint s", .other), ("ROLLBACK AND NO CHAIN", .rollback)
+            ("rollback work to savepoint s", .other), ("ROLLBACK AND NO CHAIN", .rollback),
+            ("ROLLBACK TRANSACTION TO SAVEPOINT s", .other), ("rollback transaction", .rollback)
         ]
         for (sql, role) in cases {
             #expect(MariaDBStatementRole(of: sql) == role, "\(sql.debugDescription)")

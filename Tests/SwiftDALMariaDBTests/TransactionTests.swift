@@ -56,10 +56,19 @@ import Testing
             try db.execute(sql: "INSERT INTO notes(body) VALUES ('after')")
         }
         #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter")
+        // A comment inside keeps its line: the rollback still goes to the savepoint only, and
+        // what came before the savepoint is committed.
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('before the mark')")
+            try db.execute(sql: "SAVEPOINT s")
+            try db.execute(sql: "INSERT INTO notes(body) VALUES ('undone')")
+            try db.execute(sql: "ROLLBACK TRANSACTION -- to the mark\nTO SAVEPOINT s")
+        }
+        #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter\nbefore the mark")
         try pool.write { db in
             try db.execute(sql: "INSERT INTO notes(body) VALUES ('committed by the statement')")
             try db.execute(sql: "COMMIT TRANSACTION")
-            #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "3")
+            #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "4")
         }
         // Written after comments (and with a comment after the verb), they run as written.
         try pool.reentrantWrite { db in
@@ -71,7 +80,8 @@ import Testing
             try db.execute(sql: "-- done\n/* at last */ COMMIT")
         }
         #expect(
-            try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter\ncommitted by the statement\nkept")
+            try outside.sql("SELECT body FROM notes ORDER BY id")
+                == "before\nafter\nbefore the mark\ncommitted by the statement\nkept")
     }
 
     @Test func anUpdateReportsTheRowsItMatchedEvenWhenUnchanged() throws {

@@ -272,6 +272,8 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
             #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c", "d"])
             try db.executeScript("UPDATE t SET b = 'x;/*'; ALTER TABLE t ADD COLUMN e TEXT")
             #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c", "d", "e"])
+            try db.executeScript("UPDATE t SET b = 'z';\n-- 42: widen\nALTER TABLE t ADD COLUMN f TEXT")
+            #expect(try db.fetchOne("SELECT * FROM t")?.columnNames == ["a", "b", "c", "d", "e", "f"])
         }
         try pool.close()
     }

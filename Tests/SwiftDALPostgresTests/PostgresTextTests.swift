@@ -41,6 +41,7 @@ import Testing
         ] {
             let end = StatementStart.firstWord(of: sql, limit: 10).end
             #expect(StatementStart.rollsBackToASavepoint(sql, after: end) == partial, "\(sql)")
+            #expect(StatementStart.rollsBackAPreparedTransaction(sql, after: end) == sql.contains("PREPARED"))
         }
     }
 

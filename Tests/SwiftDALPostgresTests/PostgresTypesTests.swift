@@ -209,7 +209,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
         // A transaction begun by hand behind the pooler, its BEGIN after a comment and in
         // lower case, gets the same settings.
         let byHand = try textPool.reentrantRead { db throws -> [DatabaseValue]? in
-            try db.execute(sql: "-- by hand\nbegin")
+            try db.execute(sql: "-- by hand\nbegin -- and a note")
             let values = try db.fetchOne(SQL(sql: query))?.values
             try db.execute(sql: "COMMIT")
             return values
