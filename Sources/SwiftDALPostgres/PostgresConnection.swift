@@ -364,10 +364,7 @@ final class PostgresConnection: EngineConnection {
     /// back rounded to 15 digits.
     private func runPooled(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         let sql = query.sql
-        if StatementRole(of: sql) == .other,
-            ["begin", "start"].contains(StatementStart.firstWord(of: sql, limit: 6).word),
-            query.arguments.isEmpty
-        {
+        if ["begin", "start"].contains(StatementStart.firstWord(of: sql, limit: 6).word), query.arguments.isEmpty {
             // On a line of its own: a `BEGIN -- by hand` would comment the settings out.
             try executeScript(sql + "\n; " + Self.pooledTransactionSettings)
             return 0
@@ -1081,7 +1078,7 @@ final class PostgresConnection: EngineConnection {
                 let pastComments = StatementStart.packedWord(
                     in: bytes, at: StatementStart.offset(in: bytes, from: index))
                 var start = index
-                while start < bytes.count, !Self.isLetter(bytes[start]) { start += 1 }
+                while start < bytes.count, !StatementStart.isLetter(bytes[start]) { start += 1 }
                 let (word, length, end) = StatementStart.packedWord(in: bytes, at: start)
                 if Self.changesSchema(word, length) || Self.changesSchema(pastComments.packed, pastComments.length) {
                     return true
@@ -1099,12 +1096,6 @@ final class PostgresConnection: EngineConnection {
         (length == 5 && word == alter) || (length == 4 && word == drop) || (length == 6 && word == create)
     }
 
-    /// Whether `byte` is an ASCII letter.
-    private static func isLetter(_ byte: UInt8) -> Bool {
-        let lower = byte | 0x20
-        return lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")
-    }
-
     /// Whether `sql` starts a transaction, ends one, or handles a savepoint.
     private static func isTransactionControl(_ sql: String) -> Bool {
         let first = StatementStart.firstWord(of: sql, limit: 10).word
@@ -1115,23 +1106,16 @@ final class PostgresConnection: EngineConnection {
     /// statement: `SELECT`, `WITH`, `VALUES`, `TABLE`, `INSERT`, `UPDATE`, `DELETE`, `MERGE`,
     /// whose prepared result columns PostgreSQL keeps (a change fails as a stale plan).
     static func hasPlannedResult(_ sql: String) -> Bool {
-        Self.plannedResultWords.contains(packedFirstWord(sql))
+        Self.plannedResultWords.contains(StatementStart.packedFirstWord(of: sql))
     }
     private static let plannedResultWords = Set(
-        ["select", "with", "values", "table", "insert", "update", "delete", "merge"].map(packed))
-    private static let queryWords = Set(["select", "with", "values", "table"].map(packed))
-
-    /// The first word of `sql` (after blanks, opening parentheses and comments), folded to
-    /// lower case and packed in an integer as ``packed(_:)`` packs it; 0 when it is longer
-    /// than six letters or there is none.
-    private static func packedFirstWord(_ sql: String) -> Int {
-        StatementStart.packedFirstWord(of: sql)
-    }
-
-    private static func packed(_ word: String) -> Int { word.utf8.reduce(0) { $0 << 8 | Int($1) } }
-    private static let alter = packed("alter")
-    private static let drop = packed("drop")
-    private static let create = packed("create")
+        (["select", "with", "values", "table", "insert", "update", "delete", "merge"] as [StaticString])
+            .map(StatementStart.packed))
+    private static let queryWords = Set(
+        (["select", "with", "values", "table"] as [StaticString]).map(StatementStart.packed))
+    private static let alter = StatementStart.packed("alter")
+    private static let drop = StatementStart.packed("drop")
+    private static let create = StatementStart.packed("create")
 
     /// SwiftDAL's own SQLite forms that have a PostgreSQL spelling: the JSON arrays that
     /// bind long `\(values:)` lists.
@@ -1196,7 +1180,7 @@ final class PostgresConnection: EngineConnection {
     /// `TABLE`), or a statement with `RETURNING` (as SwiftDAL writes it). Only those are
     /// described before their first execution; any other keeps its first result in text.
     static func returnsRows(_ sql: String) -> Bool {
-        queryWords.contains(packedFirstWord(sql)) || containsWord(sql, "returning")
+        queryWords.contains(StatementStart.packedFirstWord(of: sql)) || containsWord(sql, "returning")
     }
 
     /// Whether `sql` holds `word` (lower-case ASCII letters) as a word of its own, in any

@@ -48,13 +48,17 @@ package enum StatementStart {
     ) {
         var index = start
         var packed = 0
-        while index < bytes.count {
-            let lower = bytes[index] | 0x20
-            guard lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") else { break }
-            if index - start < 6 { packed = packed << 8 | Int(lower) }
+        while index < bytes.count, isLetter(bytes[index]) {
+            if index - start < 6 { packed = packed << 8 | Int(bytes[index] | 0x20) }
             index += 1
         }
         return (packed, index - start, index)
+    }
+
+    /// Whether `byte` is an ASCII letter.
+    package static func isLetter(_ byte: UInt8) -> Bool {
+        let lower = byte | 0x20
+        return lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")
     }
 
     /// The first word of `sql` in lower case (at most `limit` letters of it), and the
@@ -101,7 +105,7 @@ package enum StatementStart {
     }
 
     /// `word`'s first six letters (lower case) packed as ``packedWord(in:at:)`` packs them.
-    private static func packed(_ word: StaticString) -> Int {
+    package static func packed(_ word: StaticString) -> Int {
         UnsafeBufferPointer(start: word.utf8Start, count: min(6, word.utf8CodeUnitCount)).reduce(0) {
             $0 << 8 | Int($1)
         }

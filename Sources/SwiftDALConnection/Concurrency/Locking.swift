@@ -172,7 +172,7 @@ enum ThreadAccess {
     /// the call waited for the connection: the time limit counts it.
     static func holding<T>(
         _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0,
-        holdings: Holdings = ThreadAccess.holdings, _ body: () throws -> T
+        holdings: Holdings, _ body: () throws -> T
     ) throws -> T {
         var control = holdings.control
         var deadline: DeadlineScheduler.Entry?

@@ -183,13 +183,7 @@ package final class PoolCore: @unchecked Sendable {
     /// runs, a free one, or the first one handed back while this caller waits in line,
     /// under its call's control and time limit (`withDatabaseTimeout`, else the pool's
     /// `callTimeout`, unless the `async` call it belongs to has its own).
-    @inline(__always)
-    package func acquire() throws -> Lease {
-        try acquire(for: ThreadAccess.holdings)
-    }
-
-    /// ``acquire()`` for the thread whose `holdings` the caller looked up already (one
-    /// thread-local lookup a call, not one per step).
+    /// `holdings` are the calling thread's, looked up once by the caller for the whole call.
     @inline(__always)
     func acquire(for holdings: ThreadAccess.Holdings) throws -> Lease {
         if !holdings.reservations.isEmpty, let reserved = holdings.takeReservation(of: self) {
@@ -275,13 +269,8 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
-    /// Gives `lease` back: the slot goes to the first caller in line, or back to the free list.
-    @inline(__always)
-    package func release(_ lease: Lease) {
-        release(lease, for: ThreadAccess.holdings)
-    }
-
-    /// ``release(_:)`` for the thread whose `holdings` the caller looked up already.
+    /// Gives `lease` back: the slot goes to the first caller in line, or back to the free
+    /// list (`holdings`: the calling thread's, as for ``acquire(for:)``).
     @inline(__always)
     func release(_ lease: Lease, for holdings: ThreadAccess.Holdings) {
         if lease.isReserved {

@@ -88,10 +88,9 @@ extension SQL: ExpressibleByStringInterpolation {
     /// SQL from an interpolated literal: each interpolated value becomes a bound `?`.
     public init(stringInterpolation: consuming Interpolation) {
         // Moved out, not copied (a copy and the interpolation's release cost ~300
-        // instructions on every interpolated literal).
-        // Swapped into locals that are then consumed into `self`: swapping into `self`
-        // directly built it in a temporary and copied that (~190 instructions on every
-        // interpolated literal, callgrind W7).
+        // instructions on every interpolated literal), into locals then consumed into
+        // `self`: swapping into `self` directly built it in a temporary and copied that
+        // (~190 instructions more, callgrind W7).
         let error = stringInterpolation.error
         var text = ""
         swap(&text, &stringInterpolation.sql)
