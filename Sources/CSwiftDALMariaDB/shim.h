@@ -31,6 +31,16 @@ static inline int swiftdal_mariadb_socket(MYSQL *mysql) {
     if (mariadb_get_infov(mysql, MARIADB_CONNECTION_SOCKET, &socket)) return -1;
     return (int)socket;
 }
+/// Whether the server runs a statement for many rows of parameters in one command
+/// (MariaDB's COM_STMT_BULK_EXECUTE, STMT_ATTR_ARRAY_SIZE): a MariaDB server that says so
+/// (MARIADB_CLIENT_STMT_BULK_OPERATIONS), not MySQL's (CLIENT_MYSQL).
+static inline int swiftdal_mariadb_runs_bulk(MYSQL *mysql) {
+    unsigned long capabilities = 0, extended = 0;
+    if (mariadb_get_infov(mysql, MARIADB_CONNECTION_SERVER_CAPABILITIES, &capabilities)) return 0;
+    if (mariadb_get_infov(mysql, MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES, &extended)) return 0;
+    return (capabilities & CLIENT_MYSQL) == 0 && (extended & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
+}
+
 /// What a result column's kind is read from, packed: its type, unsigned flag, character set
 /// and fraction digits. A statement keeps its result binding while these and the columns'
 /// names stay the same (`MariaDBResultBinding`).

@@ -118,8 +118,9 @@ extension BaseDAL {
     ///
     /// On PostgreSQL the inserts are pipelined: sent a thousand at a time without waiting
     /// for each one's answer, so a batch costs a round trip per thousand rows, not per row.
-    /// When a row fails, nothing is inserted, and the engine error (a constraint violation,
-    /// say) tells which entity failed: ``DatabaseError/batchIndex`` is its index in
+    /// On MariaDB rows that write the same columns go as bulk executions (one statement run
+    /// for up to a thousand rows of values in one round trip). When a row fails, nothing is
+    /// inserted, and the engine error (a constraint violation, say) tells which entity failed: ``DatabaseError/batchIndex`` is its index in
     /// `entities` (`nil` for a constraint deferred to the commit, which fails the batch as
     /// a whole).
     ///
@@ -160,8 +161,8 @@ extension BaseDAL {
     /// column that is not `bytea`. When a row fails, nothing is inserted, and the engine
     /// error's ``DatabaseError/batchIndex`` is its index in `entities` (the line the server
     /// names; `nil` for a check that runs after the row: a foreign key, a deferred
-    /// constraint). On SQLite, where no statement costs a round trip, and on MariaDB, whose
-    /// bulk path is not written yet, it is ``insertRange(_:)-33w5n``.
+    /// constraint). On SQLite, where no statement costs a round trip, and on MariaDB (where
+    /// ``insertRange(_:)-33w5n`` sends bulk executions), it is ``insertRange(_:)-33w5n``.
     ///
     /// For example:
     ///

@@ -110,6 +110,152 @@ final class MariaDBParameterBinding {
     }
 }
 
+/// The parameters of a run of executions of one statement, sent as one bulk execution
+/// (`STMT_ATTR_ARRAY_SIZE`: MariaDB's `COM_STMT_BULK_EXECUTE`, one round trip for the run):
+/// Connector/C's column-wise arrays, one per parameter: the values (`LONGLONG`s,
+/// `DOUBLE`s, or pointers to the bytes of strings and blobs, with their lengths) and an
+/// indicator per row (`STMT_INDICATOR_NULL` for a `NULL`). Every row of a column binds as
+/// the same type, so the rows of a run hold values of one kind per parameter (`NULL`s
+/// aside): ``Kind/merge(_:into:)`` decides where a run ends.
+final class MariaDBBulkBinding {
+    /// What a parameter binds as in every row of a run (`NULL`s fit any).
+    enum Kind: Equatable {
+        case integer, real, text, blob
+
+        /// The kind `value` binds as; `nil` for a `NULL`.
+        static func of(_ value: DatabaseValue) -> Kind? {
+            switch value {
+            case .null: nil
+            case .integer: .integer
+            case .real: .real
+            case .text: .text
+            case .blob: .blob
+            }
+        }
+
+        /// Adds `values` (in the parameters' order) to the kinds of a run's parameters;
+        /// `false`, leaving `kinds` as they were, when a value's kind differs from its
+        /// parameter's so far.
+        static func merge(_ values: [DatabaseValue], into kinds: inout [Kind?]) -> Bool {
+            guard kinds.count == values.count else { return false }
+            for (index, value) in values.enumerated() {
+                if let kind = of(value), let known = kinds[index], known != kind { return false }
+            }
+            for (index, value) in values.enumerated() where kinds[index] == nil {
+                kinds[index] = of(value)
+            }
+            return true
+        }
+    }
+
+    /// The bytes a row adds to the bulk packet, about: the values' bytes and an indicator
+    /// per parameter.
+    static func packetBytes(of values: [DatabaseValue]) -> Int {
+        values.reduce(0) { total, value in
+            switch value {
+            case .null: total + 1
+            case .integer, .real: total + 9
+            case .text(let text): total + 10 + text.utf8.count
+            case .blob(let data): total + 10 + data.count
+            }
+        }
+    }
+
+    /// The binds, one per parameter, pointing into this binding's arrays: valid while it lives.
+    let binds: UnsafeMutablePointer<MYSQL_BIND>
+    let parameterCount: Int
+    let rowCount: Int
+    private var allocations = [UnsafeMutableRawPointer]()
+
+    /// The arrays for `rows` (each in the parameters' order, of `kinds`:
+    /// what ``Kind/merge(_:into:)`` made of them; a parameter `NULL` in every row binds as a string).
+    init(rows: [[DatabaseValue]], kinds: [Kind?]) {
+        parameterCount = kinds.count
+        rowCount = rows.count
+        binds = .allocate(capacity: max(1, parameterCount))
+        binds.initialize(repeating: MYSQL_BIND(), count: max(1, parameterCount))
+        for parameter in 0..<parameterCount {
+            let indicators = allocate(rowCount, of: CChar.self)
+            for row in 0..<rowCount {
+                if case .null = rows[row][parameter] {
+                    indicators[row] = CChar(truncatingIfNeeded: STMT_INDICATOR_NULL.rawValue)
+                } else {
+                    indicators[row] = CChar(truncatingIfNeeded: STMT_INDICATOR_NONE.rawValue)
+                }
+            }
+            binds[parameter].u.indicator = indicators
+            switch kinds[parameter] {
+            case .integer:
+                let values = allocate(rowCount, of: Int64.self)
+                for row in 0..<rowCount {
+                    if case .integer(let value) = rows[row][parameter] { values[row] = value } else { values[row] = 0 }
+                }
+                binds[parameter].buffer_type = MYSQL_TYPE_LONGLONG
+                binds[parameter].buffer = UnsafeMutableRawPointer(values)
+            case .real:
+                let values = allocate(rowCount, of: Double.self)
+                for row in 0..<rowCount {
+                    if case .real(let value) = rows[row][parameter] { values[row] = value } else { values[row] = 0 }
+                }
+                binds[parameter].buffer_type = MYSQL_TYPE_DOUBLE
+                binds[parameter].buffer = UnsafeMutableRawPointer(values)
+            case .text, .blob, nil:
+                // The bytes of every row one after the other, a pointer and a length per row.
+                var byteCount = 0
+                for row in 0..<rowCount {
+                    switch rows[row][parameter] {
+                    case .text(let text): byteCount += text.utf8.count
+                    case .blob(let data): byteCount += data.count
+                    default: break
+                    }
+                }
+                let bytes = allocate(max(1, byteCount), of: UInt8.self)
+                let pointers = allocate(rowCount, of: UnsafeMutablePointer<UInt8>?.self)
+                let lengths = allocate(rowCount, of: UInt.self)
+                var offset = 0
+                for row in 0..<rowCount {
+                    pointers[row] = nil
+                    lengths[row] = 0
+                    switch rows[row][parameter] {
+                    case .text(var text):
+                        let length = text.utf8.count
+                        text.withUTF8 { utf8 in
+                            if let base = utf8.baseAddress { (bytes + offset).update(from: base, count: length) }
+                        }
+                        pointers[row] = bytes + offset
+                        lengths[row] = UInt(length)
+                        offset += length
+                    case .blob(let data):
+                        data.withUnsafeBytes { source in
+                            if let base = source.baseAddress {
+                                UnsafeMutableRawPointer(bytes + offset).copyMemory(from: base, byteCount: source.count)
+                            }
+                        }
+                        pointers[row] = bytes + offset
+                        lengths[row] = UInt(data.count)
+                        offset += data.count
+                    default: break
+                    }
+                }
+                binds[parameter].buffer_type = kinds[parameter] == .blob ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING
+                binds[parameter].buffer = UnsafeMutableRawPointer(pointers)
+                binds[parameter].length = lengths
+            }
+        }
+    }
+
+    private func allocate<T>(_ count: Int, of type: T.Type) -> UnsafeMutablePointer<T> {
+        let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(1, count))
+        allocations.append(UnsafeMutableRawPointer(pointer))
+        return pointer
+    }
+
+    deinit {
+        for allocation in allocations { allocation.deallocate() }
+        binds.deallocate()
+    }
+}
+
 /// How a result column is read from the binary protocol into SQLite's storage classes.
 ///
 /// - integers of every width (`TINYINT` … `BIGINT`, `YEAR`), signed: `INTEGER`; unsigned:

@@ -127,6 +127,9 @@ final class MariaDBConnection: EngineConnection {
         /// replaces the statement's result binding with an empty one at each execution
         /// without saying so (`bind_result_done` stays set), so it is bound every time.
         var sendsSeveralResults = false
+        /// Whether it inserts exactly one row at each execution (``MariaDBStatementText/insertsOneRow``):
+        /// the statements a batch runs in bulk.
+        lazy var insertsOneRow = text.insertsOneRow
         /// The row its results are read from, and the views' handle on it: made with its
         /// first result, used by every execution.
         private(set) var reader: (row: MariaDBFetchedRow, result: EngineResult)?
@@ -460,7 +463,8 @@ final class MariaDBConnection: EngineConnection {
     static func keepsTheTransaction(_ error: MariaDBError) -> Bool {
         switch error.category {
         case .constraint, .invalidValue, .invalidStatement, .permission, .interrupted: true
-        default: [1367, 1416, 1109, 1052, 1136, 1241, 1242, 1222, 1327, 1644].contains(error.code)
+        // 4033: a bulk execution refused under statement-based binary logging, before it ran.
+        default: [1367, 1416, 1109, 1052, 1136, 1241, 1242, 1222, 1327, 1644, 4033].contains(error.code)
         }
     }
 
@@ -1011,26 +1015,216 @@ final class MariaDBConnection: EngineConnection {
 
     // MARK: Batches, bulk loads, streams
 
-    /// One statement after the other (a first cut: no pipelining).
+    /// The most statements one bulk execution runs (see ``runBatch(count:_:row:ended:)``).
+    static let bulkStatements = 1_000
+    /// The most bytes of parameters one bulk execution sends: 1 MiB, or half the server's
+    /// `max_allowed_packet` when that is less (a larger packet ends the session).
+    static let bulkBytes = 1 << 20
+
+    /// The bytes of parameters a bulk execution may send on this connection, read once (the
+    /// server's `max_allowed_packet`); 0 when it sends none: the server runs no bulk
+    /// executions (MySQL's), or refused one (`ER_BINLOG_NON_SUPPORTED_BULK` under
+    /// statement-based binary logging).
+    private var bulkByteLimit: Int?
+
+    /// Runs the batch's statements in order. Inside a transaction, consecutive statements of
+    /// one text that each insert one row (`INSERT INTO t (…) VALUES (?, …)`: `insertRange`'s,
+    /// `bulkInsert`'s), with values of one kind per parameter, go to the server as one bulk
+    /// execution (`COM_STMT_BULK_EXECUTE`: one round trip for up to ``bulkStatements`` of
+    /// them, ``bulkBytes`` of values). Everything else runs one statement after the other:
+    /// updates, upserts and deletes too, because MariaDB's count of a bulk execution adds the
+    /// rows its triggers wrote (`updateRange` returns the rows found), and a bulk `UPDATE`
+    /// that fails keeps the rows before the failing one. A bulk `INSERT` that fails on a
+    /// statement's error (a constraint, a value) into a transactional table without
+    /// triggers leaves nothing, as any statement does at its error there: its statements then
+    /// run again one by one, and the error names the failing one (``DatabaseError/batchIndex``),
+    /// the statements before it having run, as without bulk. Into another table (MyISAM,
+    /// Aria; one with triggers, which may write to such a table) the rows before the failing
+    /// one may be kept, and running them again could write them twice: the error names no
+    /// row. A deadlock, a lock wait timeout, a lost connection or a stopped call names none.
+    /// The rows of one bulk execution share its statement's time (`NOW()`, a
+    /// `CURRENT_TIMESTAMP` default).
+    /// `ended` hears of each execution: a bulk one once, with a row for each of its statements.
     func runBatch(
         count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
     ) throws -> Int {
         var changed = 0
-        for index in 0..<count {
-            let statement = try query(index)
-            let sent = ended == nil ? nil : MonotonicTime.now
-            do {
-                let rows = try run(statement) { try row(index, $0) }
-                if let ended, let sent { ended(statement.sql, sent, rows, nil) }
-                changed += rows
-            } catch {
-                if let ended, let sent { ended(statement.sql, sent, 0, error) }
-                guard var error = error as? MariaDBError, error.concernsTheBatchItem else { throw error }
-                error.batchIndex = index
-                throw error
+        var index = 0
+        var lookahead: SQL?
+        while index < count {
+            let first: SQL
+            if let made = lookahead.take() { first = made } else { first = try query(index) }
+            guard index + 1 < count, isInTransaction, let bulk = try bulkStatement(for: first) else {
+                changed += try runOne(first, at: index, row: row, ended: ended)
+                index += 1
+                continue
             }
+            // The run: the statements after `first` of its text, values of the same kinds.
+            var run = [first]
+            var rows = [bulk.values]
+            var kinds = [MariaDBBulkBinding.Kind?](repeating: nil, count: bulk.values.count)
+            _ = MariaDBBulkBinding.Kind.merge(bulk.values, into: &kinds)
+            var bytes = MariaDBBulkBinding.packetBytes(of: bulk.values)
+            while index + run.count < count, run.count < Self.bulkStatements {
+                let next = try query(index + run.count)
+                let values = next.sql == first.sql ? try? bulk.statement.text.values(for: next.arguments) : nil
+                let added = values.map(MariaDBBulkBinding.packetBytes(of:)) ?? 0
+                guard let values, next.arguments.conversionError == nil, bytes + added <= bulk.byteLimit,
+                    MariaDBBulkBinding.Kind.merge(values, into: &kinds)
+                else {
+                    lookahead = next
+                    break
+                }
+                run.append(next)
+                rows.append(values)
+                bytes += added
+            }
+            if run.count == 1 {
+                changed += try runOne(first, at: index, row: row, ended: ended)
+            } else {
+                changed += try runBulk(bulk.statement, run, rows: rows, kinds: kinds, at: index, row: row, ended: ended)
+            }
+            index += run.count
         }
         return changed
+    }
+
+    /// Runs one statement of a batch, at `index`: its error names the index.
+    private func runOne(
+        _ statement: SQL, at index: Int, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
+    ) throws -> Int {
+        let sent = ended == nil ? nil : MonotonicTime.now
+        do {
+            let rows = try run(statement) { try row(index, $0) }
+            if let ended, let sent { ended(statement.sql, sent, rows, nil) }
+            return rows
+        } catch {
+            if let ended, let sent { ended(statement.sql, sent, 0, error) }
+            guard var error = error as? MariaDBError, error.concernsTheBatchItem else { throw error }
+            error.batchIndex = index
+            throw error
+        }
+    }
+
+    /// The prepared statement and values of `query` when it may run in bulk with others of
+    /// its text (see ``runBatch(count:_:row:ended:)``), with the bytes a bulk execution may
+    /// send; `nil` when it runs alone (its error, if any, is then thrown by running it).
+    private func bulkStatement(
+        for query: SQL
+    ) throws -> (statement: PreparedStatement, values: [DatabaseValue], byteLimit: Int)? {
+        guard query.arguments.conversionError == nil, readingOffTheWire == nil, !transactionMarked,
+            !cancelRequested.load(ordering: .relaxed), FirstWord(query.sql) == .insert, let mysql
+        else { return nil }
+        let limit = try bulkByteLimit(mysql)
+        guard limit > 0 else { return nil }
+        let statement: PreparedStatement
+        do {
+            statement = try prepared(query.sql, role: .write)
+        } catch {
+            if failed { throw error }  // the connection broke: its error, not a later "not sent"
+            return nil  // the server refused the text: running it alone throws that, with its index
+        }
+        guard statement.insertsOneRow, !statement.isReading,
+            let values = try? statement.text.values(for: query.arguments), !values.isEmpty,
+            Int(mysql_stmt_param_count(statement.handle)) == values.count
+        else { return nil }
+        return (statement, values, limit)
+    }
+
+    /// ``bulkByteLimit``, read from the server the first time.
+    private func bulkByteLimit(_ mysql: UnsafeMutablePointer<MYSQL>) throws -> Int {
+        if let bulkByteLimit { return bulkByteLimit }
+        var limit = 0
+        if swiftdal_mariadb_runs_bulk(mysql) != 0 {
+            try checkMaySend("SELECT @@max_allowed_packet", role: .read)
+            _ = try uncounted {
+                try executeText("SELECT @@max_allowed_packet") {
+                    limit = min(Self.bulkBytes, try $0.decode(Int.self, at: 0) / 2)
+                }
+            }
+        }
+        bulkByteLimit = limit
+        return limit
+    }
+
+    /// Runs `run` (statements of `statement`'s text, at `index` on in the batch; `rows` their
+    /// values, of `kinds`) as one bulk execution. When it fails on a statement's error and
+    /// left nothing, runs them one by one, so that the error names the failing one.
+    private func runBulk(
+        _ statement: PreparedStatement, _ run: [SQL], rows: [[DatabaseValue]], kinds: [MariaDBBulkBinding.Kind?],
+        at index: Int, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
+    ) throws -> Int {
+        let sql = run[0].sql  // the caller's text, as the statements run alone report it
+        let sent = ended == nil ? nil : MonotonicTime.now
+        let failure: MariaDBError
+        do {
+            try checkMaySend(statement.text.sql, role: .write)
+            try executeBulk(statement, MariaDBBulkBinding(rows: rows, kinds: kinds))
+            completedStatements += run.count
+            // One row each (the server's count would add what triggers wrote).
+            if let ended, let sent { ended(sql, sent, run.count, nil) }
+            return run.count
+        } catch let error as MariaDBError where error.concernsTheBatchItem && !error.isRetryable && error.wasSent {
+            if let ended, let sent { ended(sql, sent, 0, error) }
+            failure = error
+        } catch {
+            if let ended, let sent { ended(sql, sent, 0, error) }
+            throw error
+        }
+        if failure.code == 4033 {
+            bulkByteLimit = 0  // refused before anything ran (statement-based binary log): never again here
+        } else if transactionMarked || !((try? undoesAFailedInsert(statement.text)) ?? false) {
+            // The transaction may be gone, or the rows before the failing one may be kept (a
+            // table that is not transactional, a trigger writing to one): running them again
+            // could write them twice. The error names no row.
+            throw failure
+        }
+        // The failed execution left nothing (the server undid the statement at its error):
+        // its statements run again one by one, and the failing one throws with its index.
+        var changed = 0
+        for (offset, statement) in run.enumerated() {
+            changed += try runOne(statement, at: index + offset, row: row, ended: ended)
+        }
+        return changed
+    }
+
+    /// Whether a failed `INSERT` of `text` (``MariaDBStatementText/insertTarget``) left
+    /// nothing behind: its table's engine is transactional (InnoDB's statement is undone
+    /// at its error) and no trigger runs on it (one could write to a table that is not).
+    /// Asked of the server's catalog only after a bulk execution failed.
+    private func undoesAFailedInsert(_ text: MariaDBStatementText) throws -> Bool {
+        guard let target = text.insertTarget else { return false }
+        var undone = false
+        _ = try uncounted {
+            try run(
+                SQL(
+                    sql: """
+                        SELECT COUNT(*) FROM information_schema.TABLES t
+                        JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE AND e.TRANSACTIONS = 'YES'
+                        WHERE t.TABLE_SCHEMA = IFNULL(?, DATABASE()) AND t.TABLE_NAME = ?
+                        AND NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS g
+                            WHERE g.EVENT_OBJECT_SCHEMA = t.TABLE_SCHEMA AND g.EVENT_OBJECT_TABLE = t.TABLE_NAME)
+                        """, arguments: [target.schema, target.table])
+            ) { undone = try $0.decode(Int.self, at: 0) == 1 }
+        }
+        return undone
+    }
+
+    /// Executes `statement` once for every row of `binding` (`STMT_ATTR_ARRAY_SIZE`).
+    private func executeBulk(_ statement: PreparedStatement, _ binding: MariaDBBulkBinding) throws {
+        let handle = statement.handle
+        var size = UInt32(binding.rowCount)
+        // The statement's next single execution binds its parameters again, without arrays.
+        statement.forgetBound()
+        defer {
+            var none: UInt32 = 0
+            mysql_stmt_attr_set(handle, STMT_ATTR_ARRAY_SIZE, &none)
+        }
+        guard mysql_stmt_attr_set(handle, STMT_ATTR_ARRAY_SIZE, &size) == 0,
+            mysql_stmt_bind_param(handle, binding.binds) == 0
+        else { throw statementError(handle, sql: statement.text.sql) }
+        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: statement.text.sql) }
+        withExtendedLifetime(binding) {}
     }
 
     /// No bulk path yet (`LOAD DATA LOCAL INFILE` would be one): `nil`, and the caller

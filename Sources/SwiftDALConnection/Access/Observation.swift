@@ -24,8 +24,12 @@ import Dispatch
 /// configuration.observer = Metrics(logger: logger)
 /// configuration.slowStatementThreshold = .milliseconds(100)
 /// ```
+///
+/// A batch on MariaDB sends a run of one-row `INSERT`s (`insertRange`'s) as one bulk
+/// execution: one event, its ``StatementEvent/rowCount`` the rows of the run. When it fails
+/// on a row's error, its rows then run one by one, each heard of.
 public protocol DatabaseObserver: Sendable {
-    /// Called once per statement, after it finished or failed.
+    /// Called once per statement (a bulk execution is one), after it finished or failed.
     func statementDidFinish(_ event: StatementEvent)
 }
 
