@@ -124,6 +124,12 @@ let mariadbWorkloads: [MariaDBWorkload] = [
             : try mariadbSwiftCall(
                 implementation, target, scale, explicit: { try $0.w1Insert() }, codable: { try $0.w1Insert() })
     },
+    MariaDBWorkload(id: "W1B", title: "bulk insert", populated: false) { implementation, target, scale in
+        implementation == .raw
+            ? try rawMariaDBCall("W1B", target) { rawmy_w1_bulk($0, scale.rows, &$1, &$2, $3) }
+            : try mariadbSwiftCall(
+                implementation, target, scale, explicit: { try $0.w1Bulk() }, codable: { try $0.w1Bulk() })
+    },
     MariaDBWorkload(id: "W2", title: "fetch-all", populated: true) { implementation, target, scale in
         implementation == .raw
             ? try rawMariaDBCall("W2", target) { rawmy_w2_fetch_all($0, &$1, &$2, $3) }

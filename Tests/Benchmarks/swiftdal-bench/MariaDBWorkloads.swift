@@ -33,6 +33,14 @@ struct MariaDBSwiftWorkloads<User: BenchUser> {
         }
     }
 
+    /// W1B: the rows through `bulkInsert` (on MariaDB `insertRange`'s bulk executions, a
+    /// thousand rows each, as the raw C bulk baseline sends them).
+    func w1Bulk() throws -> (seconds: Double, checksum: Int64) {
+        return try measuredOnPool(open) { _, users in
+            Int64(try users.bulkInsert((1...scale.rows).map { User(row: $0) }))
+        }
+    }
+
     func w2FetchAll() throws -> (seconds: Double, checksum: Int64) {
         let (pool, users) = try open()
         let (all, seconds) = try measured { try pool.read { _ in try users.getAll() } }

@@ -46,6 +46,9 @@ int rawmy_setup(const rawmy_target *target, int64_t n, int populated, rawmy_erro
 /// W1: rows 1...n inserted in one transaction, one `INSERT … RETURNING "id"` each; the
 /// checksum is the sum of the returned ids.
 int rawmy_w1_insert(const rawmy_target *target, int64_t n, int64_t *checksum, double *seconds, rawmy_error *error);
+/// W1B: rows 1...n inserted in one transaction as bulk executions of 1,000 rows
+/// (`STMT_ATTR_ARRAY_SIZE`, column-wise arrays); the checksum is n.
+int rawmy_w1_bulk(const rawmy_target *target, int64_t n, int64_t *checksum, double *seconds, rawmy_error *error);
 /// W2: every row into user structs (strings copied), in one read-only transaction.
 int rawmy_w2_fetch_all(const rawmy_target *target, int64_t *checksum, double *seconds, rawmy_error *error);
 /// W3 (`transaction` 1: one read-only repeatable-read transaction) and W3a (0: each
