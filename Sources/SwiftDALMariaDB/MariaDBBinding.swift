@@ -186,19 +186,17 @@ final class MariaDBBulkBinding {
             binds[parameter].u.indicator = indicators
             switch kinds[parameter] {
             case .integer:
-                let values = allocate(rowCount, of: Int64.self)
-                for row in 0..<rowCount {
-                    if case .integer(let value) = rows[row][parameter] { values[row] = value } else { values[row] = 0 }
-                }
                 binds[parameter].buffer_type = MYSQL_TYPE_LONGLONG
-                binds[parameter].buffer = UnsafeMutableRawPointer(values)
-            case .real:
-                let values = allocate(rowCount, of: Double.self)
-                for row in 0..<rowCount {
-                    if case .real(let value) = rows[row][parameter] { values[row] = value } else { values[row] = 0 }
+                binds[parameter].buffer = numbers(rows, parameter) { value -> Int64 in
+                    if case .integer(let integer) = value { return integer }
+                    return 0
                 }
+            case .real:
                 binds[parameter].buffer_type = MYSQL_TYPE_DOUBLE
-                binds[parameter].buffer = UnsafeMutableRawPointer(values)
+                binds[parameter].buffer = numbers(rows, parameter) { value -> Double in
+                    if case .real(let real) = value { return real }
+                    return 0
+                }
             case .text, .blob, nil:
                 // The bytes of every row one after the other, a pointer and a length per row.
                 var byteCount = 0
@@ -242,6 +240,15 @@ final class MariaDBBulkBinding {
                 binds[parameter].length = lengths
             }
         }
+    }
+
+    /// The array of `parameter`'s values in `rows` as `number` reads them (0 for a `NULL`).
+    private func numbers<T>(
+        _ rows: [[DatabaseValue]], _ parameter: Int, _ number: (DatabaseValue) -> T
+    ) -> UnsafeMutableRawPointer {
+        let values = allocate(rows.count, of: T.self)
+        for row in rows.indices { values[row] = number(rows[row][parameter]) }
+        return UnsafeMutableRawPointer(values)
     }
 
     private func allocate<T>(_ count: Int, of type: T.Type) -> UnsafeMutablePointer<T> {

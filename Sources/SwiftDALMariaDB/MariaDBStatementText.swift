@@ -205,64 +205,46 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// For example, `try MariaDBStatementText("INSERT INTO \"users\" (\"name\") VALUES (?)").insertsOneRow`
     /// is `true`.
     var insertsOneRow: Bool {
-        let bytes = Array(sql.utf8)
-        var index = 0
-        func skipBlanks() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-        }
-        /// Reads `word` (upper case ASCII) as a whole word at `index`.
-        func read(_ word: String) -> Bool {
-            let letters = Array(word.utf8)
-            guard index + letters.count <= bytes.count else { return false }
-            for (offset, letter) in letters.enumerated() where bytes[index + offset] & 0xDF != letter { return false }
-            let end = index + letters.count
-            if end < bytes.count, Self.isWordByte(bytes[end]) { return false }
-            index = end
-            return true
-        }
-        skipBlanks()
-        guard read("INSERT") else { return false }
-        skipBlanks()
-        guard read("INTO") else { return false }
+        var reader = InsertReader(sql)
+        guard reader.readInsertInto() else { return false }
+        let bytes = reader.bytes
         // The target and its columns (quoted names, parentheses), up to the word VALUES.
-        while index < bytes.count {
-            let byte = bytes[index]
+        while reader.index < bytes.count {
+            let byte = bytes[reader.index]
             if byte == 0x22 || byte == 0x60 {  // "name", `name`
-                guard let close = bytes[(index + 1)...].firstIndex(of: byte) else { return false }
-                index = close + 1
+                guard reader.name() != nil else { return false }
                 continue
             }
             if byte == 0x27 || byte == 0x23 || byte == 0x3B { return false }  // a literal, #, ;
-            if byte == 0x2D || byte == 0x2F, index + 1 < bytes.count,
-                bytes[index + 1] == 0x2D || bytes[index + 1] == 0x2A
+            if byte == 0x2D || byte == 0x2F, reader.index + 1 < bytes.count,
+                bytes[reader.index + 1] == 0x2D || bytes[reader.index + 1] == 0x2A
             {
                 return false  // a comment
             }
             if Self.isWordByte(byte) {
-                let start = index
-                if start == 0 || !Self.isWordByte(bytes[start - 1]), read("VALUES") { break }
-                if read("SELECT") || read("SET") || read("VALUE") { return false }
-                while index < bytes.count, Self.isWordByte(bytes[index]) { index += 1 }
+                if reader.read("VALUES") { break }
+                if reader.read("SELECT") || reader.read("SET") || reader.read("VALUE") { return false }
+                while reader.index < bytes.count, Self.isWordByte(bytes[reader.index]) { reader.index += 1 }
                 continue
             }
-            index += 1
+            reader.index += 1
         }
-        skipBlanks()
-        guard index < bytes.count, bytes[index] == 0x28 else { return false }  // (
-        index += 1
+        reader.skipBlanks()
+        guard reader.index < bytes.count, bytes[reader.index] == 0x28 else { return false }  // (
+        reader.index += 1
         var placeholders = 0
-        while index < bytes.count, bytes[index] != 0x29 {  // )
-            switch bytes[index] {
+        while reader.index < bytes.count, bytes[reader.index] != 0x29 {  // )
+            switch bytes[reader.index] {
             case 0x3F: placeholders += 1
             case 0x2C, 0x20, 0x09, 0x0A, 0x0D: break
             default: return false
             }
-            index += 1
+            reader.index += 1
         }
-        guard index < bytes.count, placeholders > 0 else { return false }
-        index += 1
-        skipBlanks()
-        return index == bytes.count
+        guard reader.index < bytes.count, placeholders > 0 else { return false }
+        reader.index += 1
+        reader.skipBlanks()
+        return reader.index == bytes.count
     }
 
     /// The table an `INSERT INTO [schema.]table …` writes to, its names unquoted (`"…"`,
@@ -271,27 +253,53 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// For example, `try MariaDBStatementText(#"INSERT INTO "shop"."users" ("a") VALUES (?)"#).insertTarget`
     /// is `("shop", "users")`.
     var insertTarget: (schema: String?, table: String)? {
-        let bytes = Array(sql.utf8)
+        var reader = InsertReader(sql)
+        guard reader.readInsertInto(), let first = reader.name() else { return nil }
+        guard reader.index < reader.bytes.count, reader.bytes[reader.index] == 0x2E else { return (nil, first) }  // .
+        reader.index += 1
+        guard let second = reader.name() else { return nil }
+        return (first, second)
+    }
+
+    /// Reads the start of an `INSERT` statement's text: blanks, whole words, names.
+    private struct InsertReader {
+        let bytes: [UInt8]
         var index = 0
-        func skipBlanks() {
+
+        init(_ sql: String) { bytes = Array(sql.utf8) }
+
+        mutating func skipBlanks() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
         }
-        func read(_ word: String) -> Bool {
+
+        /// Reads `word` (upper-case ASCII, any case in the text) as a whole word at `index`.
+        mutating func read(_ word: String) -> Bool {
             let letters = Array(word.utf8)
-            guard index + letters.count <= bytes.count,
-                zip(bytes[index...], letters).allSatisfy({ $0 & 0xDF == $1 }),
-                index + letters.count == bytes.count || !Self.isWordByte(bytes[index + letters.count])
+            let end = index + letters.count
+            guard end <= bytes.count, zip(bytes[index...], letters).allSatisfy({ $0 & 0xDF == $1 }),
+                end == bytes.count || !MariaDBStatementText.isWordByte(bytes[end])
             else { return false }
-            index += letters.count
+            index = end
             return true
         }
+
+        /// `INSERT INTO` after blanks, and the blanks after it.
+        mutating func readInsertInto() -> Bool {
+            skipBlanks()
+            guard read("INSERT") else { return false }
+            skipBlanks()
+            guard read("INTO") else { return false }
+            skipBlanks()
+            return true
+        }
+
         /// One name: quoted (a doubled quote inside stands for one) or bare.
-        func name() -> String? {
+        mutating func name() -> String? {
             guard index < bytes.count else { return nil }
             let quote = bytes[index]
             guard quote == 0x22 || quote == 0x60 else {
                 let start = index
-                while index < bytes.count, Self.isWordByte(bytes[index]) { index += 1 }
+                while index < bytes.count, MariaDBStatementText.isWordByte(bytes[index]) { index += 1 }
                 return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
             }
             var name = [UInt8]()
@@ -309,19 +317,9 @@ struct MariaDBStatementText: Sendable, Equatable {
             }
             return nil
         }
-        skipBlanks()
-        guard read("INSERT") else { return nil }
-        skipBlanks()
-        guard read("INTO") else { return nil }
-        skipBlanks()
-        guard let first = name() else { return nil }
-        guard index < bytes.count, bytes[index] == 0x2E else { return (nil, first) }  // .
-        index += 1
-        guard let second = name() else { return nil }
-        return (first, second)
     }
 
-    private static func isWordByte(_ byte: UInt8) -> Bool {
+    fileprivate static func isWordByte(_ byte: UInt8) -> Bool {
         (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x24
             || byte >= 0x80
     }
