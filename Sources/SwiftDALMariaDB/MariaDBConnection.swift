@@ -130,6 +130,9 @@ final class MariaDBConnection: EngineConnection {
         /// Whether it inserts exactly one row at each execution (``MariaDBStatementText/insertsOneRow``):
         /// the statements a batch runs in bulk.
         lazy var insertsOneRow = text.insertsOneRow
+        /// Whether its target table undoes a failed execution entirely (asked of the catalog
+        /// once, by the first batch that would run it in bulk): `nil` until then.
+        var targetUndoesAFailure: Bool?
         /// The row its results are read from, and the views' handle on it: made with its
         /// first result, used by every execution.
         private(set) var reader: (row: MariaDBFetchedRow, result: EngineResult)?
@@ -1029,22 +1032,24 @@ final class MariaDBConnection: EngineConnection {
 
     /// Runs the batch's statements in order. Inside a transaction, consecutive statements of
     /// one text that each insert one row (`INSERT INTO t (…) VALUES (?, …)`: `insertRange`'s,
-    /// `bulkInsert`'s), with values of one kind per parameter, go to the server as one bulk
-    /// execution (`COM_STMT_BULK_EXECUTE`: one round trip for up to ``bulkStatements`` of
-    /// them, ``bulkBytes`` of values). Everything else runs one statement after the other:
-    /// updates, upserts and deletes too, because MariaDB's count of a bulk execution adds the
-    /// rows its triggers wrote (`updateRange` returns the rows found), and a bulk `UPDATE`
-    /// that fails keeps the rows before the failing one. A bulk `INSERT` that fails on a
-    /// statement's error (a constraint, a value) into a transactional table without
-    /// triggers leaves nothing, as any statement does at its error there: its statements then
-    /// run again one by one, and the error names the failing one (``DatabaseError/batchIndex``),
-    /// the statements before it having run, as without bulk. Into another table (MyISAM,
-    /// Aria; one with triggers, which may write to such a table) the rows before the failing
-    /// one may be kept, and running them again could write them twice: the error names no
-    /// row. A deadlock, a lock wait timeout, a lost connection or a stopped call names none.
-    /// The rows of one bulk execution share its statement's time (`NOW()`, a
-    /// `CURRENT_TIMESTAMP` default).
-    /// `ended` hears of each execution: a bulk one once, with a row for each of its statements.
+    /// `bulkInsert`'s) into a table that undoes a failed statement entirely (InnoDB, with no
+    /// trigger this account can see: asked of the catalog once per statement and connection),
+    /// with values of one kind per parameter, go to the server as one bulk execution
+    /// (`COM_STMT_BULK_EXECUTE`: one round trip for up to ``bulkStatements`` of them,
+    /// ``bulkBytes`` of values). Everything else runs one statement after the other: inserts
+    /// into other tables (MyISAM, Aria: a failed bulk execution would keep the rows before the
+    /// failing one), updates, upserts and deletes (MariaDB's count of a bulk execution adds
+    /// the rows its triggers wrote, and `updateRange` returns the rows found; a bulk `UPDATE`
+    /// keeps the rows before a failing one). A bulk execution that fails on a statement's
+    /// error (a constraint, a value) left nothing: its statements run again one by one, and
+    /// the error names the failing one (``DatabaseError/batchIndex``), the statements before
+    /// it having run, as without bulk. A deadlock, a lock wait timeout, a lost connection or a
+    /// stopped call names none. `ended` hears of each execution: a bulk one once, with a row
+    /// for each of its statements (a refused or failed one with its error, before its
+    /// statements run one by one). The rows of one bulk execution share its statement's time
+    /// (`NOW()`, a `CURRENT_TIMESTAMP` default). A trigger the account cannot see (without the
+    /// `TRIGGER` privilege) that writes to a table that is not transactional would see the
+    /// rows before a failing one twice.
     func runBatch(
         count: Int, _ query: (Int) throws -> SQL, row: (Int, RowView) throws -> Void, ended: BatchStatementEnded?
     ) throws -> Int {
@@ -1128,6 +1133,10 @@ final class MariaDBConnection: EngineConnection {
             let values = try? statement.text.values(for: query.arguments), !values.isEmpty,
             Int(mysql_stmt_param_count(statement.handle)) == values.count
         else { return nil }
+        if statement.targetUndoesAFailure == nil {
+            statement.targetUndoesAFailure = try targetUndoesAFailure(of: statement.text)
+        }
+        guard statement.targetUndoesAFailure == true else { return nil }  // (nil: asked again next time)
         return (statement, values, limit)
     }
 
@@ -1136,11 +1145,16 @@ final class MariaDBConnection: EngineConnection {
         if let bulkByteLimit { return bulkByteLimit }
         var limit = 0
         if swiftdal_mariadb_runs_bulk(mysql) != 0 {
-            try checkMaySend("SELECT @@max_allowed_packet", role: .read)
-            _ = try uncounted {
-                try executeText("SELECT @@max_allowed_packet") {
-                    limit = min(Self.bulkBytes, try $0.decode(Int.self, at: 0) / 2)
+            do {
+                try checkMaySend("SELECT @@max_allowed_packet", role: .read)
+                _ = try uncounted {
+                    try executeText("SELECT @@max_allowed_packet") {
+                        limit = min(Self.bulkBytes, try $0.decode(Int.self, at: 0) / 2)
+                    }
                 }
+            } catch {
+                if failed { throw error }  // the connection broke
+                return 0  // (a stopped call: asked again by the next batch)
             }
         }
         bulkByteLimit = limit
@@ -1173,11 +1187,8 @@ final class MariaDBConnection: EngineConnection {
         }
         if failure.code == 4033 {
             bulkByteLimit = 0  // refused before anything ran (statement-based binary log): never again here
-        } else if transactionMarked || !((try? undoesAFailedInsert(statement.text)) ?? false) {
-            // The transaction may be gone, or the rows before the failing one may be kept (a
-            // table that is not transactional, a trigger writing to one): running them again
-            // could write them twice. The error names no row.
-            throw failure
+        } else if transactionMarked {
+            throw failure  // the transaction may be gone: nothing runs again, and no row is named
         }
         // The failed execution left nothing (the server undid the statement at its error):
         // its statements run again one by one, and the failing one throws with its index.
@@ -1188,24 +1199,32 @@ final class MariaDBConnection: EngineConnection {
         return changed
     }
 
-    /// Whether a failed `INSERT` of `text` (``MariaDBStatementText/insertTarget``) left
-    /// nothing behind: its table's engine is transactional (InnoDB's statement is undone
-    /// at its error) and no trigger runs on it (one could write to a table that is not).
-    /// Asked of the server's catalog only after a bulk execution failed.
-    private func undoesAFailedInsert(_ text: MariaDBStatementText) throws -> Bool {
+    /// Whether a failed `INSERT` of `text` leaves nothing behind, so that its rows can run
+    /// again one by one to find the failing one: its target (``MariaDBStatementText/insertTarget``,
+    /// the names compared exactly) is one table whose engine is transactional (InnoDB undoes
+    /// a statement at its error), with no trigger this account can see (one could write to a
+    /// table that is not). `false` when the catalog does not say so (a view, a table that is
+    /// not transactional, names not read): the statement then runs one row at a time, never
+    /// in bulk; `nil` when the query failed (a stopped call), not to be kept.
+    private func targetUndoesAFailure(of text: MariaDBStatementText) throws -> Bool? {
         guard let target = text.insertTarget else { return false }
         var undone = false
-        _ = try uncounted {
-            try run(
-                SQL(
-                    sql: """
-                        SELECT COUNT(*) FROM information_schema.TABLES t
-                        JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE AND e.TRANSACTIONS = 'YES'
-                        WHERE t.TABLE_SCHEMA = IFNULL(?, DATABASE()) AND t.TABLE_NAME = ?
-                        AND NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS g
-                            WHERE g.EVENT_OBJECT_SCHEMA = t.TABLE_SCHEMA AND g.EVENT_OBJECT_TABLE = t.TABLE_NAME)
-                        """, arguments: [target.schema, target.table])
-            ) { undone = try $0.decode(Int.self, at: 0) == 1 }
+        do {
+            _ = try uncounted {
+                try run(
+                    SQL(
+                        sql: """
+                            SELECT IFNULL(COUNT(*) = 1 AND SUM(e.TRANSACTIONS = 'YES') = 1 AND NOT EXISTS (
+                                SELECT 1 FROM information_schema.TRIGGERS g WHERE BINARY g.EVENT_OBJECT_SCHEMA =
+                                IFNULL(?, DATABASE()) AND BINARY g.EVENT_OBJECT_TABLE = ?), 0)
+                            FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
+                            WHERE BINARY t.TABLE_SCHEMA = IFNULL(?, DATABASE()) AND BINARY t.TABLE_NAME = ?
+                            """, arguments: [target.schema, target.table, target.schema, target.table])
+                ) { undone = try $0.decode(Int.self, at: 0) == 1 }
+            }
+        } catch {
+            if failed { throw error }  // the connection broke
+            return nil
         }
         return undone
     }

@@ -255,10 +255,16 @@ struct MariaDBStatementText: Sendable, Equatable {
     var insertTarget: (schema: String?, table: String)? {
         var reader = InsertReader(sql)
         guard reader.readInsertInto(), let first = reader.name() else { return nil }
-        guard reader.index < reader.bytes.count, reader.bytes[reader.index] == 0x2E else { return (nil, first) }  // .
+        reader.skipBlanks()
+        // After the name: `.` and the table's name, or what follows a table's name.
+        guard reader.index < reader.bytes.count, reader.bytes[reader.index] == 0x2E else {
+            return reader.endsAName ? (nil, first) : nil
+        }
         reader.index += 1
+        reader.skipBlanks()
         guard let second = reader.name() else { return nil }
-        return (first, second)
+        reader.skipBlanks()
+        return reader.endsAName ? (first, second) : nil
     }
 
     /// Reads the start of an `INSERT` statement's text: blanks, whole words, names.
@@ -281,6 +287,14 @@ struct MariaDBStatementText: Sendable, Equatable {
             else { return false }
             index = end
             return true
+        }
+
+        /// Whether a table's name may end where the reading is: at the end, or before `(`
+        /// or a word (after blanks read), as `VALUES` or `PARTITION`.
+        var endsAName: Bool {
+            index == bytes.count || bytes[index] == 0x28
+                || (index > 0 && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index - 1])
+                    && MariaDBStatementText.isWordByte(bytes[index]))
         }
 
         /// `INSERT INTO` after blanks, and the blanks after it.

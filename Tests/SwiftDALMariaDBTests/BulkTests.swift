@@ -129,7 +129,8 @@ import Testing
             ("INSERT IGNORE INTO mixed(position, v) VALUES (?, ?)", { [200 + $0, "ignore"] }, 3, 3),
             ("INSERT INTO mixed(position, v) VALUES (?, ?), (?, ?)", { [300 + $0, "a", 310 + $0, "b"] }, 6, 3),
             ("INSERT INTO mixed(position, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = 'u'", { [400 + $0, "c"] }, 3, 3),
-            ("/* c */ INSERT INTO mixed(position, v) VALUES (?, ?)", { [500 + $0, "comment"] }, 3, 3)
+            ("/* c */ INSERT INTO mixed(position, v) VALUES (?, ?)", { [500 + $0, "comment"] }, 3, 3),
+            ("INSERT INTO \(database) . mixed (position, v) VALUES (?, ?)", { [600 + $0, "schema"] }, 3, 1)
         ]
         for (sql, arguments, changed, executions) in cases {
             let before = try insertsExecuted(server)
@@ -141,16 +142,16 @@ import Testing
             #expect(written == changed, "\(sql)")
             #expect(try insertsExecuted(server) - before == executions, "\(sql)")
         }
-        #expect(try server.sql("SELECT COUNT(*) FROM mixed WHERE position >= 100", database: database) == "18\n")
+        #expect(try server.sql("SELECT COUNT(*) FROM mixed WHERE position >= 100", database: database) == "21\n")
     }
 
-    /// A bulk execution that fails on a row (here a `NULL` for a `NOT NULL` column) into an
-    /// InnoDB table leaves nothing: its rows run again one by one, and the error names the
-    /// failing one. Into a table that is not transactional (Aria), the rows before it are
-    /// kept, as with a statement per row, and are not written twice: the error names no
-    /// row. Into a table with a trigger (which may write to such a table) nothing runs again
-    /// either.
-    @Test func aFailedBulkExecutionNamesItsRowOnlyWhereItLeftNothing() throws {
+    /// A row that fails (here a `NULL` for a `NOT NULL` column) is named by its index on every
+    /// table. Only a table that undoes a failed statement entirely (InnoDB, without
+    /// triggers) gets bulk executions: the failed one left nothing, and its rows ran again
+    /// one by one up to the failing one (five rows inside the transaction, not ten). A table
+    /// that is not transactional (Aria), or one with a trigger (which may write to such a
+    /// table), gets a statement per row, so that nothing is written twice.
+    @Test func onlyATableThatUndoesAFailureGetsBulkExecutionsAndEveryFailureNamesItsRow() throws {
         let (server, pool, database) = try start([])
         defer {
             try? pool.close()
@@ -166,27 +167,47 @@ import Testing
                 CREATE TRIGGER seen_insert AFTER INSERT ON triggered FOR EACH ROW INSERT INTO seen VALUES (NEW.n)
                 """)
         }
-        for (table, failing, kept) in [("plain", 5 as Int?, "0"), ("aria", nil, "5"), ("triggered", nil, "0")] {
-            let before = try insertsExecuted(server)
-            let error = #expect(throws: (any Error).self) {
-                try pool.write { db in
-                    try db.inTransaction(.immediate) {
+        /// Ten rows into `table` in a transaction, row `failing` a NULL; `inside`: the rows in
+        /// the table seen inside the transaction when the batch failed.
+        func batch(_ table: String, failingAt failing: Int?, inside: inout Int) throws {
+            try pool.write { db in
+                try db.inTransaction(.immediate) {
+                    do {
                         _ = try db.executeBatch(count: 10) { index in
                             SQL(
                                 sql: "INSERT INTO \(table)(n, note) VALUES (?, ?)",
-                                arguments: [index == 5 ? nil : index, "row"])
+                                arguments: [index == failing ? nil : index, "row"])
                         }
+                    } catch {
+                        inside = try db.fetchScalar(Int.self, SQL(sql: "SELECT COUNT(*) FROM \(table)")) ?? -1
+                        throw error
                     }
                 }
             }
+        }
+        // Succeeding: one bulk execution into the InnoDB table, a statement per row elsewhere.
+        for (table, executions) in [("plain", 1), ("aria", 10)] {
+            let before = try insertsExecuted(server)
+            var inside = -1
+            try batch(table, failingAt: nil, inside: &inside)
+            #expect(try insertsExecuted(server) - before == executions, "\(table)")
+            try server.sql("DELETE FROM \(table)", database: database)
+        }
+        for (table, kept) in [("plain", "0"), ("aria", "5"), ("triggered", "0")] {
+            let before = try insertsExecuted(server)
+            var insideTheTransaction = -1
+            let error = #expect(throws: (any Error).self) {
+                try batch(table, failingAt: 5, inside: &insideTheTransaction)
+            }
             let failure = error as? any DatabaseError
             #expect(failure?.constraintKind == .notNull, "\(table)")
-            #expect(failure?.batchIndex == failing, "\(table)")
+            #expect(failure?.batchIndex == 5, "\(table)")
+            #expect(insideTheTransaction == 5, "\(table)")
             #expect(try server.sql("SELECT COUNT(*) FROM \(table)", database: database) == kept + "\n", "\(table)")
-            // The bulk execution, then (InnoDB without triggers) the rows up to the failing one.
-            // (The trigger's own INSERTs count too: not compared.)
+            // InnoDB: the bulk execution, then the rows up to the failing one; Aria: a statement
+            // per row up to the failing one. (The trigger's own INSERTs count too: not compared.)
             if table != "triggered" {
-                #expect(try insertsExecuted(server) - before == (failing.map { $0 + 2 } ?? 1), "\(table)")
+                #expect(try insertsExecuted(server) - before == (table == "plain" ? 7 : 6), "\(table)")
             }
         }
         #expect(try server.sql("SELECT COUNT(*) FROM seen", database: database) == "0\n")

@@ -27,7 +27,8 @@ import Dispatch
 ///
 /// A batch on MariaDB sends a run of one-row `INSERT`s (`insertRange`'s) as one bulk
 /// execution: one event, its ``StatementEvent/rowCount`` the rows of the run. When it fails
-/// on a row's error, its rows then run one by one, each heard of.
+/// on a row's error (or the server refuses it), that event carries the error, and its rows
+/// then run one by one up to the failing one, each heard of.
 public protocol DatabaseObserver: Sendable {
     /// Called once per statement (a bulk execution is one), after it finished or failed.
     func statementDidFinish(_ event: StatementEvent)

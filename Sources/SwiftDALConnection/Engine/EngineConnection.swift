@@ -78,13 +78,13 @@ package protocol EngineConnection: AnyObject {
     /// Runs one statement (placeholders `?`, `?NNN`, `:name`, `@name`), calling `body`
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
-    /// Runs `count` statements, the one at each position made by `query` as it is reached,
-    /// one after the other, calling `row` with each row they return and the statement's
+    /// Runs `count` statements, the one at each position made by `query` (ahead of running
+    /// it, when the engine pipelines or sends a bulk execution), one after the other, calling `row` with each row they return and the statement's
     /// position; returns the rows they changed (or returned) in all. Inside a transaction
     /// an engine may pipeline them (send them without waiting for each one's result), or send
     /// a run of them with one text as one bulk execution (MariaDB's). The first engine error
     /// thrown carries the failing statement's position (``DatabaseError/batchIndex``), unless
-    /// a bulk execution failed as a whole (a deadlock; see the engine's `runBatch`); after it
+    /// a bulk execution failed as a whole (a deadlock, a lock wait timeout); after it
     /// nothing of the batch has run. `ended`, when given, is told of each statement that was
     /// sent (a bulk execution once), as it ends.
     func runBatch(
