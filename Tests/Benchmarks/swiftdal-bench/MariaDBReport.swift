@@ -134,7 +134,9 @@ struct MariaDBReport: Codable {
             "\(row.workload) ×\(String(format: "%.2f", row.ratioToRawC))/\(String(format: "%.2f", row.ratioOfFastest))"
         }
         for implementation in [MariaDBImplementation.explicit, .codable] {
-            let rows = workloads.filter { $0.implementation == implementation }
+            // W1B (the bulk path, against raw C's bulk executions) is reported, not part of
+            // the W1–W7 goal.
+            let rows = workloads.filter { $0.implementation == implementation && $0.workload != "W1B" }
             guard !rows.isEmpty else { continue }
             let over = rows.filter { max($0.ratioToRawC, $0.ratioOfFastest) > 1.3 }.map(label)
             let worst = rows.max {
@@ -160,6 +162,12 @@ struct MariaDBReport: Codable {
                         + "\(last.readers) readers; raw C's reads/s ÷ these: " + ratios.joined(separator: ", ")
                         + (errors == 0 ? "" : " (NOT met)"))
             }
+        }
+        for row in workloads where row.workload == "W1B" && row.implementation != .raw {
+            lines.append(
+                "  " + pad("W1B bulk insert (\(row.implementation.rawValue)):", 44)
+                    + "×\(String(format: "%.2f", row.ratioToRawC))/\(String(format: "%.2f", row.ratioOfFastest)) "
+                    + "of raw C's bulk executions (bulkInsert: bulk executions of 1,000 rows)")
         }
         return lines
     }
