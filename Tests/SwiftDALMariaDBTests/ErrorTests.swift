@@ -342,23 +342,27 @@ import Testing
 
     /// A batch whose session an administrator kills part way (`KILL CONNECTION` from
     /// outside while item 50 is made) throws a connection failure that names no item (no
-    /// row caused it), and nothing of it was written.
+    /// row caused it), and nothing of it was written: whether its inserts go as one bulk
+    /// execution (made first, sent on the dead session) or one statement per row
+    /// (`INSERT IGNORE`, never in bulk: the first fifty ran, then the session died).
     @Test func aBatchWhoseSessionIsKilledPartWayNamesNoItem() throws {
         let (pool, outside) = try makeOneConnectionPool()
         defer { try? pool.close() }
         try pool.write { db in try db.execute(sql: "CREATE TABLE pairs(a INT)") }
-        let failure = #expect(throws: MariaDBError.self) {
-            try pool.write { db in
-                let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
-                _ = try db.executeBatch(count: 100) { (index: Int) -> SQL in
-                    if index == 50 { try outside.sql("KILL CONNECTION \(session)") }
-                    return "INSERT INTO pairs(a) VALUES (\(index))"
+        for verb in ["INSERT", "INSERT IGNORE"] {
+            let failure = #expect(throws: MariaDBError.self) {
+                try pool.write { db in
+                    let session = try db.fetchScalar(Int.self, "SELECT CONNECTION_ID()") ?? 0
+                    _ = try db.executeBatch(count: 100) { (index: Int) -> SQL in
+                        if index == 50 { try outside.sql("KILL CONNECTION \(session)") }
+                        return SQL(sql: "\(verb) INTO pairs(a) VALUES (?)", arguments: [index])
+                    }
                 }
             }
+            #expect(failure?.isConnectionFailure == true, "\(verb): \(String(describing: failure))")
+            #expect(failure?.batchIndex == nil, "\(verb): \(String(describing: failure))")
+            #expect(try outside.sql("SELECT COUNT(*) FROM pairs") == "0", "\(verb)")
         }
-        #expect(failure?.isConnectionFailure == true, "\(String(describing: failure))")
-        #expect(failure?.batchIndex == nil, "\(String(describing: failure))")
-        #expect(try outside.sql("SELECT COUNT(*) FROM pairs") == "0")
     }
 
     /// A write whose session an administrator killed part way (`KILL CONNECTION` from
