@@ -120,9 +120,9 @@ extension BaseDAL {
     /// for each one's answer, so a batch costs a round trip per thousand rows, not per row.
     /// On MariaDB rows that write the same columns go as bulk executions (one statement run
     /// for up to a thousand rows of values in one round trip). When a row fails, nothing is
-    /// inserted, and the engine error (a constraint violation, say) tells which entity failed: ``DatabaseError/batchIndex`` is its index in
-    /// `entities` (`nil` for a constraint deferred to the commit, which fails the batch as
-    /// a whole).
+    /// inserted, and the engine error (a constraint violation, say) tells which entity
+    /// failed: ``DatabaseError/batchIndex`` is its index in `entities` (`nil` for a
+    /// constraint deferred to the commit, which fails the batch as a whole).
     ///
     /// For example:
     ///

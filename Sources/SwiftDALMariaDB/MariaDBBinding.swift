@@ -163,14 +163,13 @@ final class MariaDBBulkBinding {
 
     /// The binds, one per parameter, pointing into this binding's arrays: valid while it lives.
     let binds: UnsafeMutablePointer<MYSQL_BIND>
-    let parameterCount: Int
     let rowCount: Int
     private var allocations = [UnsafeMutableRawPointer]()
 
     /// The arrays for `rows` (each in the parameters' order, of `kinds`:
     /// what ``Kind/merge(_:into:)`` made of them; a parameter `NULL` in every row binds as a string).
     init(rows: [[DatabaseValue]], kinds: [Kind?]) {
-        parameterCount = kinds.count
+        let parameterCount = kinds.count
         rowCount = rows.count
         binds = .allocate(capacity: max(1, parameterCount))
         binds.initialize(repeating: MYSQL_BIND(), count: max(1, parameterCount))

@@ -1129,14 +1129,16 @@ final class MariaDBConnection: EngineConnection {
             if failed { throw error }  // the connection broke: its error, not a later "not sent"
             return nil  // the server refused the text: running it alone throws that, with its index
         }
-        guard statement.insertsOneRow, !statement.isReading,
-            let values = try? statement.text.values(for: query.arguments), !values.isEmpty,
-            Int(mysql_stmt_param_count(statement.handle)) == values.count
-        else { return nil }
+        guard statement.insertsOneRow, !statement.isReading else { return nil }
         if statement.targetUndoesAFailure == nil {
             statement.targetUndoesAFailure = try targetUndoesAFailure(of: statement.text)
         }
-        guard statement.targetUndoesAFailure == true else { return nil }  // (nil: asked again next time)
+        // (nil: asked again next time.) Known before the values are converted: a statement
+        // into a table that gets no bulk executions pays for nothing more per row.
+        guard statement.targetUndoesAFailure == true,
+            let values = try? statement.text.values(for: query.arguments), !values.isEmpty,
+            Int(mysql_stmt_param_count(statement.handle)) == values.count
+        else { return nil }
         return (statement, values, limit)
     }
 

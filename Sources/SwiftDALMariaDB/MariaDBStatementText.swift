@@ -68,10 +68,6 @@ struct MariaDBStatementText: Sendable, Equatable {
         var names = [String]()
         var index = 0
         var openExecutableComments = 0
-        func isIdentifierByte(_ byte: UInt8) -> Bool {
-            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x5F
-                || byte == 0x24 || byte >= 0x80
-        }
         func unterminated(_ what: String) -> DALError {
             DALError(.invalidSQL, "the SQL text leaves \(what) open", sql: text)
         }
@@ -155,13 +151,13 @@ struct MariaDBStatementText: Sendable, Equatable {
             case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"):
                 let previous = index > 0 ? bytes[index - 1] : 0x20
                 var end = index + 1
-                while end < bytes.count, isIdentifierByte(bytes[end]), bytes[end] != 0x24 || byte == 0x24 {
+                while end < bytes.count, SQLLexicon.isNameByte(bytes[end]), bytes[end] != 0x24 || byte == 0x24 {
                     end += 1
                 }
                 // A name starts with a letter or `_`; `@@x`, `:=`, `a$b` and `1:2` are not parameters.
                 let startsName =
                     end > index + 1 && !(bytes[index + 1] >= 0x30 && bytes[index + 1] <= 0x39)
-                    && !(byte == UInt8(ascii: "$") && isIdentifierByte(previous))
+                    && !(byte == UInt8(ascii: "$") && SQLLexicon.isNameByte(previous))
                     && previous != UInt8(ascii: "@")
                 guard startsName else {
                     output.append(byte)
@@ -221,10 +217,10 @@ struct MariaDBStatementText: Sendable, Equatable {
             {
                 return false  // a comment
             }
-            if Self.isWordByte(byte) {
+            if SQLLexicon.isNameByte(byte) {
                 if reader.read("VALUES") { break }
                 if reader.read("SELECT") || reader.read("SET") || reader.read("VALUE") { return false }
-                while reader.index < bytes.count, Self.isWordByte(bytes[reader.index]) { reader.index += 1 }
+                while reader.index < bytes.count, SQLLexicon.isNameByte(bytes[reader.index]) { reader.index += 1 }
                 continue
             }
             reader.index += 1
@@ -234,10 +230,11 @@ struct MariaDBStatementText: Sendable, Equatable {
         reader.index += 1
         var placeholders = 0
         while reader.index < bytes.count, bytes[reader.index] != 0x29 {  // )
-            switch bytes[reader.index] {
-            case 0x3F: placeholders += 1
-            case 0x2C, 0x20, 0x09, 0x0A, 0x0D: break
-            default: return false
+            let byte = bytes[reader.index]
+            if byte == 0x3F {
+                placeholders += 1
+            } else if byte != 0x2C, !InsertReader.isBlank(byte) {
+                return false
             }
             reader.index += 1
         }
@@ -274,8 +271,10 @@ struct MariaDBStatementText: Sendable, Equatable {
 
         init(_ sql: String) { bytes = Array(sql.utf8) }
 
+        static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
         mutating func skipBlanks() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count, Self.isBlank(bytes[index]) { index += 1 }
         }
 
         /// Reads `word` (upper-case ASCII, any case in the text) as a whole word at `index`.
@@ -283,7 +282,7 @@ struct MariaDBStatementText: Sendable, Equatable {
             let letters = Array(word.utf8)
             let end = index + letters.count
             guard end <= bytes.count, zip(bytes[index...], letters).allSatisfy({ $0 & 0xDF == $1 }),
-                end == bytes.count || !MariaDBStatementText.isWordByte(bytes[end])
+                end == bytes.count || !SQLLexicon.isNameByte(bytes[end])
             else { return false }
             index = end
             return true
@@ -293,8 +292,8 @@ struct MariaDBStatementText: Sendable, Equatable {
         /// or a word (after blanks read), as `VALUES` or `PARTITION`.
         var endsAName: Bool {
             index == bytes.count || bytes[index] == 0x28
-                || (index > 0 && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index - 1])
-                    && MariaDBStatementText.isWordByte(bytes[index]))
+                || (index > 0 && Self.isBlank(bytes[index - 1])
+                    && SQLLexicon.isNameByte(bytes[index]))
         }
 
         /// `INSERT INTO` after blanks, and the blanks after it.
@@ -313,7 +312,7 @@ struct MariaDBStatementText: Sendable, Equatable {
             let quote = bytes[index]
             guard quote == 0x22 || quote == 0x60 else {
                 let start = index
-                while index < bytes.count, MariaDBStatementText.isWordByte(bytes[index]) { index += 1 }
+                while index < bytes.count, SQLLexicon.isNameByte(bytes[index]) { index += 1 }
                 return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
             }
             var name = [UInt8]()
@@ -331,11 +330,6 @@ struct MariaDBStatementText: Sendable, Equatable {
             }
             return nil
         }
-    }
-
-    fileprivate static func isWordByte(_ byte: UInt8) -> Bool {
-        (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x24
-            || byte >= 0x80
     }
 
     /// The values to bind, one per `?` in order; throws ``DALError/Code/argumentMismatch``

@@ -79,10 +79,11 @@ package protocol EngineConnection: AnyObject {
     /// with each row it returns; returns the number of rows it changed.
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int
     /// Runs `count` statements, the one at each position made by `query` (ahead of running
-    /// it, when the engine pipelines or sends a bulk execution), one after the other, calling `row` with each row they return and the statement's
-    /// position; returns the rows they changed (or returned) in all. Inside a transaction
-    /// an engine may pipeline them (send them without waiting for each one's result), or send
-    /// a run of them with one text as one bulk execution (MariaDB's). The first engine error
+    /// it, when the engine pipelines or sends a bulk execution), one after the other,
+    /// calling `row` with each row they return and the statement's position; returns the
+    /// rows they changed (or returned) in all. Inside a transaction an engine may pipeline
+    /// them (send them without waiting for each one's result), or send a run of them with
+    /// one text as one bulk execution (MariaDB's). The first engine error
     /// thrown carries the failing statement's position (``DatabaseError/batchIndex``), unless
     /// a bulk execution failed as a whole (a deadlock, a lock wait timeout); after it
     /// nothing of the batch has run. `ended`, when given, is told of each statement that was

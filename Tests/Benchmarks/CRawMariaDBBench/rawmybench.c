@@ -387,6 +387,14 @@ static int w1_insert(MYSQL *mysql, int64_t n, int64_t *checksum, rawmy_error *er
 
 #define INSERT_USER_ROW "INSERT INTO \"users\" (\"name\", \"email\", \"age\", \"score\", \"bio\") VALUES (?, ?, ?, ?, ?)"
 
+/// Binds a column of a bulk execution: `values` an array of the type's values, or of
+/// pointers to strings with their `lengths`.
+static void bind_column(MYSQL_BIND *bind, enum enum_field_types type, void *values, unsigned long *lengths) {
+    bind->buffer_type = type;
+    bind->buffer = values;
+    bind->length = lengths;
+}
+
 /// W1B: rows 1...n in one transaction as bulk executions of 1,000 rows each (MariaDB's
 /// COM_STMT_BULK_EXECUTE through STMT_ATTR_ARRAY_SIZE: column-wise arrays, NULL bios by
 /// indicator), the fastest way in through the binary protocol. The checksum is n.
@@ -403,19 +411,11 @@ static int w1_bulk(MYSQL *mysql, int64_t n, int64_t *checksum, rawmy_error *erro
     double scores[CHUNK];
     MYSQL_BIND binds[5];
     memset(binds, 0, sizeof binds);
-    binds[0].buffer_type = MYSQL_TYPE_STRING;
-    binds[0].buffer = name_pointers;
-    binds[0].length = name_lengths;
-    binds[1].buffer_type = MYSQL_TYPE_STRING;
-    binds[1].buffer = email_pointers;
-    binds[1].length = email_lengths;
-    binds[2].buffer_type = MYSQL_TYPE_LONGLONG;
-    binds[2].buffer = ages;
-    binds[3].buffer_type = MYSQL_TYPE_DOUBLE;
-    binds[3].buffer = scores;
-    binds[4].buffer_type = MYSQL_TYPE_STRING;
-    binds[4].buffer = bio_pointers;
-    binds[4].length = bio_lengths;
+    bind_column(&binds[0], MYSQL_TYPE_STRING, name_pointers, name_lengths);
+    bind_column(&binds[1], MYSQL_TYPE_STRING, email_pointers, email_lengths);
+    bind_column(&binds[2], MYSQL_TYPE_LONGLONG, ages, NULL);
+    bind_column(&binds[3], MYSQL_TYPE_DOUBLE, scores, NULL);
+    bind_column(&binds[4], MYSQL_TYPE_STRING, bio_pointers, bio_lengths);
     binds[4].u.indicator = bio_indicators;
     int rc = 0;
     for (int64_t first = 1; rc == 0 && first <= n; first += CHUNK) {
