@@ -92,9 +92,15 @@ extension Entity where Self: Decodable {
 }
 
 extension Entity where Self: Decodable {
-    /// Decodes the entity from the row's columns by name (the Codable mapping).
+    /// Decodes the entity from the row's columns by name (the Codable mapping); an error
+    /// names the entity's table.
     public init(row: RowView) throws {
-        try self.init(from: RowDecoder(row: row, entity: Self.self))
+        do {
+            try self.init(from: RowDecoder(row: row))
+        } catch var error as DALError where error.table == nil {
+            error.table = Self.tableName
+            throw error
+        }
     }
 }
 

@@ -6,21 +6,15 @@ import SwiftDALConnection
 /// nested `Decodable` values are read from JSON text.
 struct RowDecoder: Decoder {
     // Three words at most, so that the `any Decoder` handed to `init(from:)` stores the
-    // decoder inline instead of allocating a box for every row: the row view is two
-    // words, and the entity is kept as a plain metatype (one word; `any Entity.Type`
-    // would add its witness table), cast back only to name the table in an error.
+    // decoder inline instead of allocating a box for every row: the row view is all it
+    // holds. Its errors name no table; `Entity.init(row:)` adds the entity's.
     let row: RowView
-    let entity: Any.Type
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(row: RowView, entity: any Entity.Type) {
+    init(row: RowView) {
         self.row = row
-        self.entity = entity
     }
-
-    /// The entity's table, for errors.
-    var tableName: String? { (entity as? any Entity.Type)?.tableName }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(KeyedContainer<Key>(decoder: self))
@@ -36,8 +30,7 @@ struct RowDecoder: Decoder {
 
     func unsupported(_ what: String) -> DALError {
         DALError(
-            .conversionFailed, "\(entity) cannot be decoded from a row: \(what) is not supported",
-            table: tableName)
+            .conversionFailed, "the entity cannot be decoded from a row: \(what) is not supported")
     }
 
     // The per-column reads, by column name. They take the key's string rather than the
@@ -47,21 +40,13 @@ struct RowDecoder: Decoder {
     /// Column `name` as `T`; a missing column or a failed conversion throws.
     func column<T: DatabaseValueConvertible>(_ name: String, as type: T.Type) throws -> T {
         let index = try index(of: name)
-        do {
-            return try row.decode(T.self, at: index)
-        } catch let error as DALError {
-            throw withTable(error)
-        }
+        return try row.decode(T.self, at: index)
     }
 
     /// Column `name` as `T?`: a missing column or `NULL` is `nil`.
     func optionalColumn<T: DatabaseValueConvertible>(_ name: String, as type: T.Type) throws -> T? {
         guard let index = try row.columnIndex(named: name) else { return nil }
-        do {
-            return try row.decode(T?.self, at: index)
-        } catch let error as DALError {
-            throw withTable(error)
-        }
+        return try row.decode(T?.self, at: index)
     }
 
     /// The index of column `name`, or an error naming the property and the row's columns.
@@ -69,17 +54,9 @@ struct RowDecoder: Decoder {
         if let index = try row.columnIndex(named: name) { return index }
         throw DALError(
             .invalidColumn,
-            "\(entity) has a property \(name) but the row has no such column "
+            "the entity has a property \(name) but the row has no such column "
                 + "(columns: \(try row.columnNames.joined(separator: ", ")))",
-            table: tableName, column: name)
-    }
-
-    /// `error` with the entity's table when it names none.
-    func withTable(_ error: DALError) -> DALError {
-        guard error.table == nil else { return error }
-        var error = error
-        error.table = tableName
-        return error
+            column: name)
     }
 
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -189,7 +166,7 @@ struct RowDecoder: Decoder {
             throw DALError(
                 .conversionFailed,
                 "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): \(String(describing: firstError))",
-                table: decoder.tableName, column: key.stringValue, underlying: firstError)
+                column: key.stringValue, underlying: firstError)
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws

@@ -129,6 +129,12 @@ import Testing
         #expect(
             #expect(throws: DALError.self) { _ = try first?.decode(String.self, named: "name") }?.code == .accessEnded)
         #expect(#expect(throws: DALError.self) { _ = try first?.count }?.code == .accessEnded)
+        // Its statement finalized and its connection closed (a kept view does not keep them
+        // open): still an error, never a read of a finalized statement.
+        try db.clearStatementCache()
+        try db.close()
+        #expect(#expect(throws: DALError.self) { _ = try first?.decode(String.self, at: 0) }?.code == .accessEnded)
+        #expect(#expect(throws: DALError.self) { _ = try first?.copy() }?.code == .accessEnded)
     }
 
     @Test func aConnectionHandedToAQueueCannotBeUsedDirectlyAnyMore() throws {

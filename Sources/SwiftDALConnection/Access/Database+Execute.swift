@@ -6,7 +6,10 @@ extension Database {
     /// For example, `let changed = try db.execute("UPDATE users SET age = \(age) WHERE id = \(id)")`.
     @discardableResult
     public func execute(_ query: SQL) throws -> Int {
-        if let changed = try withSQLite({ try $0.execute(query) }) { return changed }
+        if let stepping {
+            try step(stepping, query) { statement, _ in while try statement.step(query) != nil {} }
+            return try stepping.changes
+        }
         engineChanges = try run(query) { _ in }
         return engineChanges
     }
@@ -100,7 +103,13 @@ extension Database {
     ///
     /// For example, `let rows = try db.fetchAll("SELECT * FROM users WHERE age > \(18)")`.
     public func fetchAll(_ query: SQL) throws -> [Row] {
-        if let rows = try withSQLite({ try $0.fetchRows(query) }) { return rows }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                var rows = [Row]()
+                while let row = try statement.step(query) { rows.append(try RowView(result: result, row: row).copy()) }
+                return rows
+            }
+        }
         return try engineFetchAll(query) { try $0.copy() }
     }
 
@@ -115,7 +124,11 @@ extension Database {
     ///
     /// For example, `let row = try db.fetchOne("SELECT * FROM users WHERE id = \(id)")`.
     public func fetchOne(_ query: SQL) throws -> Row? {
-        if let row = try withSQLite({ try $0.fetchFirstRow(query) }) { return row }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                try statement.step(query).map { try RowView(result: result, row: $0).copy() }
+            }
+        }
         return try engineFetchFirst(query) { try $0.copy() }
     }
 
@@ -124,7 +137,11 @@ extension Database {
     /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
     @inlinable
     public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
-        if let first = try withSQLite({ try $0.fetchFirst(query, transform) }) { return first }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                try statement.step(query).map { try transform(RowView(result: result, row: $0)) }
+            }
+        }
         return try engineFetchFirst(query, transform)
     }
 
@@ -139,7 +156,16 @@ extension Database {
     /// ``fetchAll(_:_:)`` with room reserved for `expectedCount` results (a `LIMIT`).
     @inlinable
     package func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
-        if let all = try withSQLite({ try $0.fetchAll(query, expectedCount: expectedCount, transform) }) { return all }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                var results = [T]()
+                results.reserveCapacity(min(expectedCount, 1024))
+                while let row = try statement.step(query) {
+                    results.append(try transform(RowView(result: result, row: row)))
+                }
+                return results
+            }
+        }
         return try engineFetchAll(query, transform)
     }
 
@@ -174,21 +200,33 @@ extension Database {
     /// The first column of the first row, or `nil` when there is no row.
     @usableFromInline
     func firstValue(_ query: SQL) throws -> DatabaseValue? {
-        if let first = try withSQLite({ try $0.firstValue(query) }) { return first }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                try statement.step(query).map { try RowView(result: result, row: $0).rawValue(at: 0) }
+            }
+        }
         return try engineFetchFirst(query) { try $0.value(at: 0) }
     }
 
     /// The first column of every row.
     @usableFromInline
     func firstColumn(_ query: SQL) throws -> [DatabaseValue] {
-        if let column = try withSQLite({ try $0.firstColumn(query) }) { return column }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                var values = [DatabaseValue]()
+                while let row = try statement.step(query) {
+                    values.append(try RowView(result: result, row: row).rawValue(at: 0))
+                }
+                return values
+            }
+        }
         return try engineFetchAll(query) { try $0.value(at: 0) }
     }
 
     /// The error for a first-column value that does not convert to `type`.
     @usableFromInline
     func scalarConversionFailure(_ value: DatabaseValue, _ query: SQL, type: Any.Type) throws -> DALError {
-        let name = try sqlite.flatMap { try $0.cachedStatement(query.sql).columnNames.first } ?? "column 0"
+        let name = try stepping?.columnNames(of: query.sql).first ?? "column 0"
         return DALError(
             .conversionFailed, "column 0 (\(name)) holds \(value.storageClass), which does not convert to \(type)",
             column: name, sql: query.sql)
@@ -200,7 +238,11 @@ extension Database {
     /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
     @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
-        if try withSQLite({ try $0.forEachRow(query, body) }) != nil { return }
+        if let stepping {
+            return try step(stepping, query) { statement, result in
+                while let row = try statement.step(query) { try body(RowView(result: result, row: row)) }
+            }
+        }
         engineChanges = try run(query, body)
     }
 
@@ -209,7 +251,7 @@ extension Database {
     /// For example, `try db.execute("DELETE FROM t"); print(try db.changesCount)`.
     public var changesCount: Int {
         get throws {
-            if let sqlite { return try sqlite.changes }
+            if let stepping { return try stepping.changes }
             try access.check()
             return engineChanges
         }
@@ -221,7 +263,7 @@ extension Database {
     /// For example, inside `write { db in … }` it is `true`.
     public var isInTransaction: Bool {
         guard access.isUsable else { return false }
-        return withSQLite { $0.isInTransaction } ?? connection.isInTransaction
+        return connection.isInTransaction
     }
 
     // MARK: A server engine's connection
@@ -250,7 +292,7 @@ extension Database {
         engineChanges = try run(query) { row in
             // The whole result is in memory: one allocation for the array, not a doubling
             // and a copy per power of two (W2 on PostgreSQL).
-            if results.isEmpty { results.reserveCapacity(row.engineResult.rows.rowCount) }
+            if results.isEmpty { results.reserveCapacity(row.rows.rowCount) }
             results.append(try transform(row))
         }
         return results

@@ -41,10 +41,12 @@ public final class Database {
     @usableFromInline let access: ConnectionAccess
     /// The engine's connection this `Database` runs on.
     @usableFromInline let connection: any EngineConnection
-    /// The same connection when it is SQLite's: the generic reads step its statements in
-    /// the caller's frame, specialized for each entity (``SQLiteConnection/fetchAll(_:expectedCount:_:)``),
-    /// through ``withSQLite(_:)``. `nil` on a server engine. Unretained (`connection` keeps
-    /// it alive): a retained reference cost a retain and a release per call (callgrind, W3a).
+    /// The same connection when its statements are stepped in the caller's frame (SQLite's,
+    /// ``SteppingConnection``): the generic reads then step them inlined, specialized for
+    /// each entity. `nil` on a server engine. Unretained (`connection` keeps it alive): a
+    /// retained reference cost a retain and a release per call (callgrind, W3a).
+    @usableFromInline unowned(unsafe) let stepping: (any SteppingConnection)?
+    /// The same connection when it is SQLite's (for what is not per call), or `nil`.
     @usableFromInline let sqliteReference: Unmanaged<SQLiteConnection>?
     /// Whether the connection can break or be ended by its server (a server engine's): only
     /// then does the pool ask it (``EngineConnection/isBroken``, `wasClosedWhileIdle()`) as it
@@ -73,6 +75,7 @@ public final class Database {
         callTimeout = configuration.callTimeout
         self.access = access
         self.connection = connection
+        stepping = connection as? any SteppingConnection
         sqliteReference = (connection as? SQLiteConnection).map { Unmanaged.passUnretained($0) }
         mayBreak = connection.mayBreak
         callObservation = connection.reportsItsStatements ? nil : access.observation
@@ -96,12 +99,24 @@ public final class Database {
     /// The SQLite connection, when this is one (retained: for what is not per call).
     var sqlite: SQLiteConnection? { sqliteReference?.takeUnretainedValue() }
 
-    /// Calls `body` with the SQLite connection, without retaining it, or returns `nil` on a
-    /// server engine (the per-call fast path of ``fetchFirst(_:_:)`` and the others).
+    /// Calls `body` with `query`'s statement on `stepping` (this connection), to step in
+    /// the caller's frame, and its rows, then ends the statement on every path: the per-call
+    /// fast path of ``fetchFirst(_:_:)`` and the other generic reads, inlined into the
+    /// caller and specialized for its row mapping.
     @inlinable @inline(__always)
-    func withSQLite<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T? {
-        guard let sqliteReference else { return nil }
-        return try sqliteReference._withUnsafeGuaranteedRef(body)
+    func step<T>(
+        _ stepping: any SteppingConnection, _ query: SQL, _ body: (any SteppedStatement, EngineResult) throws -> T
+    ) throws -> T {
+        let statement = try stepping.start(query)
+        let value: T
+        do {
+            value = try body(statement, statement.result)
+        } catch {
+            statement.finish(after: error)
+            throw error
+        }
+        try statement.finish()
+        return value
     }
 
     /// Forgets an interrupt once the call it was made for has let the connection go.

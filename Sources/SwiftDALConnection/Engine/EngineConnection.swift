@@ -178,9 +178,12 @@ package typealias BatchStatementEnded = (
 ) -> Void
 
 /// The rows of one result of an engine connection, read by ``RowView``: all of them (a
-/// PostgreSQL result), or only the current one (MariaDB's, read in place; a view of a row
-/// that is no longer current finds `.other` in the typed reads and
-/// ``DALError/Code/accessEnded`` in ``value(row:column:)``).
+/// PostgreSQL result), or only the current one (SQLite's statement and MariaDB's result,
+/// read in place). `row` is the number a ``RowView`` was made with: a row's index in the
+/// result, or, for rows read in place, the token of the row that was current then. A view
+/// of a row that is no longer current throws ``DALError/Code/accessEnded`` (SQLite), or
+/// finds `.other` in the typed reads and ``DALError/Code/accessEnded`` in
+/// ``value(row:column:)`` (MariaDB).
 @usableFromInline
 package protocol EngineRows: AnyObject {
     /// The result's columns (built once per result).
@@ -191,9 +194,53 @@ package protocol EngineRows: AnyObject {
     /// storage classes.
     func value(row: Int, column: Int) throws -> DatabaseValue
     /// The value when it reads as an INTEGER, `.null`, or `.other` (for ``value(row:column:)``).
-    func integerColumn(row: Int, column: Int) -> TypedColumn<Int64>
+    func integerColumn(row: Int, column: Int) throws -> TypedColumn<Int64>
     /// The value when it reads as a REAL, `.null`, or `.other`.
-    func realColumn(row: Int, column: Int) -> TypedColumn<Double>
+    func realColumn(row: Int, column: Int) throws -> TypedColumn<Double>
     /// The value when it reads as TEXT, `.null`, or `.other`.
-    func textColumn(row: Int, column: Int) -> TypedColumn<String>
+    func textColumn(row: Int, column: Int) throws -> TypedColumn<String>
+    /// Throws when row `row` can no longer be read (a view kept past its row); by default
+    /// never.
+    func checkRow(_ row: Int) throws
+    /// The 0-based index of the column `name` (exact match first, then ASCII
+    /// case-insensitive), or `nil`; by default the layout's.
+    func columnIndex(row: Int, named name: String) throws -> Int?
+}
+
+extension EngineRows {
+    package func checkRow(_ row: Int) throws {}
+
+    package func columnIndex(row: Int, named name: String) throws -> Int? {
+        try checkRow(row)
+        return layout.index(of: name)
+    }
+}
+
+/// A statement an engine steps in the caller's frame (SQLite's): ``Database``'s generic
+/// reads (`fetchAll`, `fetchFirst`, `forEachRow`) step it themselves, inlined into the
+/// caller and specialized for its row mapping, instead of handing a closure to
+/// ``EngineConnection/run(_:_:)``.
+@usableFromInline
+package protocol SteppedStatement: AnyObject {
+    /// The box ``RowView``s of this statement's rows read through (made once per statement).
+    var result: EngineResult { get }
+    /// Steps to the next row: its token (for ``RowView/init(result:row:)``), or `nil` once
+    /// there are no more rows. `query` is the statement's query (for its errors).
+    func step(_ query: SQL) throws -> Int?
+    /// Resets the statement after its last row was read (clears its bindings' use).
+    func finish() throws
+    /// Resets the statement after `error` stopped its reading.
+    func finish(after error: any Error)
+}
+
+/// An engine connection whose statements ``Database`` steps in the caller's frame.
+@usableFromInline
+package protocol SteppingConnection: EngineConnection {
+    /// The statement for `query`, bound and ready to step; the caller ends it with
+    /// ``SteppedStatement/finish()`` or ``SteppedStatement/finish(after:)``.
+    func start(_ query: SQL) throws -> any SteppedStatement
+    /// The rows changed by the last statement that changed rows.
+    var changes: Int { get throws }
+    /// The names of the columns `sql`'s statement returns (for an error's text).
+    func columnNames(of sql: String) throws -> [String]
 }

@@ -10,6 +10,14 @@ let noRowIDSentinel = Int64.min
 // On another engine each of these throws `unsupportedOperation`.
 
 extension Database {
+    /// Calls `body` with the SQLite connection, without retaining it, or returns `nil` on a
+    /// server engine.
+    @inline(__always)
+    func withSQLite<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T? {
+        guard let sqliteReference else { return nil }
+        return try sqliteReference._withUnsafeGuaranteedRef(body)
+    }
+
     /// Opens (creating if missing, unless `mode` is `.readOnly`) the database at `path`.
     /// The directory must exist.
     ///

@@ -88,7 +88,7 @@ public final class RowCursor {
                 finish(failed: false)
                 return nil
             }
-            return try body(RowView(statement: statement))
+            return try body(statement.currentView)
         } catch {
             finish(failed: true, error: error)
             throw error

@@ -8,10 +8,10 @@ import Synchronization
 ///
 /// Its statements report themselves to the observer as they step and reset
 /// (``reportsItsStatements``), and `Database`'s generic reads (`fetchAll`, `fetchFirst`,
-/// `forEachRow`) step them in the caller's frame (``fetchAll(_:expectedCount:_:)``), so
+/// `forEachRow`) step them in the caller's frame (``start(_:)``, ``SteppingConnection``), so
 /// that each row's decoding is specialized for the entity, as SQLite's C loop would be.
 @usableFromInline
-package final class SQLiteConnection: EngineConnection {
+package final class SQLiteConnection: SteppingConnection {
     /// The handle; `nil` once closed.
     private(set) var handle: OpaquePointer?
     /// The handle, for `sqlite3_interrupt` from another thread (set once; only used while
@@ -118,34 +118,43 @@ package final class SQLiteConnection: EngineConnection {
         try cachedStatement(query.sql).withBindings(query.arguments, body)
     }
 
-    /// Every row of `query` mapped by `transform`, stepped in the caller's frame (inlinable:
-    /// specialized for each entity type), with room for `expectedCount` results.
-    @inlinable
-    func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
-        try withStatement(query) { statement in
-            var results = [T]()
-            results.reserveCapacity(min(expectedCount, 1024))
-            while try statement.step(arguments: query.arguments) {
-                results.append(try transform(RowView(statement: statement)))
-            }
-            return results
+    /// The statement for `query`, bound and marked in use: ``Database``'s generic reads
+    /// step it in the caller's frame, specialized for each entity, as SQLite's C loop would be.
+    @usableFromInline package func start(_ query: SQL) throws -> any SteppedStatement {
+        let statement = try cachedStatement(query.sql)
+        statement.isInUse = true
+        do {
+            try statement.bind(query.arguments)
+        } catch {
+            statement.finish(after: error)
+            throw error
         }
+        return statement
     }
 
-    /// The first row of `query` mapped by `transform`, or `nil`.
-    @inlinable
+    @usableFromInline package func columnNames(of sql: String) throws -> [String] {
+        try cachedStatement(sql).columnNames
+    }
+
+    /// Every row of `query` mapped by `transform` (the catalog's queries).
+    func fetchAll<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> [T] {
+        var results = [T]()
+        try forEachRow(query) { results.append(try transform($0)) }
+        return results
+    }
+
+    /// The first row of `query` mapped by `transform`, or `nil` (the catalog's queries).
     func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
         try withStatement(query) { statement in
-            try statement.step(arguments: query.arguments) ? try transform(RowView(statement: statement)) : nil
+            try statement.step(arguments: query.arguments) ? try transform(statement.currentView) : nil
         }
     }
 
-    /// Calls `body` with each row of `query`, stepped in the caller's frame.
-    @inlinable
+    /// Calls `body` with each row of `query`.
     func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
         try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {
-                try body(RowView(statement: statement))
+                try body(statement.currentView)
             }
         }
     }
@@ -176,44 +185,8 @@ package final class SQLiteConnection: EngineConnection {
         return rowID
     }
 
-    /// All rows of `query`, copied.
-    func fetchRows(_ query: SQL) throws -> [Row] {
-        try withStatement(query) { statement in
-            var rows = [Row]()
-            while try statement.step(arguments: query.arguments) {
-                rows.append(try statement.copyRow())
-            }
-            return rows
-        }
-    }
-
-    /// The first row of `query`, copied, or `nil`.
-    func fetchFirstRow(_ query: SQL) throws -> Row? {
-        try withStatement(query) { statement in
-            try statement.step(arguments: query.arguments) ? try statement.copyRow() : nil
-        }
-    }
-
-    /// The first column of the first row, or `nil` when there is no row.
-    func firstValue(_ query: SQL) throws -> DatabaseValue? {
-        try withStatement(query) { statement in
-            try statement.step(arguments: query.arguments) ? try statement.value(at: 0) : nil
-        }
-    }
-
-    /// The first column of every row.
-    func firstColumn(_ query: SQL) throws -> [DatabaseValue] {
-        try withStatement(query) { statement in
-            var values = [DatabaseValue]()
-            while try statement.step(arguments: query.arguments) {
-                values.append(try statement.value(at: 0))
-            }
-            return values
-        }
-    }
-
     /// The rows changed by the last statement (`sqlite3_changes64`).
-    var changes: Int {
+    @usableFromInline package var changes: Int {
         get throws { Int(sqlite3_changes64(try openHandle())) }
     }
 
@@ -271,7 +244,7 @@ package final class SQLiteConnection: EngineConnection {
     @usableFromInline package func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {
-                try body(RowView(statement: statement))
+                try body(statement.currentView)
             }
             return Int(sqlite3_changes64(try openHandle()))
         }
@@ -422,8 +395,7 @@ package final class SQLiteConnection: EngineConnection {
 
     @usableFromInline package func columns(in table: String) throws -> [ColumnInfo] {
         let columns = try fetchAll(
-            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(\(table)) ORDER BY cid",
-            expectedCount: 0
+            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(\(table)) ORDER BY cid"
         ) { row in
             ColumnInfo(
                 name: try row.decode(String.self, at: 0), declaredType: try row.decode(String?.self, at: 1) ?? "",

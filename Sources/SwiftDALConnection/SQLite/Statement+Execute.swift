@@ -20,7 +20,7 @@ extension Statement {
         try checkAccess()
         return try withBindings(arguments) { statement in
             var rows = [Row]()
-            while try statement.step(arguments: arguments) { rows.append(try statement.copyRow()) }
+            while try statement.step(arguments: arguments) { rows.append(try statement.rows.copyRow()) }
             return rows
         }
     }
@@ -33,7 +33,7 @@ extension Statement {
     {
         try checkAccess()
         try withBindings(arguments) { statement in
-            while try statement.step(arguments: arguments) { try body(RowView(statement: statement)) }
+            while try statement.step(arguments: arguments) { try body(statement.currentView) }
         }
     }
 }

@@ -1,6 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
-public import Synchronization
+import Synchronization
 
 /// A prepared SQLite statement.
 ///
@@ -33,16 +33,14 @@ public final class Statement {
     /// the access it belongs to (`nil` for cached statements, which every use reaches
     /// through the checked ``Database``).
     private let epoch: UInt64?
-    /// Counts steps and resets: a ``RowView`` remembers the value of its row and reads
-    /// only while it is unchanged. Written only by the thread holding the connection.
-    @usableFromInline let rowCounter = Atomic<UInt64>(0)
+    /// The current row's columns, which ``RowView``s read (``SQLiteRows``): an object of
+    /// its own, so that a view kept past its statement never reads a finalized handle.
+    let rows: SQLiteRows
+    /// The box the views of this statement's rows hold (made once: a view costs nothing).
+    @usableFromInline package let result: EngineResult
     /// Set while the statement is stepping, so that a cached statement is never reused
     /// under a live cursor.
     var isInUse = false
-    private var cachedLayout: ColumnLayout?
-    /// The number of result columns, read once (and again after SQLite re-prepares the
-    /// statement: a schema change can change the columns of `SELECT *`).
-    private var resultColumnCount: Int
     /// The number of parameters: fixed by the SQL text, so a re-prepare keeps it.
     private let parameters: Int32
     /// How many times SQLite had re-prepared the statement when the shape was read.
@@ -55,9 +53,6 @@ public final class Statement {
     /// SQLite reuses their buffer (every use binds every parameter, so none is stale).
     private var holdsLargeValue = false
     private static let largeValueBytes = 4096
-    /// Where the next lookup by name probably lands: the column after the previous one
-    /// (decoding by name asks for the columns in the same order on every row).
-    private var nextNameHint = 0
     private var cachedParameterNames: [String?]?
     /// Whether this is SwiftDAL's own `ROLLBACK …`: the one statement a stopped call still
     /// runs (its transaction must end, or the writer would keep its lock).
@@ -116,7 +111,8 @@ public final class Statement {
         // A statement made for the holder of a pooled connection belongs to that access;
         // on a connection you opened yourself it lives as long as you keep it.
         self.epoch = access.holder.load(ordering: .relaxed) == ConnectionAccess.unrestricted ? nil : epoch
-        resultColumnCount = Int(sqlite3_column_count(statement))
+        rows = SQLiteRows(handle: statement, sql: sql)
+        result = EngineResult(rows)
         parameters = sqlite3_bind_parameter_count(statement)
         let rest = sql.utf8.dropFirst(tailOffset)
         if rest.contains(where: { !Statement.isSpaceOrSemicolon($0) }) {
@@ -151,6 +147,7 @@ public final class Statement {
     }
 
     deinit {
+        rows.invalidate()
         access.finalize(handle)
     }
 
@@ -168,25 +165,6 @@ public final class Statement {
         } else {
             try access.check()
         }
-    }
-
-    /// Throws unless the row a ``RowView`` was made for is still the current row.
-    @inlinable @inline(__always)
-    func checkRow(_ token: UInt64) throws {
-        guard rowCounter.load(ordering: .relaxed) == token else { throw staleRow() }
-    }
-
-    @usableFromInline @inline(never)
-    func staleRow() -> DALError { .rowViewLeft(sql: sql) }
-
-    /// The value `rowCounter` has now: a ``RowView`` made now reads the current row.
-    @inlinable @inline(__always)
-    var currentRowToken: UInt64 { rowCounter.load(ordering: .relaxed) }
-
-    /// Moves to the next row token (the holder is the only writer: no read-modify-write).
-    @inline(__always)
-    private func advanceRowToken() {
-        rowCounter.store(rowCounter.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     private static func isSpaceOrSemicolon(_ byte: UInt8) -> Bool {
@@ -218,46 +196,15 @@ public final class Statement {
     public var columnNames: [String] {
         get throws {
             try checkAccess()
-            return layout.names
+            return rows.layout.names
         }
     }
-
-    /// The number of result columns, for the holder.
-    var resultWidth: Int { Int(sqlite3_column_count(handle)) }
 
     /// The number of parameters (the largest parameter index; parameters are 1-based).
     public var parameterCount: Int { Int(parameters) }
 
     /// Whether the statement only reads (`sqlite3_stmt_readonly`).
     public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
-
-    @usableFromInline
-    var layout: ColumnLayout {
-        if let cachedLayout { return cachedLayout }
-        let names = (0..<sqlite3_column_count(handle)).map { index in
-            sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "column\(index)"
-        }
-        let layout = ColumnLayout(names: names)
-        cachedLayout = layout
-        return layout
-    }
-
-    /// The 0-based index of the result column `name` (see ``ColumnLayout/index(of:)``),
-    /// trying the column after the previous lookup first.
-    func columnIndex(named name: String) -> Int? {
-        // The hint is checked on the cached layout in place: going through `layout` took a
-        // retain and a release of it on every call (one per property of every Codable row).
-        let hint = nextNameHint
-        if let cachedLayout, cachedLayout.hasUniqueNames, hint < cachedLayout.names.count,
-            cachedLayout.names[hint] == name
-        {
-            nextNameHint = hint + 1
-            return hint
-        }
-        guard let index = layout.index(of: name) else { return nil }
-        nextNameHint = index + 1
-        return index
-    }
 
     // MARK: Binding
 
@@ -360,7 +307,7 @@ public final class Statement {
     /// bound) only name the values in an error; taken unwrapped, so that no call copies them.
     @usableFromInline
     func step(arguments: StatementArguments) throws -> Bool {
-        advanceRowToken()
+        rows.advance()
         if isFirstStep {
             if access.stopRequested.load(ordering: .acquiring), !isRollback { throw stopped(arguments) }
             if access.transactionEnded, try runsNothingAfterTransactionEnded() { return false }
@@ -375,8 +322,7 @@ public final class Statement {
             let current = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
             if current != preparation {
                 preparation = current
-                resultColumnCount = Int(sqlite3_column_count(handle))
-                cachedLayout = nil
+                rows.shapeChanged()
             }
         }
         switch code {
@@ -498,7 +444,7 @@ public final class Statement {
     /// Resets after a successful use (clearing large bindings), checking the reset's code.
     func reset() throws {
         isFirstStep = true
-        advanceRowToken()
+        rows.advance()
         if observedStart != nil { reportExecution(error: nil) }
         let code = sqlite3_reset(handle)
         if holdsLargeValue {
@@ -514,7 +460,7 @@ public final class Statement {
     /// (which repeats it) is not.
     func resetAfterFailure(_ error: (any Error)? = nil) {
         isFirstStep = true
-        advanceRowToken()
+        rows.advance()
         if observedStart != nil { reportExecution(error: error) }
         holdsLargeValue = false
         sqlite3_reset(handle)
@@ -557,119 +503,29 @@ public final class Statement {
         try reset()
         return result
     }
-
-    // MARK: Columns (0-based)
-
-    /// The value of column `index` (0-based) of the current row; throws when the index
-    /// is out of range or the text is not valid UTF-8.
-    @usableFromInline
-    func value(at index: Int32) throws -> DatabaseValue {
-        let column = try checkedColumn(Int(index))
-        switch sqlite3_value_type(column) {
-        case SQLITE_INTEGER:
-            return .integer(sqlite3_value_int64(column))
-        case SQLITE_FLOAT:
-            return .real(sqlite3_value_double(column))
-        case SQLITE_TEXT:
-            guard let text = sqlite3_value_text(column) else {
-                throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
-            }
-            guard let string = UTF8Text.string(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
-            else {
-                throw DALError(
-                    .conversionFailed,
-                    "column \(index) holds TEXT that is not valid UTF-8; read it as a blob (CAST(x AS BLOB))",
-                    column: layout.name(at: Int(index)), sql: sql)
-            }
-            return .text(string)
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_value_bytes(column))
-            guard count > 0 else { return .blob(Data()) }
-            guard let bytes = sqlite3_value_blob(column) else {
-                throw SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
-            }
-            return .blob(Data(bytes: bytes, count: count))
-        default:
-            return .null
-        }
-    }
-
-    /// The column as SQLite stores it, after the index check: one column lookup, then the
-    /// cheap value accessors (instead of a checked column lookup per accessor).
-    /// Connections are opened with SQLITE_OPEN_NOMUTEX and used by one thread at a time,
-    /// so the value needs no mutex ("protected" and "unprotected" values are the same
-    /// thing in that mode); it is read before the next step, as the column accessors
-    /// require.
-    ///
-    /// Inlined into every typed read (it runs once per column of every row); the errors
-    /// are built out of line.
-    @inline(__always)
-    private func checkedColumn(_ index: Int) throws -> OpaquePointer {
-        // `index < resultColumnCount` (an Int32) makes the truncation exact.
-        guard index >= 0 && index < resultColumnCount,
-            let column = sqlite3_column_value(handle, Int32(truncatingIfNeeded: index))
-        else { throw columnFailure(at: index) }
-        return column
-    }
-
-    /// Why column `index` could not be read: out of range, or SQLite out of memory.
-    @inline(never)
-    private func columnFailure(at index: Int) -> any Error {
-        guard index >= 0 && index < resultColumnCount else { return columnOutOfRange(index, layout) }
-        return SQLiteError(connection: sqlite3_db_handle(handle), code: SQLITE_NOMEM, sql: sql)
-    }
-
-    /// Column `index` when it holds an INTEGER (the typed fast path of ``RowView``;
-    /// every other storage class goes through ``value(at:)`` and the general conversion).
-    @usableFromInline
-    func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
-        try typedColumn(index, holding: SQLITE_INTEGER) { sqlite3_value_int64($0) }
-    }
-
-    /// Column `index` when it holds a REAL.
-    @usableFromInline
-    func realColumn(at index: Int) throws -> TypedColumn<Double> {
-        try typedColumn(index, holding: SQLITE_FLOAT) { sqlite3_value_double($0) }
-    }
-
-    /// Column `index` when it holds valid UTF-8 TEXT (invalid text is `.other`, so that
-    /// the general path throws its error).
-    @usableFromInline
-    func textColumn(at index: Int) throws -> TypedColumn<String> {
-        try typedColumn(index, holding: SQLITE_TEXT) { column in
-            guard let text = sqlite3_value_text(column) else { return nil }
-            return UTF8Text.string(nulTerminated: text, count: Int(sqlite3_value_bytes(column)))
-        }
-    }
-
-    /// Column `index` read by `read` when it holds `storageClass` (`.other` when `read`
-    /// returns `nil`), `.null` for NULL, `.other` for any other storage class.
-    @inline(__always)
-    private func typedColumn<Value>(
-        _ index: Int, holding storageClass: Int32, _ read: (OpaquePointer) -> Value?
-    ) throws -> TypedColumn<Value> {
-        let column = try checkedColumn(index)
-        switch sqlite3_value_type(column) {
-        case storageClass: return read(column).map { .value($0) } ?? .other
-        case SQLITE_NULL: return .null
-        default: return .other
-        }
-    }
-
-    /// Copies the current row.
-    func copyRow() throws -> Row {
-        let count = sqlite3_column_count(handle)
-        var values = [DatabaseValue]()
-        values.reserveCapacity(Int(count))
-        for index in 0..<count {
-            values.append(try value(at: index))
-        }
-        return Row(layout: layout, values: values)
-    }
 }
 
 @available(*, unavailable)
 extension Statement: Sendable {}
+
+extension Statement: SteppedStatement {
+    /// A view of the current row.
+    var currentView: RowView { RowView(result: result, row: rows.currentRow) }
+
+    @usableFromInline package func step(_ query: SQL) throws -> Int? {
+        try step(arguments: query.arguments) ? rows.currentRow : nil
+    }
+
+    @usableFromInline package func finish() throws {
+        isInUse = false
+        try reset()
+    }
+
+    @usableFromInline package func finish(after error: any Error) {
+        isInUse = false
+        resetAfterFailure(error)
+    }
+}
 
 /// SQLite's `SQLITE_TRANSIENT` (a C macro Swift does not import): SQLite copies the
 /// bytes before the bind call returns.

@@ -178,7 +178,8 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     }
 }
 
-/// The current row of a statement being stepped: reads columns straight from SQLite,
+/// The current row of a statement being stepped: reads columns straight from the
+/// engine's result (SQLite's statement, PostgreSQL's result, MariaDB's bound buffers),
 /// without copying the row first.
 ///
 /// A `RowView` is valid only inside the closure that receives it (``Database/forEachRow(_:_:)``,
@@ -193,102 +194,58 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
 /// }
 /// ```
 public struct RowView: ColumnDecoding {
-    /// Where the row is read from: the SQLite ``Statement``, or, when `token` carries
-    /// ``engineRow``, another engine's ``EngineResult``. One plain reference (an enum of the
-    /// two retained its payload on every column read, and two optional fields made the
-    /// Codable decoder too large for an existential's inline buffer: boxed per row), so
-    /// a view is two words; only the two initializers below set it, with its flag.
-    @usableFromInline let source: AnyObject
-    /// For SQLite, the statement's row token when this view was made: every read checks
-    /// that the statement is still on that row, so a view kept past its closure throws
-    /// ``DALError/Code/accessEnded`` instead of reading another row (or another
-    /// thread's statement). For another engine, ``engineRow`` plus the row's number in its
-    /// result: a PostgreSQL result is immutable, so a kept view still reads its own row;
-    /// MariaDB reads rows in place, one at a time, so a kept view throws
-    /// ``DALError/Code/accessEnded`` there too.
-    @usableFromInline let token: UInt64
+    /// The result the row is read from (two words: the engine's rows).
+    @usableFromInline let result: EngineResult
+    /// The row's number in its result, or, for rows read in place, the token of the row
+    /// that was current when this view was made: a read checks that it still is, so a
+    /// view kept past its closure throws ``DALError/Code/accessEnded`` instead of reading
+    /// another row (or another thread's statement). A PostgreSQL result is immutable, so
+    /// a kept view still reads its own row.
+    @usableFromInline let row: Int
 
-    /// The flag of `token` saying that `source` is an ``EngineResult`` (a statement's row
-    /// counter starts at 0 and counts steps: it never reaches 2^63).
-    @usableFromInline static let engineRow: UInt64 = 1 << 63
-
-    /// A view of the statement's current row.
-    @inlinable
-    init(statement: Statement) {
-        source = statement
-        token = statement.currentRowToken & ~Self.engineRow
-    }
-
-    /// A view of row `row` of an engine's result.
+    /// A view of row `row` of an engine's result (its index, or its token for rows read in
+    /// place).
+    @inlinable @inline(__always)
     package init(result: EngineResult, row: Int) {
-        source = result
-        token = UInt64(truncatingIfNeeded: row) | Self.engineRow
+        self.result = result
+        self.row = row
     }
 
-    /// The statement when this is a SQLite row, or `nil`.
+    /// The rows read, without a retain (``EngineResult/rows``).
     @inlinable @inline(__always)
-    var sqliteStatement: Statement? {
-        token & Self.engineRow == 0 ? unsafeDowncast(source, to: Statement.self) : nil
-    }
-
-    /// Another engine's result; call only when ``sqliteStatement`` is `nil`.
-    @inlinable @inline(__always)
-    var engineResult: EngineResult { unsafeDowncast(source, to: EngineResult.self) }
-
-    /// The row's index in its engine result.
-    @inlinable @inline(__always)
-    var engineRowIndex: Int { Int(truncatingIfNeeded: token & ~Self.engineRow) }
+    var rows: any EngineRows { result.rows }
 
     @inlinable
-    var layout: ColumnLayout {
-        if let statement = sqliteStatement { return statement.layout }
-        return engineResult.rows.layout
-    }
+    var layout: ColumnLayout { rows.layout }
 
     /// Throws when this view's row is no longer the statement's current row.
     @inlinable @inline(__always)
     func checkRow() throws {
-        if let statement = sqliteStatement { try statement.checkRow(token) }
+        try rows.checkRow(row)
     }
 
     @inlinable
     func rawValue(at index: Int) throws -> DatabaseValue {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return try statement.value(at: Int32(index))
-        }
-        return try engineResult.rows.value(row: engineRowIndex, column: index)
+        try rows.value(row: row, column: index)
     }
 
     /// Column `index` when it holds an INTEGER (the typed fast paths of the conversions;
-    /// another engine's rows answer from their own typed reads).
+    /// every engine answers from its own typed reads).
     @inlinable
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return try statement.integerColumn(at: index)
-        }
-        return engineResult.rows.integerColumn(row: engineRowIndex, column: index)
+        try rows.integerColumn(row: row, column: index)
     }
 
     /// Column `index` when it holds a REAL.
     @inlinable
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return try statement.realColumn(at: index)
-        }
-        return engineResult.rows.realColumn(row: engineRowIndex, column: index)
+        try rows.realColumn(row: row, column: index)
     }
 
     /// Column `index` when it holds valid UTF-8 TEXT.
     @inlinable
     func textColumn(at index: Int) throws -> TypedColumn<String> {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return try statement.textColumn(at: index)
-        }
-        return engineResult.rows.textColumn(row: engineRowIndex, column: index)
+        try rows.textColumn(row: row, column: index)
     }
 
     /// Column names, in order.
@@ -306,11 +263,7 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `if let index = try row.columnIndex(named: "email") { … }`.
     public func columnIndex(named name: String) throws -> Int? {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return statement.columnIndex(named: name)
-        }
-        return engineResult.rows.layout.index(of: name)
+        try rows.columnIndex(row: row, named: name)
     }
 
     /// The number of columns.
@@ -318,11 +271,8 @@ public struct RowView: ColumnDecoding {
     /// For example, `let width = try row.count`.
     public var count: Int {
         get throws {
-            if let statement = sqliteStatement {
-                try statement.checkRow(token)
-                return statement.resultWidth
-            }
-            return engineResult.rows.layout.names.count
+            try checkRow()
+            return layout.names.count
         }
     }
 
@@ -330,11 +280,8 @@ public struct RowView: ColumnDecoding {
     ///
     /// For example, `rows.append(try row.copy())`.
     public func copy() throws -> Row {
-        if let statement = sqliteStatement {
-            try statement.checkRow(token)
-            return try statement.copyRow()
-        }
-        let layout = engineResult.rows.layout
+        try checkRow()
+        let layout = self.layout
         return Row(layout: layout, values: try layout.names.indices.map { try rawValue(at: $0) })
     }
 
@@ -384,12 +331,16 @@ public struct RowView: ColumnDecoding {
 @available(*, unavailable)
 extension RowView: Sendable {}
 
-/// One result of another engine's connection, made once per result and shared by the
-/// views of its rows (a class of its own, so that ``RowView`` holds one plain reference).
+/// One result of an engine's connection, as the views of its rows hold it: a value, so
+/// that a view reads its rows borrowed (loaded from a class's field, the existential was
+/// retained and released around every column read: callgrind, W2).
 @usableFromInline
-package final class EngineResult {
+package struct EngineResult {
+    /// The rows.
     @usableFromInline package let rows: any EngineRows
 
+    /// The result of `rows`.
+    @inlinable @inline(__always)
     package init(_ rows: any EngineRows) {
         self.rows = rows
     }
