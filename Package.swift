@@ -40,10 +40,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // The connection layer, by concern (Sources/SwiftDALConnection/): Access (Database,
-        // the pool and queue, transactions, observation), Concurrency (the pool core, call
-        // control, deadlines, worker threads), Engine (the protocol another engine's
-        // connection implements), SQLite (the embedded engine's statements, errors, backup),
-        // SQL (the SQL type, arguments, the lexicon), Values, Errors, Streaming, Support.
+        // transactions, observation), Concurrency (the pool core, call control, deadlines,
+        // worker threads), Engine (the protocols every engine's connection and rows
+        // implement), SQLite (the embedded engine: its connection, statements, rows, queue
+        // and pool, errors, dialect, backup), SQL (the SQL type, arguments, the lexicon),
+        // Values, Errors, Streaming, Support.
         .target(
             name: "SwiftDALConnection",
             dependencies: ["CSwiftDALSQLite"]

@@ -73,6 +73,42 @@ import Testing
         }
     }
 
+    /// The SQLite types the connection layer still names outside its `SQLite` folder, by
+    /// file (relative to `Sources/`): a ratchet, as for branches (a new name, or a count
+    /// above or below the file's, fails). What is left keeps SQLite inside the connection
+    /// module: ``ResultCode``, SQLite's result codes, which the shared `DatabaseError`
+    /// protocol carries and every engine maps its errors onto.
+    static let remainingSQLiteNames: [String: Int] = [
+        "SwiftDALConnection/Errors/DatabaseError.swift": 1,
+        "SwiftDALConnection/Errors/DatabaseErrorCategory.swift": 2
+    ]
+
+    /// SQLite's types in the connection module.
+    static let sqliteTypes =
+        #"\b(SQLiteConnection|SQLiteRows|SQLiteError|SQLiteEngineDialect|Statement|RowCursor|DatabaseQueue|DatabasePool|ResultCode)\b"#
+
+    /// `Database`, its reads, rows, values, errors and the pool core reach SQLite only
+    /// through the seam (`EngineConnection`, `EngineRows`, `SteppingConnection`), so that
+    /// SQLite's folder can become a module of its own.
+    @Test func theConnectionLayerNamesNoSQLiteTypeOutsideItsFolder() throws {
+        let name = try Regex(Self.sqliteTypes)
+        let files = try Self.sourceFiles()
+        #expect(
+            files.contains {
+                $0.path == "SwiftDALConnection/SQLite/Statement.swift" && $0.code.contains { $0.contains(name) }
+            })
+        var counts = [String: Int]()
+        for (file, code) in files
+        where file.hasPrefix("SwiftDALConnection/") && !file.hasPrefix("SwiftDALConnection/SQLite/") {
+            let count = code.filter { $0.contains(name) }.count
+            if count > 0 { counts[file] = count }
+        }
+        #expect(
+            counts == Self.remainingSQLiteNames,
+            "SQLite types named outside SwiftDALConnection/SQLite (expected only \(Self.remainingSQLiteNames)): \(counts)"
+        )
+    }
+
     /// SQLite is one engine behind the seam (`SQLiteConnection`), not the base of
     /// `Database`: its C library is imported, and its functions called, only in the
     /// connection module's `SQLite` folder (and its C module).

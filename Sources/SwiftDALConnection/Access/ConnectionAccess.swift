@@ -70,7 +70,7 @@ final class ConnectionAccess: @unchecked Sendable {
     /// disk, an I/O error, an interrupt), until a `ROLLBACK` ends it here too. Every other
     /// statement is refused with it meanwhile: each would run and commit on its own, and the
     /// `COMMIT` after them would fail. Written and read by the holder only.
-    @exclusivity(unchecked) var transactionEndedBy: SQLiteError? {
+    @exclusivity(unchecked) var transactionEndedBy: (any Error)? {
         didSet { transactionEnded = transactionEndedBy != nil }
     }
     /// Whether ``transactionEndedBy`` is set: the check every statement makes (a `Bool`,
@@ -148,14 +148,15 @@ final class ConnectionAccess: @unchecked Sendable {
         holder.store(Self.idle, ordering: .releasing)
     }
 
-    /// Finalizes `statement` now if that is safe, or leaves it to the next holder.
-    func finalize(_ statement: OpaquePointer) {
+    /// Finalizes `statement` with `finalizer` (the engine's C function: `sqlite3_finalize`)
+    /// now if that is safe, or leaves it to the next holder.
+    func finalize(_ statement: OpaquePointer, with finalizer: StatementFinalizer) {
         if allowsDirectFinalization {
-            Statement.finalize(statement)
+            _ = finalizer(statement)
             return
         }
         orphans.withLock { list in
-            list.append(OrphanStatement(handle: statement))
+            list.append(OrphanStatement(handle: statement, finalizer: finalizer))
             orphanCount.store(list.count, ordering: .relaxed)
         }
         // The connection may have closed meanwhile (the close drained the list first).
@@ -172,7 +173,7 @@ final class ConnectionAccess: @unchecked Sendable {
             }
             return list
         }
-        for statement in statements { Statement.finalize(statement.handle) }
+        for statement in statements { _ = statement.finalizer(statement.handle) }
     }
 
     /// Records that the connection is closed: every later use throws, and statements
@@ -186,4 +187,8 @@ final class ConnectionAccess: @unchecked Sendable {
 /// A statement handle waiting to be finalized by a thread that may touch its connection.
 struct OrphanStatement: @unchecked Sendable {
     let handle: OpaquePointer
+    let finalizer: StatementFinalizer
 }
+
+/// An engine's C function that frees a prepared statement's handle (`sqlite3_finalize`).
+typealias StatementFinalizer = @convention(c) (OpaquePointer?) -> Int32

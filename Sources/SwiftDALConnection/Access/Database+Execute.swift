@@ -6,10 +6,7 @@ extension Database {
     /// For example, `let changed = try db.execute("UPDATE users SET age = \(age) WHERE id = \(id)")`.
     @discardableResult
     public func execute(_ query: SQL) throws -> Int {
-        if let stepping {
-            try step(stepping, query) { statement, _ in while try statement.step(query) != nil {} }
-            return try stepping.changes
-        }
+        if let changed = try stepping?.execute(query) { return changed }
         engineChanges = try run(query) { _ in }
         return engineChanges
     }
@@ -103,13 +100,7 @@ extension Database {
     ///
     /// For example, `let rows = try db.fetchAll("SELECT * FROM users WHERE age > \(18)")`.
     public func fetchAll(_ query: SQL) throws -> [Row] {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
-                var rows = [Row]()
-                while let row = try statement.step(query) { rows.append(try RowView(result: result, row: row).copy()) }
-                return rows
-            }
-        }
+        if let rows = try stepping?.fetchRows(query) { return rows }
         return try engineFetchAll(query) { try $0.copy() }
     }
 
@@ -124,11 +115,7 @@ extension Database {
     ///
     /// For example, `let row = try db.fetchOne("SELECT * FROM users WHERE id = \(id)")`.
     public func fetchOne(_ query: SQL) throws -> Row? {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
-                try statement.step(query).map { try RowView(result: result, row: $0).copy() }
-            }
-        }
+        if stepping != nil { return try stepping?.fetchFirstRow(query) }
         return try engineFetchFirst(query) { try $0.copy() }
     }
 
@@ -137,8 +124,8 @@ extension Database {
     /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
     @inlinable
     public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
+        if let statement = try stepping?.start(query) {
+            return try finish(statement) { statement, result in
                 try statement.step(query).map { try transform(RowView(result: result, row: $0)) }
             }
         }
@@ -156,8 +143,8 @@ extension Database {
     /// ``fetchAll(_:_:)`` with room reserved for `expectedCount` results (a `LIMIT`).
     @inlinable
     package func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
+        if let statement = try stepping?.start(query) {
+            return try finish(statement) { statement, result in
                 var results = [T]()
                 results.reserveCapacity(min(expectedCount, 1024))
                 while let row = try statement.step(query) {
@@ -200,26 +187,14 @@ extension Database {
     /// The first column of the first row, or `nil` when there is no row.
     @usableFromInline
     func firstValue(_ query: SQL) throws -> DatabaseValue? {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
-                try statement.step(query).map { try RowView(result: result, row: $0).rawValue(at: 0) }
-            }
-        }
+        if stepping != nil { return try stepping?.firstValue(query) }
         return try engineFetchFirst(query) { try $0.value(at: 0) }
     }
 
     /// The first column of every row.
     @usableFromInline
     func firstColumn(_ query: SQL) throws -> [DatabaseValue] {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
-                var values = [DatabaseValue]()
-                while let row = try statement.step(query) {
-                    values.append(try RowView(result: result, row: row).rawValue(at: 0))
-                }
-                return values
-            }
-        }
+        if let column = try stepping?.firstColumn(query) { return column }
         return try engineFetchAll(query) { try $0.value(at: 0) }
     }
 
@@ -238,8 +213,8 @@ extension Database {
     /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
     @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
-        if let stepping {
-            return try step(stepping, query) { statement, result in
+        if let statement = try stepping?.start(query) {
+            return try finish(statement) { statement, result in
                 while let row = try statement.step(query) { try body(RowView(result: result, row: row)) }
             }
         }
@@ -251,7 +226,7 @@ extension Database {
     /// For example, `try db.execute("DELETE FROM t"); print(try db.changesCount)`.
     public var changesCount: Int {
         get throws {
-            if let stepping { return try stepping.changes }
+            if let changes = try stepping?.changes { return changes }
             try access.check()
             return engineChanges
         }

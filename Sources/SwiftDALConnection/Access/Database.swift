@@ -43,11 +43,10 @@ public final class Database {
     @usableFromInline let connection: any EngineConnection
     /// The same connection when its statements are stepped in the caller's frame (SQLite's,
     /// ``SteppingConnection``): the generic reads then step them inlined, specialized for
-    /// each entity. `nil` on a server engine. Unretained (`connection` keeps it alive): a
-    /// retained reference cost a retain and a release per call (callgrind, W3a).
-    @usableFromInline unowned(unsafe) let stepping: (any SteppingConnection)?
-    /// The same connection when it is SQLite's (for what is not per call), or `nil`.
-    @usableFromInline let sqliteReference: Unmanaged<SQLiteConnection>?
+    /// each entity. `nil` on a server engine. Called through optional chaining
+    /// (`stepping?.start(query)`): `if let stepping` retained and released it on every call
+    /// (callgrind, W5, W6).
+    @usableFromInline let stepping: (any SteppingConnection)?
     /// Whether the connection can break or be ended by its server (a server engine's): only
     /// then does the pool ask it (``EngineConnection/isBroken``, `wasClosedWhileIdle()`) as it
     /// lends and takes it back.
@@ -76,7 +75,6 @@ public final class Database {
         self.access = access
         self.connection = connection
         stepping = connection as? any SteppingConnection
-        sqliteReference = (connection as? SQLiteConnection).map { Unmanaged.passUnretained($0) }
         mayBreak = connection.mayBreak
         callObservation = connection.reportsItsStatements ? nil : access.observation
     }
@@ -96,18 +94,15 @@ public final class Database {
     /// For example, `if db.engine == .postgres { … }`.
     public var engine: DatabaseEngine { connection.engine }
 
-    /// The SQLite connection, when this is one (retained: for what is not per call).
-    var sqlite: SQLiteConnection? { sqliteReference?.takeUnretainedValue() }
-
-    /// Calls `body` with `query`'s statement on `stepping` (this connection), to step in
-    /// the caller's frame, and its rows, then ends the statement on every path: the per-call
+    /// Calls `body` with `statement`, just started (``SteppingConnection/start(_:)``) to
+    /// step in the caller's frame, and its rows, then ends it on every path: the per-call
     /// fast path of ``fetchFirst(_:_:)`` and the other generic reads, inlined into the
-    /// caller and specialized for its row mapping.
+    /// caller and specialized for its row mapping. (Callers start it as
+    /// `stepping?.start(query)`: binding `stepping` first retained it on every call.)
     @inlinable @inline(__always)
-    func step<T>(
-        _ stepping: any SteppingConnection, _ query: SQL, _ body: (any SteppedStatement, EngineResult) throws -> T
+    func finish<T>(
+        _ statement: any SteppedStatement, _ body: (any SteppedStatement, EngineResult) throws -> T
     ) throws -> T {
-        let statement = try stepping.start(query)
         let value: T
         do {
             value = try body(statement, statement.result)
@@ -217,7 +212,7 @@ public final class Database {
             if isClosed { return }
             throw DALError(
                 .accessEnded,
-                "this connection to \(path) belongs to a DatabaseQueue or DatabasePool: close that instead")
+                "this connection to \(path) belongs to a queue or pool: close that instead")
         }
         try closeOwnConnection()
     }
@@ -237,7 +232,7 @@ public final class Database {
 
     /// Closes a connection opened directly, refusing while statements are still open.
     private func closeOwnConnection() throws {
-        try sqlite?.closeRefusingOpenStatements()
+        try connection.closeRefusingOpenStatements()
         releaseConnection()
     }
 

@@ -26,9 +26,6 @@ public struct DatabaseEngine: Sendable, Hashable, CustomStringConvertible {
         self.dialect = dialect
     }
 
-    /// SQLite, the embedded default (this module).
-    public static let sqlite = DatabaseEngine(rawValue: "sqlite", dialect: SQLiteEngineDialect())
-
     /// The engine's name: `"sqlite"`, `"postgres"`.
     public var description: String { rawValue }
 
@@ -166,6 +163,16 @@ package protocol EngineConnection: AnyObject {
     func queryPlan(of sql: String) throws -> [String]
     /// Closes the connection.
     func close()
+    /// Closes a connection its user opened directly, unless what it made is still open:
+    /// then throws (SQLite: ``DALError/Code/statementsStillOpen``) and stays open and
+    /// usable. By default it closes.
+    func closeRefusingOpenStatements() throws
+}
+
+extension EngineConnection {
+    package func closeRefusingOpenStatements() throws {
+        close()
+    }
 }
 
 /// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it
@@ -241,6 +248,18 @@ package protocol SteppingConnection: EngineConnection {
     func start(_ query: SQL) throws -> any SteppedStatement
     /// The rows changed by the last statement that changed rows.
     var changes: Int { get throws }
+    // The reads that are not generic are served by the engine itself, in one call (one
+    // protocol call instead of one per step: callgrind, W5 and W6).
+    /// Runs `query` to its end; returns the rows it changed.
+    func execute(_ query: SQL) throws -> Int
+    /// The first column of `query`'s first row, or `nil` when there is no row.
+    func firstValue(_ query: SQL) throws -> DatabaseValue?
+    /// The first column of every row of `query`.
+    func firstColumn(_ query: SQL) throws -> [DatabaseValue]
+    /// Every row of `query`, copied.
+    func fetchRows(_ query: SQL) throws -> [Row]
+    /// The first row of `query`, copied, or `nil`.
+    func fetchFirstRow(_ query: SQL) throws -> Row?
     /// The names of the columns `sql`'s statement returns (for an error's text).
     func columnNames(of sql: String) throws -> [String]
 }

@@ -45,17 +45,6 @@ extension DatabaseError {
     public var batchIndex: Int? { nil }
 }
 
-extension SQLiteError: DatabaseError {
-    /// Always ``DatabaseEngine/sqlite``.
-    public var engine: DatabaseEngine { .sqlite }
-
-    /// The same as ``code``.
-    public var resultCode: ResultCode { code }
-
-    /// `SQLITE_BUSY` and `SQLITE_LOCKED` (and their extended codes).
-    public var isRetryable: Bool { primaryCode == .busy || primaryCode == .locked }
-}
-
 extension DatabaseError {
     /// Whether the error can be the batch item's own doing (a constraint, a value, a lock
     /// conflict, a statement the server refused), so that its ``batchIndex`` names the item
@@ -68,8 +57,6 @@ extension DatabaseError {
 package protocol BatchPositionedError: Error {
     var batchIndex: Int? { get set }
 }
-
-extension SQLiteError: BatchPositionedError {}
 
 /// Runs `body`, a batch whose statements are not one per entity (some entities send none):
 /// an engine error's ``DatabaseError/batchIndex``, a statement's position, becomes

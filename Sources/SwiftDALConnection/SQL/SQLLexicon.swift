@@ -91,15 +91,6 @@ package struct SQLLexicon: Sendable {
         self.rules = rules
     }
 
-    /// SQLite's lexicon.
-    package static let sqlite: SQLLexicon = {
-        var rules = Rules()
-        rules.backtickNames = true
-        rules.bracketNames = true
-        rules.sqliteParameters = true
-        return SQLLexicon(rules)
-    }()
-
     /// The token that starts at `index` (the start of a token: the text's start, or where
     /// the previous one ended) if it is one of ``Kind``'s, else `nil` (a single character
     /// of code: an operator, a parenthesis, a space, SwiftDAL's `?` or PostgreSQL's

@@ -160,7 +160,7 @@ package final class SQLiteConnection: SteppingConnection {
     }
 
     /// Executes one statement; returns the rows it changed.
-    func execute(_ query: SQL) throws -> Int {
+    @usableFromInline package func execute(_ query: SQL) throws -> Int {
         try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {}
             return Int(sqlite3_changes64(try openHandle()))
@@ -183,6 +183,38 @@ package final class SQLiteConnection: SteppingConnection {
                 sql: query.sql)
         }
         return rowID
+    }
+
+    @usableFromInline package func fetchRows(_ query: SQL) throws -> [Row] {
+        try withStatement(query) { statement in
+            var rows = [Row]()
+            while try statement.step(arguments: query.arguments) {
+                rows.append(try statement.rows.copyRow())
+            }
+            return rows
+        }
+    }
+
+    @usableFromInline package func fetchFirstRow(_ query: SQL) throws -> Row? {
+        try withStatement(query) { statement in
+            try statement.step(arguments: query.arguments) ? try statement.rows.copyRow() : nil
+        }
+    }
+
+    @usableFromInline package func firstValue(_ query: SQL) throws -> DatabaseValue? {
+        try withStatement(query) { statement in
+            try statement.step(arguments: query.arguments) ? try statement.rows.value(at: 0) : nil
+        }
+    }
+
+    @usableFromInline package func firstColumn(_ query: SQL) throws -> [DatabaseValue] {
+        try withStatement(query) { statement in
+            var values = [DatabaseValue]()
+            while try statement.step(arguments: query.arguments) {
+                values.append(try statement.rows.value(at: 0))
+            }
+            return values
+        }
     }
 
     /// The rows changed by the last statement (`sqlite3_changes64`).
@@ -216,7 +248,7 @@ package final class SQLiteConnection: SteppingConnection {
     /// Closes the connection unless statements made from it are still alive: then throws
     /// ``DALError/Code/statementsStillOpen`` (with the SQL of each), and the connection
     /// stays open and usable.
-    func closeRefusingOpenStatements() throws {
+    @usableFromInline package func closeRefusingOpenStatements() throws {
         guard let handle else { return }
         clearStatementCacheUnchecked()
         let code = sqlite3_close(handle)

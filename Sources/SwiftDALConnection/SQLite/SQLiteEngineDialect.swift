@@ -1,3 +1,10 @@
+extension DatabaseEngine {
+    /// SQLite, the embedded default.
+    ///
+    /// For example, `if db.engine == .sqlite { … }`.
+    public static let sqlite = DatabaseEngine(rawValue: "sqlite", dialect: SQLiteEngineDialect())
+}
+
 /// SQLite's ``EngineDialect``.
 package struct SQLiteEngineDialect: EngineDialect {
     package init() {}
@@ -228,4 +235,15 @@ private func jsonKeys(_ keys: [[DatabaseValue]], single: Bool) -> String? {
         json += "]"
     }
     return json + "]"
+}
+
+extension SQLLexicon {
+    /// SQLite's lexicon.
+    package static let sqlite: SQLLexicon = {
+        var rules = Rules()
+        rules.backtickNames = true
+        rules.bracketNames = true
+        rules.sqliteParameters = true
+        return SQLLexicon(rules)
+    }()
 }

@@ -125,3 +125,16 @@ public enum ConstraintKind: Sendable, Hashable {
     /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
     case other
 }
+
+extension SQLiteError: DatabaseError {
+    /// Always ``DatabaseEngine/sqlite``.
+    public var engine: DatabaseEngine { .sqlite }
+
+    /// The same as ``code``.
+    public var resultCode: ResultCode { code }
+
+    /// `SQLITE_BUSY` and `SQLITE_LOCKED` (and their extended codes).
+    public var isRetryable: Bool { primaryCode == .busy || primaryCode == .locked }
+}
+
+extension SQLiteError: BatchPositionedError {}

@@ -148,13 +148,7 @@ public final class Statement {
 
     deinit {
         rows.invalidate()
-        access.finalize(handle)
-    }
-
-    /// Finalizes a statement's handle (`sqlite3_finalize`), for ``ConnectionAccess``'s
-    /// statements released by a thread that did not hold the connection.
-    static func finalize(_ handle: OpaquePointer) {
-        sqlite3_finalize(handle)
+        access.finalize(handle, with: sqlite3_finalize)
     }
 
     /// Throws unless the calling thread may use this statement now.
