@@ -23,6 +23,14 @@ import Testing
         return db
     }
 
+    @Test func aResultCodeDescribesItsFamilyInWordsAndItsNumber() {
+        #expect(ResultCode.busy.description == "database is locked (code 5)")
+        #expect(ResultCode.constraintUnique.description == "constraint failed (code 2067)")
+        #expect(ResultCode.ioErrorFsync.description == "disk I/O error (code 1034)")
+        #expect(ResultCode.done.description == "no more rows available (code 101)")
+        #expect(ResultCode(rawValue: 1234).description == "unknown error (code 1234)")
+    }
+
     @Test func eachConstraintKindIsDistinguishable() throws {
         let db = try constraintDatabase()
         let unique = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }

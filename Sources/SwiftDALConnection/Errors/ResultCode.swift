@@ -1,5 +1,3 @@
-internal import CSwiftDALSQLite
-
 /// An SQLite result code, primary (`SQLITE_BUSY`) or extended (`SQLITE_CONSTRAINT_UNIQUE`).
 ///
 /// Use a code as a pattern in `catch`: an extended code matches exactly, a primary code
@@ -29,10 +27,49 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// Whether this is a primary code (no extended bits).
     public var isPrimary: Bool { rawValue & ~0xFF == 0 }
 
-    /// SQLite's English description of the code (`sqlite3_errstr`).
+    /// The code in English, after its primary code (an extended code reads as its family),
+    /// with its number.
+    ///
+    /// For example, `ResultCode.constraintUnique.description` is `"constraint failed (code 2067)"`.
     public var description: String {
-        let text = sqlite3_errstr(rawValue).map { String(cString: $0) } ?? "unknown error"
-        return "\(text) (code \(rawValue))"
+        "\(Self.meaning(of: rawValue & 0xFF)) (code \(rawValue))"
+    }
+
+    /// What primary code `code` means (this module's words: the codes are SQLite's, as
+    /// sqlite3.h numbers them, and every engine maps its errors onto them).
+    private static func meaning(of code: Int32) -> String {
+        switch code {
+        case 0: "success"
+        case 1: "SQL error"
+        case 2: "internal error"
+        case 3: "access permission denied"
+        case 4: "operation aborted"
+        case 5: "database is locked"
+        case 6: "database table is locked"
+        case 7: "out of memory"
+        case 8: "attempt to write a read-only database"
+        case 9: "interrupted"
+        case 10: "disk I/O error"
+        case 11: "database disk image is malformed"
+        case 12: "unknown operation"
+        case 13: "database or disk is full"
+        case 14: "unable to open database file"
+        case 15: "locking protocol error"
+        case 17: "database schema has changed"
+        case 18: "string or blob too big"
+        case 19: "constraint failed"
+        case 20: "datatype mismatch"
+        case 21: "bad parameter or other API misuse"
+        case 22: "large file support is disabled"
+        case 23: "authorization denied"
+        case 25: "column index out of range"
+        case 26: "file is not a database"
+        case 27: "notification"
+        case 28: "warning"
+        case 100: "another row available"
+        case 101: "no more rows available"
+        default: "unknown error"
+        }
     }
 
     /// Whether `code` is this code, or belongs to this primary code's family.
