@@ -8,9 +8,11 @@
 //     -> SwiftDAL (BaseDAL, ReadOnlyDAL)
 //     -> SwiftDALIDAL (IDAL, OrderBy, PagerInfo) and SwiftDALSchema (tables, Migrator)
 //     -> SwiftDALEntity (Entity, keys, TableDefinition)
-//     -> SwiftDALConnection (Database, pools, SQL, values, errors; the pool core and the
-//        engine seam; SQLite through CSwiftDALSQLite, libsqlite3)
-// Engines beside SQLite, each a module of its own that alone imports its C client:
+//     -> SwiftDALConnection (Database, SQL, values, rows, errors; the pool core and the
+//        engine seam), which depends on no engine
+// The engines, each a module of its own over SwiftDALConnection that alone imports its C
+// client (SwiftDAL re-exports SQLite's, the embedded default):
+//   SwiftDALSQLite (DatabaseQueue, DatabasePool)     -> CSwiftDALSQLite (libsqlite3)
 //   SwiftDALPostgres (PostgresPool, PostgresCluster) -> CSwiftDALPostgres (libpq)
 //   SwiftDALMariaDB (MariaDBPool)                    -> CSwiftDALMariaDB (libmariadb)
 // Tools: swiftdal-gen (entities and DALs from a schema, SwiftDALCodegen), swiftdal-demo.
@@ -25,8 +27,11 @@ let package = Package(
     products: [
         // The modules SwiftDAL re-exports are part of its product, so that the public API check
         // (.ci/api-check) compares them too.
-        .library(name: "SwiftDAL", targets: ["SwiftDAL", "SwiftDALIDAL", "SwiftDALEntity", "SwiftDALSchema"]),
+        .library(
+            name: "SwiftDAL",
+            targets: ["SwiftDAL", "SwiftDALIDAL", "SwiftDALEntity", "SwiftDALSchema", "SwiftDALSQLite"]),
         .library(name: "SwiftDALConnection", targets: ["SwiftDALConnection"]),
+        .library(name: "SwiftDALSQLite", targets: ["SwiftDALSQLite"]),
         .library(name: "SampleDAL", targets: ["SampleDAL"]),
         .library(name: "SwiftDALPostgres", targets: ["SwiftDALPostgres"]),
         .library(name: "SwiftDALMariaDB", targets: ["SwiftDALMariaDB"]),
@@ -42,12 +47,16 @@ let package = Package(
         // The connection layer, by concern (Sources/SwiftDALConnection/): Access (Database,
         // transactions, observation), Concurrency (the pool core, call control, deadlines,
         // worker threads), Engine (the protocols every engine's connection and rows
-        // implement), SQLite (the embedded engine: its connection, statements, rows, queue
-        // and pool, errors, dialect, backup), SQL (the SQL type, arguments, the lexicon),
-        // Values, Errors, Streaming, Support.
+        // implement), SQL (the SQL type, arguments, the lexicon), Values, Errors, Streaming,
+        // Support. It depends on no engine (EngineSeamTests).
         .target(
-            name: "SwiftDALConnection",
-            dependencies: ["CSwiftDALSQLite"]
+            name: "SwiftDALConnection"
+        ),
+        // The SQLite engine, the embedded default (its connection, statements, rows, queue and
+        // pool, errors, dialect, backup): libsqlite3, imported by SwiftDALSQLite only.
+        .target(
+            name: "SwiftDALSQLite",
+            dependencies: ["CSwiftDALSQLite", "SwiftDALConnection"]
         ),
         // The PostgreSQL engine: libpq, imported by SwiftDALPostgres only. A service that
         // uses SQLite alone never builds (or needs) either.
@@ -73,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "SwiftDALEntity",
-            dependencies: ["SwiftDALConnection"]
+            dependencies: ["SwiftDALConnection", "SwiftDALSQLite"]
         ),
         .target(
             name: "SwiftDALIDAL",
@@ -85,7 +94,7 @@ let package = Package(
         ),
         .target(
             name: "SwiftDAL",
-            dependencies: ["SwiftDALIDAL", "SwiftDALSchema", "SwiftDALEntity", "SwiftDALConnection"]
+            dependencies: ["SwiftDALIDAL", "SwiftDALSchema", "SwiftDALEntity", "SwiftDALConnection", "SwiftDALSQLite"]
         ),
         .target(
             name: "SampleDAL",
@@ -184,7 +193,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALConnectionTests",
-            dependencies: ["SwiftDALConnection", "SwiftDALTestSupport"]
+            dependencies: ["SwiftDALConnection", "SwiftDALSQLite", "SwiftDALTestSupport"]
         ),
         // What the engine test targets share: the engines, the sample database on each,
         // servers with replicas, a view from outside a pool (psql).

@@ -79,7 +79,9 @@ extension BaseDAL {
                 for (index, entity) in entities.enumerated() {
                     do {
                         ids.append(try db.insert(try insertQuery(entity, mapping, upsert: false)))
-                    } catch var error as SQLiteError where error.concernsTheBatchItem {
+                    } catch var error as any BatchPositionedError
+                        where (error as? any DatabaseError)?.concernsTheBatchItem == true
+                    {
                         error.batchIndex = index
                         throw error
                     }

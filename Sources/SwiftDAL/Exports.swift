@@ -3,4 +3,5 @@
 @_exported public import SwiftDALConnection
 @_exported public import SwiftDALEntity
 @_exported public import SwiftDALIDAL
+@_exported public import SwiftDALSQLite
 @_exported public import SwiftDALSchema

@@ -1,5 +1,6 @@
 import Foundation
 public import SwiftDALConnection
+public import SwiftDALSQLite
 
 /// A column's declared type (its SQLite affinity).
 ///

@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct BadInputTests {
     private func populatedFile(_ directory: TemporaryDirectory, rows: Int = 2000) throws -> String {
         let path = directory.file("real.sqlite")

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import SwiftDALConnection
+@testable import SwiftDALSQLite
 
 /// Polls `condition` every 10 ms, for up to 20 s (then fails).
 private func poll(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async throws {

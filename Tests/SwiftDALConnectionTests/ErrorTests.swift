@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct ErrorTests {
     private func constraintDatabase() throws -> Database {
         let db = try Database.inMemory()

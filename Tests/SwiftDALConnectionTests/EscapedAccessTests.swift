@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 /// A connection, statement, cursor or row view that escapes the closure it was lent to
 /// must throw `accessEnded` when used later, never touch a connection another thread is
 /// using (that crashed inside libsqlite3), and never read a pinned, stale snapshot.
@@ -129,8 +131,9 @@ import Testing
         #expect(
             #expect(throws: DALError.self) { _ = try first?.decode(String.self, named: "name") }?.code == .accessEnded)
         #expect(#expect(throws: DALError.self) { _ = try first?.count }?.code == .accessEnded)
-        // Its statement finalized and its connection closed (a kept view does not keep them
-        // open): still an error, never a read of a finalized statement.
+        // A kept view no longer keeps its statement, or its connection's close, open (before
+        // its rows were read apart from the statement, `close()` threw statementsStillOpen):
+        // the statement is finalized, the connection closed, and the view still throws.
         try db.clearStatementCache()
         try db.close()
         #expect(#expect(throws: DALError.self) { _ = try first?.decode(String.self, at: 0) }?.code == .accessEnded)

@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 /// Misuse and hostile conditions at the connection layer: each was a hole found by an
 /// adversarial review (a wrong answer, a silent drop, a crash or a denial of service).
 @Suite struct HardeningTests {

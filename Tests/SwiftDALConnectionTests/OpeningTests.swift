@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct OpeningTests {
     @Test func fileIsCreatedWithTheDefaultSettings() throws {
         let directory = try TemporaryDirectory()

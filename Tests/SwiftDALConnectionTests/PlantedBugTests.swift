@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 /// Deterministic tests for bugs that were planted in the library and got through the
 /// other suites (issue 13, item 9); `.ci/mutants` plants each of them again and checks
 /// that these tests fail.

@@ -2,6 +2,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 /// A type written for the old protocol name, `SQLiteValueConvertible`, with its old
 /// requirement names: it must keep storing and reading values for one release.
 @available(*, deprecated, message: "exercises the deprecated SQLiteValueConvertible on purpose")

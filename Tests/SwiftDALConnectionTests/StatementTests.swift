@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct StatementTests {
     @Test func interpolatedValuesBecomeBoundParameters() throws {
         let minAge = 18

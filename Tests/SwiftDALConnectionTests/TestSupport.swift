@@ -2,6 +2,8 @@ import Foundation
 import SwiftDALConnection
 import SwiftDALTestSupport
 
+@testable import SwiftDALSQLite
+
 func makeUsersTable(_ db: Database) throws {
     try db.executeScript(
         """

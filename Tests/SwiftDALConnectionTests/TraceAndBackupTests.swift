@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct TraceAndBackupTests {
     @Test func traceReportsSQLWithoutValuesAndADuration() throws {
         let events = Locked<[TraceEvent]>([])

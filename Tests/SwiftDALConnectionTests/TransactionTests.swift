@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct TransactionTests {
     @Test func commitsOnReturnAndRollsBackOnThrow() throws {
         let db = try Database.inMemory()

@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 /// The typed fast paths of `RowView` (String, Int, Int64, Double and their optionals)
 /// must read every storage class exactly as the general path (`Row`, through
 /// `DatabaseValue`) does: same values, same errors.

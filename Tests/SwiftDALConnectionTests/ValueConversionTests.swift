@@ -3,6 +3,8 @@ import SwiftDALConnection
 import SwiftDALTestSupport
 import Testing
 
+@testable import SwiftDALSQLite
+
 @Suite struct ValueConversionTests {
     private func roundTrip<T: DatabaseValueConvertible & Equatable>(_ value: T, _ sqlType: String = "") throws -> T? {
         let db = try Database.inMemory()

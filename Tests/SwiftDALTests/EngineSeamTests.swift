@@ -20,7 +20,8 @@ import Testing
 
     /// The modules that are an engine (or its C library): branches inside are its own.
     static let engineModules: Set<String> = [
-        "SwiftDALPostgres", "CSwiftDALPostgres", "CSwiftDALSQLite", "SwiftDALMariaDB", "CSwiftDALMariaDB"
+        "SwiftDALSQLite", "CSwiftDALSQLite", "SwiftDALPostgres", "CSwiftDALPostgres", "SwiftDALMariaDB",
+        "CSwiftDALMariaDB"
     ]
 
     /// `engine == .x`, `engine != .x`, `case .x` and `.x:` / `.x ?` for an engine `x`.
@@ -73,49 +74,45 @@ import Testing
         }
     }
 
-    /// The SQLite types the connection layer still names outside its `SQLite` folder, by
-    /// file (relative to `Sources/`): a ratchet, as for branches (a new name, or a count
-    /// above or below the file's, fails). None is left: `ResultCode`, the result codes every
-    /// engine maps its errors onto, is the connection layer's own (`Errors/`), numbered as
-    /// SQLite numbers them.
-    static let remainingSQLiteNames: [String: Int] = [:]
-
-    /// SQLite's types in the connection module.
-    static let sqliteTypes =
-        #"\b(SQLiteConnection|SQLiteRows|SQLiteError|SQLiteEngineDialect|Statement|RowCursor|DatabaseQueue|DatabasePool)\b"#
-
-    /// `Database`, its reads, rows, values, errors and the pool core reach SQLite only
-    /// through the seam (`EngineConnection`, `EngineRows`, `SteppingConnection`), so that
-    /// SQLite's folder can become a module of its own.
-    @Test func theConnectionLayerNamesNoSQLiteTypeOutsideItsFolder() throws {
-        let name = try Regex(Self.sqliteTypes)
-        let files = try Self.sourceFiles()
-        #expect(
-            files.contains {
-                $0.path == "SwiftDALConnection/SQLite/Statement.swift" && $0.code.contains { $0.contains(name) }
-            })
-        var counts = [String: Int]()
-        for (file, code) in files
-        where file.hasPrefix("SwiftDALConnection/") && !file.hasPrefix("SwiftDALConnection/SQLite/") {
-            let count = code.filter { $0.contains(name) }.count
-            if count > 0 { counts[file] = count }
+    /// The dependencies of the connection module's target in `Package.swift`: the names in
+    /// its `dependencies: [...]`.
+    static func connectionModuleDependencies() throws -> [String] {
+        let manifest = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Package.swift")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        let target = try #require(text.firstRange(of: try Regex(#"\.target\(\s*name:\s*"SwiftDALConnection""#)))
+        let rest = text[target.upperBound...]
+        // The target's arguments end at the `)` closing `.target(`.
+        let end = try #require(rest.firstIndex(of: ")"))
+        let arguments = rest[..<end]
+        guard let list = arguments.firstRange(of: try Regex(#"dependencies:\s*\[([^\]]*)\]"#)) else { return [] }
+        return arguments[list].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map {
+            String($0.element)
         }
-        #expect(
-            counts == Self.remainingSQLiteNames,
-            "SQLite types named outside SwiftDALConnection/SQLite (expected only \(Self.remainingSQLiteNames)): \(counts)"
-        )
+    }
+
+    /// SQLite is an engine module like the others: the connection module (`Database`, the
+    /// seam, the pool core, values, errors) depends on no engine, so that every engine,
+    /// SQLite included, reaches it only through the seam's protocols.
+    @Test func theConnectionModuleDependsOnNoEngine() throws {
+        let dependencies = try Self.connectionModuleDependencies()
+        let engines = dependencies.filter { Self.engineModules.contains($0) }
+        #expect(engines.isEmpty, "SwiftDALConnection depends on \(engines): engines depend on it, not the reverse")
+        // And SQLite's module is one of them, beside its C library.
+        let files = try Self.sourceFiles()
+        #expect(files.contains { $0.path == "SwiftDALSQLite/SQLiteConnection.swift" })
     }
 
     /// SQLite is one engine behind the seam (`SQLiteConnection`), not the base of
-    /// `Database`: its C library is imported, and its functions called, only in the
-    /// connection module's `SQLite` folder (and its C module).
-    @Test func sqlitesCLibraryIsReachedOnlyFromItsFolder() throws {
+    /// `Database`: its C library is imported, and its functions called, only in its
+    /// module, `SwiftDALSQLite` (and its C module).
+    @Test func sqlitesCLibraryIsReachedOnlyFromItsModule() throws {
         let files = try Self.sourceFiles()
         #expect(
             files.contains {
-                $0.path.hasPrefix("SwiftDALConnection/SQLite/") && $0.code.contains { $0.contains("sqlite3_step(") }
+                $0.path.hasPrefix("SwiftDALSQLite/") && $0.code.contains { $0.contains("sqlite3_step(") }
             })
-        for (file, code) in files where !file.hasPrefix("SwiftDALConnection/SQLite/") {
+        for (file, code) in files where !file.hasPrefix("SwiftDALSQLite/") {
             let reached = code.filter { $0.contains("CSwiftDALSQLite") || $0.contains("sqlite3_") }
             #expect(reached.isEmpty, "\(file) reaches SQLite's C library: \(reached.first ?? "")")
         }

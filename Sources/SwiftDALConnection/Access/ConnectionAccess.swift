@@ -10,7 +10,7 @@ public import Synchronization
 
 /// An identifier of the calling thread, never 0 or `UInt.max` for a live thread.
 @usableFromInline
-func currentThreadID() -> UInt {
+package func currentThreadID() -> UInt {
     #if canImport(Glibc)
         UInt(pthread_self())
     #else
@@ -38,54 +38,73 @@ func currentThreadID() -> UInt {
 /// cleared it since (a thread always sees its own latest store, or a later one);
 /// `epoch` is written only by the holder, and read only after the holder check passed.
 @usableFromInline
-final class ConnectionAccess: @unchecked Sendable {
+package final class ConnectionAccess: @unchecked Sendable {
     /// `holder` of a connection owned by whoever opened it: every use is allowed.
-    @usableFromInline static let unrestricted = UInt.max
+    @usableFromInline package static let unrestricted = UInt.max
     /// `holder` of a pooled connection that no thread holds.
-    static let idle: UInt = 0
+    package static let idle: UInt = 0
     /// `holder` of a closed connection: nothing may use it.
-    @usableFromInline static let closed = UInt.max - 1
+    @usableFromInline package static let closed = UInt.max - 1
 
-    @usableFromInline let holder: Atomic<UInt>
+    @usableFromInline package let holder: Atomic<UInt>
     /// Set when the call holding the connection was stopped (cancelled or past its time
     /// limit), until the connection is let go: a statement about to start then fails
     /// at once (SQLITE_INTERRUPT) instead of running. `sqlite3_interrupt` alone stops
     /// only statements already running: one issued between two statements of a call was
     /// forgotten when the next began, and that statement ran its full course.
-    let stopRequested = Atomic<Bool>(false)
+    package let stopRequested = Atomic<Bool>(false)
     /// Counts accesses; a statement or cursor made by `makeStatement`/`makeCursor`
     /// belongs to the access it was made in. Written and read by the holder only, never in
     /// overlapping accesses: not checked at run time (a thread-local lookup per access).
-    @usableFromInline @exclusivity(unchecked) var epoch: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) package var epoch: UInt64 = 0
+    // The holder's flags below are kept in private storage whose accesses are not
+    // checked at run time (`@exclusivity(unchecked)` holds only in this module: an engine
+    // module's direct access to a stored `var` here called `swift_beginAccess`, ~76
+    // instructions per statement, callgrind, W3a), and read and written through accessors.
+
     /// Set by the engine when the access holds something to let go of as it ends (SQLite:
     /// a cursor's statement), so that ``Database`` asks the engine only then
     /// (``EngineConnection/accessEnding()``). Written and read by the holder only.
-    @exclusivity(unchecked) var endsWithCleanup = false
+    package var endsWithCleanup: Bool {
+        get { cleanupFlag }
+        set { cleanupFlag = newValue }
+    }
+    @exclusivity(unchecked) private var cleanupFlag = false
     /// SQLite: whether a transaction was open after the last transaction-control statement
     /// (`BEGIN`, `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`) ran. Written and read
     /// by the holder only.
-    @exclusivity(unchecked) var transactionOpen = false
+    package var transactionOpen: Bool {
+        get { openFlag }
+        set { openFlag = newValue }
+    }
+    @exclusivity(unchecked) private var openFlag = false
     /// SQLite: the error on which SQLite rolled the open transaction back on its own (a
     /// constraint declared `ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, …)` in a trigger, a full
     /// disk, an I/O error, an interrupt), until a `ROLLBACK` ends it here too. Every other
     /// statement is refused with it meanwhile: each would run and commit on its own, and the
     /// `COMMIT` after them would fail. Written and read by the holder only.
-    @exclusivity(unchecked) var transactionEndedBy: (any Error)? {
-        didSet { transactionEnded = transactionEndedBy != nil }
+    package var transactionEndedBy: (any Error)? {
+        get { endingError }
+        set {
+            endingError = newValue
+            endedFlag = newValue != nil
+        }
     }
+    @exclusivity(unchecked) private var endingError: (any Error)?
     /// Whether ``transactionEndedBy`` is set: the check every statement makes (a `Bool`,
     /// not a copy of the error).
-    @exclusivity(unchecked) private(set) var transactionEnded = false
+    package var transactionEnded: Bool { endedFlag }
+    @exclusivity(unchecked) private var endedFlag = false
     /// Statements released by a thread that did not hold the connection: finalized by
     /// the next holder (finalizing meanwhile could race with the thread using it).
     private let orphans = Locked<[OrphanStatement]>([])
     private let orphanCount = Atomic<Int>(0)
     /// What the connection is called in errors.
-    let path: String
+    package let path: String
     /// The observer and trace to report statements to, if any.
-    let observation: StatementObservation?
+    package let observation: StatementObservation?
 
-    init(path: String, observation: StatementObservation?) {
+    package init(path: String, observation: StatementObservation?) {
         self.path = path
         self.observation = observation
         holder = Atomic(Self.unrestricted)
@@ -93,21 +112,21 @@ final class ConnectionAccess: @unchecked Sendable {
 
     /// Whether the calling thread may use the connection now.
     @inlinable @inline(__always)
-    var isUsable: Bool {
+    package var isUsable: Bool {
         let current = holder.load(ordering: .relaxed)
         return current == Self.unrestricted || current == currentThreadID()
     }
 
     /// Throws unless the calling thread may use the connection now.
     @inlinable @inline(__always)
-    func check() throws {
+    package func check() throws {
         guard isUsable else { throw notHeld() }
     }
 
     /// Throws unless the calling thread may use the connection now, within the access
     /// `epoch` (for statements and cursors bound to the access that made them).
     @inlinable @inline(__always)
-    func check(epoch expected: UInt64) throws {
+    package func check(epoch expected: UInt64) throws {
         let current = holder.load(ordering: .relaxed)
         if current == Self.unrestricted { return }
         guard current == currentThreadID(), epoch == expected else { throw notHeld() }
@@ -115,7 +134,7 @@ final class ConnectionAccess: @unchecked Sendable {
 
     /// The error for a use outside the access.
     @usableFromInline @inline(never)
-    func notHeld() -> DALError {
+    package func notHeld() -> DALError {
         if holder.load(ordering: .relaxed) == Self.closed {
             return DALError(.connectionClosed, "the connection to \(path) is closed")
         }
@@ -127,30 +146,30 @@ final class ConnectionAccess: @unchecked Sendable {
     }
 
     /// Whether a thread that is not the holder may still finalize statements directly.
-    var allowsDirectFinalization: Bool {
+    package var allowsDirectFinalization: Bool {
         isUsable || holder.load(ordering: .acquiring) == Self.closed
     }
 
     /// Marks the connection as owned by a queue or pool: no thread holds it until lent.
-    func becomeOwned() {
+    package func becomeOwned() {
         holder.store(Self.idle, ordering: .releasing)
     }
 
     /// Lends the connection to the calling thread for one access.
-    func begin() {
+    package func begin() {
         holder.store(currentThreadID(), ordering: .relaxed)
         epoch &+= 1
         if orphanCount.load(ordering: .relaxed) > 0 { finalizeOrphans() }
     }
 
     /// Ends the calling thread's access.
-    func end() {
+    package func end() {
         holder.store(Self.idle, ordering: .releasing)
     }
 
     /// Finalizes `statement` with `finalizer` (the engine's C function: `sqlite3_finalize`)
     /// now if that is safe, or leaves it to the next holder.
-    func finalize(_ statement: OpaquePointer, with finalizer: StatementFinalizer) {
+    package func finalize(_ statement: OpaquePointer, with finalizer: StatementFinalizer) {
         if allowsDirectFinalization {
             _ = finalizer(statement)
             return
@@ -165,7 +184,7 @@ final class ConnectionAccess: @unchecked Sendable {
 
     /// Finalizes the statements left by other threads. Called by the holder, or when
     /// the connection closes.
-    func finalizeOrphans() {
+    package func finalizeOrphans() {
         let statements = orphans.withLock { list -> [OrphanStatement] in
             defer {
                 list.removeAll()
@@ -178,17 +197,17 @@ final class ConnectionAccess: @unchecked Sendable {
 
     /// Records that the connection is closed: every later use throws, and statements
     /// that outlive it are finalized by whichever thread releases them.
-    func markClosed() {
+    package func markClosed() {
         holder.store(Self.closed, ordering: .releasing)
         finalizeOrphans()
     }
 }
 
 /// A statement handle waiting to be finalized by a thread that may touch its connection.
-struct OrphanStatement: @unchecked Sendable {
-    let handle: OpaquePointer
-    let finalizer: StatementFinalizer
+package struct OrphanStatement: @unchecked Sendable {
+    package let handle: OpaquePointer
+    package let finalizer: StatementFinalizer
 }
 
 /// An engine's C function that frees a prepared statement's handle (`sqlite3_finalize`).
-typealias StatementFinalizer = @convention(c) (OpaquePointer?) -> Int32
+package typealias StatementFinalizer = @convention(c) (OpaquePointer?) -> Int32

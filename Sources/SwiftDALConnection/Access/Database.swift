@@ -4,7 +4,7 @@ import Synchronization
 /// One connection to a database: SQLite's (the embedded default, opened here with
 /// ``init(path:mode:configuration:)``), or a server engine's, lent by that engine's pool.
 ///
-/// You normally get a `Database` inside ``DatabaseQueue/read(_:)-41sxm`` / ``DatabasePool/write(_:)-2qmfr``
+/// You normally get a `Database` inside ``DatabaseQueue/read(_:)-8y1ua`` / ``DatabasePool/write(_:)-33uzx``
 /// closures; it is not `Sendable` and must not leave the closure. Opening it applies
 /// the ``Configuration``: foreign keys, busy timeout, journal mode, synchronous and
 /// your pragmas. Statements are prepared once per SQL text and cached.
@@ -33,14 +33,14 @@ public final class Database {
     public let path: String
     /// Whether this connection was opened read-only.
     public let isReadOnly: Bool
-    let configuration: Configuration
+    package let configuration: Configuration
     /// `configuration.callTimeout`, kept apart: every access reads it, and reading it
     /// through `configuration` copied the whole configuration (its closures and observer).
-    let callTimeout: Duration?
+    package let callTimeout: Duration?
     /// Who may use the connection now (see ``ConnectionAccess``).
-    @usableFromInline let access: ConnectionAccess
+    @usableFromInline package let access: ConnectionAccess
     /// The engine's connection this `Database` runs on.
-    @usableFromInline let connection: any EngineConnection
+    @usableFromInline package let connection: any EngineConnection
     /// The same connection when its statements are stepped in the caller's frame (SQLite's,
     /// ``SteppingConnection``): the generic reads then step them inlined, specialized for
     /// each entity. `nil` on a server engine. Called through optional chaining
@@ -64,7 +64,7 @@ public final class Database {
 
     /// A `Database` over `connection`, whose accesses `access` checks; `path` describes the
     /// connection in errors (never with a password).
-    init(
+    package init(
         connection: any EngineConnection, access: ConnectionAccess, path: String, isReadOnly: Bool,
         configuration: Configuration
     ) {
@@ -280,7 +280,7 @@ extension Database: Sendable {}
 
 /// Throws when `text`, a path or a name handed to C, holds a NUL character: C would
 /// read only the part before it, and open or create another file than the one meant.
-func checkNoNUL(_ text: String, _ what: String) throws {
+package func checkNoNUL(_ text: String, _ what: String) throws {
     guard !text.utf8.contains(0) else {
         throw DALError(
             .fileSystem,

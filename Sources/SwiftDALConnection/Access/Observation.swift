@@ -145,7 +145,7 @@ package final class StatementObservation: @unchecked Sendable {
     }
 
     /// Reports a statement that started at `start`.
-    func report(sql: String, since start: MonotonicTime, rowCount: Int, error: (any Error)?) {
+    package func report(sql: String, since start: MonotonicTime, rowCount: Int, error: (any Error)?) {
         let duration = MonotonicTime.now - start
         if let trace { trace(TraceEvent(sql: sql, duration: duration)) }
         guard let observer else { return }

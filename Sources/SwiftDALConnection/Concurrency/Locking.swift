@@ -63,24 +63,24 @@ package final class Locked<Value>: @unchecked Sendable {
 /// What the current thread holds: the connections it is using inside `read`/`write`
 /// closures, by owner (a queue or pool). Used to refuse re-entrant accesses instead of
 /// deadlocking, and to let DAL calls inside a closure run on the held connection.
-enum ThreadAccess {
-    struct Entry {
-        let owner: ObjectIdentifier
+@usableFromInline package enum ThreadAccess {
+    @usableFromInline package struct Entry {
+        package let owner: ObjectIdentifier
         /// Unretained: the entry lives only while its access runs, and the access's caller
         /// (a queue's or pool's lease) keeps the connection meanwhile.
-        unowned(unsafe) let database: Database
-        let isWriter: Bool
+        @usableFromInline unowned(unsafe) let database: Database
+        @usableFromInline package let isWriter: Bool
     }
 
-    final class Holdings {
+    package final class Holdings {
         // Unchecked exclusivity (here and below): a `Holdings` belongs to one thread (a
         // pthread key's value) and no two accesses to a property overlap, while the
         // runtime's check of each access (a thread-local lookup) cost about 300
         // instructions per DAL call (callgrind, W3A).
-        @exclusivity(unchecked) var entries: [Entry] = []
+        @exclusivity(unchecked) package var entries: [Entry] = []
 
         /// The innermost entry of `owner`, read in place (no copy of the array).
-        func last(ownedBy owner: ObjectIdentifier) -> Entry? {
+        package func last(ownedBy owner: ObjectIdentifier) -> Entry? {
             var index = entries.endIndex
             while index > entries.startIndex {
                 index -= 1
@@ -90,23 +90,23 @@ enum ThreadAccess {
         }
         /// The reader slot this thread used last (a hint: trying it first keeps each
         /// thread on its own reader and its caches warm).
-        @exclusivity(unchecked) var preferredReader = 0
+        @exclusivity(unchecked) package var preferredReader = 0
         /// The control of the `async` call running on this thread (its cancellation).
-        @exclusivity(unchecked) var control: CallControl?
+        @exclusivity(unchecked) package var control: CallControl?
         /// The slots reserved for the `async` job running on this thread, one per pool core
         /// (see ``PoolCore/perform(_:)``).
-        @exclusivity(unchecked) var reservations: [Reservation] = []
+        @exclusivity(unchecked) package var reservations: [Reservation] = []
         /// The name of the SwiftDAL thread this is (a pooled connection's), if it is one.
-        @exclusivity(unchecked) var workerName: String?
+        @exclusivity(unchecked) package var workerName: String?
         /// While a pool opens a connection for a call on this thread: when the call began
         /// to wait for the slot (``DeadlineScheduler/now()``; 0 when none is opening), from
         /// which its time limit counts.
-        @exclusivity(unchecked) var openingCallStart: UInt64 = 0
+        @exclusivity(unchecked) package var openingCallStart: UInt64 = 0
 
         /// The slot reserved on this thread for `core`, when it is not in use by an access.
         /// Its wait in line is the first access's: a later access of the same job waited
         /// for nothing.
-        func takeReservation(of core: PoolCore) -> Reservation? {
+        package func takeReservation(of core: PoolCore) -> Reservation? {
             for index in reservations.indices where reservations[index].core === core {
                 guard !reservations[index].isInUse else { return nil }
                 reservations[index].isInUse = true
@@ -117,7 +117,7 @@ enum ThreadAccess {
         }
 
         /// Marks the reservation of `core` free again (its access ended).
-        func returnReservation(of core: PoolCore) {
+        package func returnReservation(of core: PoolCore) {
             for index in reservations.indices where reservations[index].core === core {
                 reservations[index].isInUse = false
             }
@@ -125,12 +125,12 @@ enum ThreadAccess {
     }
 
     /// A slot of a pool core reserved for the `async` job running on a thread.
-    struct Reservation {
+    package struct Reservation {
         unowned let core: PoolCore
-        let slot: PoolCore.Slot
+        package let slot: PoolCore.Slot
         /// How long the job waited for the slot (nanoseconds), until its first access.
-        var waited: UInt64
-        var isInUse = false
+        package var waited: UInt64
+        package var isInUse = false
     }
 
     private static let key: pthread_key_t = {
@@ -145,7 +145,7 @@ enum ThreadAccess {
     }()
 
     @inline(__always)
-    static var holdings: Holdings {
+    package static var holdings: Holdings {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<Holdings>.fromOpaque(pointer).takeUnretainedValue()
         }
@@ -155,7 +155,7 @@ enum ThreadAccess {
     }
 
     /// The connection of `owner` this thread holds, if any.
-    static func held(by owner: AnyObject) -> Entry? {
+    @usableFromInline package static func held(by owner: AnyObject) -> Entry? {
         guard let pointer = pthread_getspecific(key) else { return nil }
         return Unmanaged<Holdings>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
             $0.last(ownedBy: ObjectIdentifier(owner))
@@ -170,7 +170,7 @@ enum ThreadAccess {
     /// stopping it interrupts the running statement, and the access throws
     /// `CancellationError` or ``DALError/Code/timeout``. `waited` (nanoseconds) is how long
     /// the call waited for the connection: the time limit counts it.
-    static func holding<T>(
+    package static func holding<T>(
         _ database: Database, of owner: AnyObject, isWriter: Bool, waited: UInt64 = 0,
         holdings: Holdings, _ body: () throws -> T
     ) throws -> T {
@@ -215,7 +215,7 @@ enum ThreadAccess {
     }
 
     /// Runs `work` as an `async` call under `control` (its cancellation and time limit).
-    static func running<T>(under control: CallControl?, _ work: () throws -> T) rethrows -> T {
+    package static func running<T>(under control: CallControl?, _ work: () throws -> T) rethrows -> T {
         let holdings = holdings
         let outer = holdings.control
         holdings.control = control
@@ -225,7 +225,7 @@ enum ThreadAccess {
 
     /// Runs an `async` call's `work` on the thread of `slot`, under `control`, with `slot`
     /// reserved for it: the work's first access to `core` takes it without waiting.
-    static func running<T>(
+    package static func running<T>(
         under control: CallControl, reserving slot: PoolCore.Slot, of core: PoolCore, waited: UInt64,
         _ work: () throws -> T
     ) rethrows -> T {
@@ -244,6 +244,7 @@ enum ThreadAccess {
 /// The connection of `owner` (a pool or a queue) that this thread holds inside one of its
 /// `read`/`write` closures, or `nil`: the shortcut a DAL call takes inside a transaction,
 /// with the rules of `reentrantRead`/`reentrantWrite` (a write inside a read throws).
+@inlinable
 package func heldConnection(of owner: AnyObject, writing: Bool) throws -> Database? {
     guard let held = ThreadAccess.held(by: owner) else { return nil }
     if writing && !held.isWriter { throw writeInReadError() }
@@ -291,4 +292,9 @@ package func outsideCallControl<T>(_ body: () throws -> T) rethrows -> T {
 /// Whether this thread holds a connection of `owner` (inside one of its closures).
 package func isHoldingConnection(of owner: AnyObject) -> Bool {
     ThreadAccess.held(by: owner) != nil
+}
+
+/// The error of a write inside a read-only access.
+@usableFromInline package func writeInReadError() -> DALError {
+    DALError(.writeInReadOnlyAccess, "a write was attempted inside a read-only access (a read closure)")
 }

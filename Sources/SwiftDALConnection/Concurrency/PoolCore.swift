@@ -185,7 +185,7 @@ package final class PoolCore: @unchecked Sendable {
     /// `callTimeout`, unless the `async` call it belongs to has its own).
     /// `holdings` are the calling thread's, looked up once by the caller for the whole call.
     @inline(__always)
-    func acquire(for holdings: ThreadAccess.Holdings) throws -> Lease {
+    package func acquire(for holdings: ThreadAccess.Holdings) throws -> Lease {
         if !holdings.reservations.isEmpty, let reserved = holdings.takeReservation(of: self) {
             return Lease(slot: reserved.slot, isReserved: true, waited: reserved.waited)
         }
@@ -272,7 +272,7 @@ package final class PoolCore: @unchecked Sendable {
     /// Gives `lease` back: the slot goes to the first caller in line, or back to the free
     /// list (`holdings`: the calling thread's, as for ``acquire(for:)``).
     @inline(__always)
-    func release(_ lease: Lease, for holdings: ThreadAccess.Holdings) {
+    package func release(_ lease: Lease, for holdings: ThreadAccess.Holdings) {
         if lease.isReserved {
             holdings.returnReservation(of: self)
             return

@@ -163,16 +163,14 @@ package protocol EngineConnection: AnyObject {
     func queryPlan(of sql: String) throws -> [String]
     /// Closes the connection.
     func close()
-    /// Closes a connection its user opened directly, unless what it made is still open:
-    /// then throws (SQLite: ``DALError/Code/statementsStillOpen``) and stays open and
-    /// usable. By default it closes.
+    /// Before a connection its user opened directly closes (``close()`` follows): throws
+    /// when what it made is still open (SQLite: ``DALError/Code/statementsStillOpen``, and
+    /// the connection stays open and usable), or closes it. By default nothing refuses.
     func closeRefusingOpenStatements() throws
 }
 
 extension EngineConnection {
-    package func closeRefusingOpenStatements() throws {
-        close()
-    }
+    package func closeRefusingOpenStatements() throws {}
 }
 
 /// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it
@@ -241,6 +239,10 @@ package protocol SteppedStatement: AnyObject {
 }
 
 /// An engine connection whose statements ``Database`` steps in the caller's frame.
+///
+/// ``Database`` then runs none of its reads through ``EngineConnection/run(_:_:)``: the
+/// engine's statements report themselves to the observer (``EngineConnection/reportsItsStatements``
+/// is `true`), and the engine counts the rows changed (``changes``).
 @usableFromInline
 package protocol SteppingConnection: EngineConnection {
     /// The statement for `query`, bound and ready to step; the caller ends it with

@@ -45,31 +45,6 @@ public struct ConstraintViolation: Sendable, Hashable {
         default: 422
         }
     }
-
-    /// Reads SQLite's message: `UNIQUE constraint failed: t.a, t.b`, `NOT NULL constraint
-    /// failed: t.a`, `CHECK constraint failed: name`.
-    static func parsing(sqliteMessage message: String, kind: ConstraintKind) -> ConstraintViolation {
-        guard let colon = message.range(of: "constraint failed: ") else {
-            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: nil)
-        }
-        let rest = String(message[colon.upperBound...])
-        if kind == .check || kind == .other {
-            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: rest)
-        }
-        var table: String?
-        var columns = [String]()
-        for part in rest.split(separator: ",") {
-            let name = part.trimmingCharacters(in: .whitespaces)
-            // `table.column`: the table's name has no dot in SQLite's message form.
-            guard let dot = name.firstIndex(of: ".") else {
-                columns.append(name)
-                continue
-            }
-            table = table ?? String(name[..<dot])
-            columns.append(String(name[name.index(after: dot)...]))
-        }
-        return ConstraintViolation(kind: kind, table: table, columns: columns, constraint: nil)
-    }
 }
 
 extension DatabaseError {
@@ -79,7 +54,7 @@ extension DatabaseError {
     public var constraintViolation: ConstraintViolation? {
         guard let kind = constraintKind else { return nil }
         if let detailed = self as? any DetailedConstraintError { return detailed.violation(kind) }
-        return ConstraintViolation.parsing(sqliteMessage: message, kind: kind)
+        return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: nil)
     }
 }
 
@@ -125,4 +100,23 @@ public func httpStatus(for error: any Error) -> Int {
         }
     }
     return 500
+}
+
+/// The kind of constraint behind a constraint error, on every engine (SQLite's
+/// `SQLITE_CONSTRAINT_*`, PostgreSQL's class 23, MariaDB's 1062, 1451, 1048, …).
+///
+/// For example, a duplicate email gives `error.constraintKind == .unique`.
+public enum ConstraintKind: Sendable, Hashable {
+    /// A `UNIQUE` constraint: a duplicate value.
+    case unique
+    /// A `PRIMARY KEY` constraint: a duplicate key.
+    case primaryKey
+    /// A `NOT NULL` constraint: `NULL` in a column that refuses it.
+    case notNull
+    /// A `FOREIGN KEY` constraint: a reference to a missing row, or a delete of a referenced one.
+    case foreignKey
+    /// A `CHECK` constraint: a value the check refuses.
+    case check
+    /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
+    case other
 }

@@ -13,7 +13,7 @@
 /// ```
 public struct StatementArguments: Sendable, CustomStringConvertible {
     @usableFromInline
-    enum Storage: Sendable {
+    package enum Storage: Sendable {
         case positional([DatabaseValue])
         /// One positional value, without an array (the common `WHERE id = ?` case).
         case single(DatabaseValue)
@@ -24,15 +24,15 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
     }
 
     @usableFromInline
-    var storage: Storage
+    package var storage: Storage
     /// The first value that failed to convert; thrown when binding. Kept in a box: an
     /// inline `DALError?` made every copy of the arguments (one per statement run) copy
     /// five strings' worth of optional fields.
-    package var conversionError: DALError? {
+    @inlinable package var conversionError: DALError? {
         get { conversionFailure?.error }
         set { conversionFailure = newValue.map(BoxedError.init) }
     }
-    private var conversionFailure: BoxedError?
+    @usableFromInline var conversionFailure: BoxedError?
 
     /// No arguments.
     ///
@@ -285,7 +285,7 @@ public struct StatementArguments: Sendable, CustomStringConvertible {
         }
     }
 
-    static func strippedName(_ name: String) -> String {
+    package static func strippedName(_ name: String) -> String {
         guard let first = name.first, first == ":" || first == "@" || first == "$" else { return name }
         return String(name.dropFirst())
     }
@@ -325,7 +325,8 @@ extension StatementArguments: ExpressibleByDictionaryLiteral {
 
 /// A ``DALError`` in a box, for values that carry one rarely and are copied often (an
 /// inline optional error would be copied and destroyed, all its fields, with every copy).
+@usableFromInline
 final class BoxedError: Sendable {
-    let error: DALError
-    init(_ error: DALError) { self.error = error }
+    @usableFromInline let error: DALError
+    @usableFromInline init(_ error: DALError) { self.error = error }
 }

@@ -1,7 +1,7 @@
 /// The column names of a result, shared by all its rows, with a name-to-index map.
 @usableFromInline
 package final class ColumnLayout: Sendable {
-    @usableFromInline let names: [String]
+    @usableFromInline package let names: [String]
     private let indexByName: [String: Int]
     private let indexByFoldedName: [String: Int]
 
@@ -21,10 +21,10 @@ package final class ColumnLayout: Sendable {
 
     /// Whether no two columns have exactly the same name (then an exact match anywhere is
     /// the match; otherwise the first one wins).
-    let hasUniqueNames: Bool
+    package let hasUniqueNames: Bool
 
     @usableFromInline
-    func index(of name: String) -> Int? {
+    package func index(of name: String) -> Int? {
         // A table-sized row is scanned: comparing short names costs less than hashing one
         // (decoding by name asks for every column of every row).
         if names.count <= 16 {
@@ -36,7 +36,7 @@ package final class ColumnLayout: Sendable {
         return indexByName[name] ?? indexByFoldedName[name.identifierKey]
     }
 
-    func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
+    package func name(at index: Int) -> String? { names.indices.contains(index) ? names[index] : nil }
 }
 
 /// Decoding shared by ``Row`` and ``RowView``: columns by 0-based index or by name,
@@ -68,7 +68,7 @@ extension ColumnDecoding {
 }
 
 @usableFromInline
-func columnOutOfRange(_ index: Int, _ layout: ColumnLayout) -> DALError {
+package func columnOutOfRange(_ index: Int, _ layout: ColumnLayout) -> DALError {
     DALError(
         .invalidColumn,
         "column index \(index) is out of range: the row has \(layout.names.count) column(s), numbered from 0")
@@ -106,7 +106,7 @@ public struct Row: Sendable, ColumnDecoding, CustomStringConvertible {
     /// The values, in column order.
     public let values: [DatabaseValue]
 
-    init(layout: ColumnLayout, values: [DatabaseValue]) {
+    package init(layout: ColumnLayout, values: [DatabaseValue]) {
         self.layout = layout
         self.values = values
     }

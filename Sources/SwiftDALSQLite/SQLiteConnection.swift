@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+public import SwiftDALConnection
 import Synchronization
 
 /// One SQLite connection, as the ``Database`` wrapping it sees it: the embedded engine

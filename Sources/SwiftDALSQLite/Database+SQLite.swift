@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+public import SwiftDALConnection
 
 /// What `sqlite3_last_insert_rowid` is set to before an insert: still there afterwards
 /// means that the insert produced no rowid (a rowid of `Int64.min` is never assigned).

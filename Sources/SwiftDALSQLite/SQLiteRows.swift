@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+import SwiftDALConnection
 import Synchronization
 
 /// The columns of a SQLite statement's current row, as ``RowView`` reads them (the
@@ -11,8 +12,9 @@ final class SQLiteRows: EngineRows {
     let handle: OpaquePointer
     let sql: String
     /// Counts steps and resets: a ``RowView`` remembers the value of its row and reads
-    /// only while it is unchanged (`invalidated` once the statement is finalized). Written
-    /// only by the thread holding the connection.
+    /// only while it is unchanged. Written by the thread holding the connection, and, as
+    /// the statement is finalized, `invalidated` by whichever thread releases it (a
+    /// safeguard: every path resets the statement, which moves the counter, before that).
     private let rowCounter = Atomic<UInt64>(0)
     private static let invalidated = UInt64.max
     private var cachedLayout: ColumnLayout?
@@ -58,9 +60,6 @@ final class SQLiteRows: EngineRows {
 
     @inline(never)
     private func staleRow() -> DALError { .rowViewLeft(sql: sql) }
-
-    /// The number of result columns.
-    var resultWidth: Int { Int(sqlite3_column_count(handle)) }
 
     var layout: ColumnLayout {
         if let cachedLayout { return cachedLayout }

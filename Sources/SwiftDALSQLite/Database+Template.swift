@@ -1,4 +1,5 @@
 import Foundation
+public import SwiftDALConnection
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,4 @@
+public import SwiftDALConnection
 import Synchronization
 
 /// One serialized connection, safe to share between threads and tasks: every access
@@ -200,8 +201,4 @@ public final class DatabaseQueue: DatabaseWriter, @unchecked Sendable {
 
     /// Whether the queue refuses new calls (``close()`` or ``shutdown(gracePeriod:)`` began).
     package var refusesNewCalls: Bool { core.isClosing }
-}
-
-func writeInReadError() -> DALError {
-    DALError(.writeInReadOnlyAccess, "a write was attempted inside a read-only access (a read closure)")
 }

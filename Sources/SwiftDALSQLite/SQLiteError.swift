@@ -1,3 +1,6 @@
+import Foundation
+public import SwiftDALConnection
+
 /// An error reported by SQLite: the extended result code, SQLite's message, and the SQL.
 ///
 /// The bound arguments are kept in ``arguments`` but left out of every default
@@ -108,24 +111,6 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     public static let constraintCheck = ResultCode.constraintCheck
 }
 
-/// The kind of constraint behind an `SQLITE_CONSTRAINT` error.
-///
-/// For example, a duplicate email gives `error.constraintKind == .unique`.
-public enum ConstraintKind: Sendable, Hashable {
-    /// A `UNIQUE` constraint: a duplicate value.
-    case unique
-    /// A `PRIMARY KEY` constraint: a duplicate key.
-    case primaryKey
-    /// A `NOT NULL` constraint: `NULL` in a column that refuses it.
-    case notNull
-    /// A `FOREIGN KEY` constraint: a reference to a missing row, or a delete of a referenced one.
-    case foreignKey
-    /// A `CHECK` constraint: a value the check refuses.
-    case check
-    /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
-    case other
-}
-
 extension SQLiteError: DatabaseError {
     /// Always ``DatabaseEngine/sqlite``.
     public var engine: DatabaseEngine { .sqlite }
@@ -138,3 +123,37 @@ extension SQLiteError: DatabaseError {
 }
 
 extension SQLiteError: BatchPositionedError {}
+
+extension SQLiteError: DetailedConstraintError {
+    /// The constraint, table and columns SQLite's message names.
+    package func violation(_ kind: ConstraintKind) -> ConstraintViolation {
+        .parsing(sqliteMessage: message, kind: kind)
+    }
+}
+
+extension ConstraintViolation {
+    /// Reads SQLite's message: `UNIQUE constraint failed: t.a, t.b`, `NOT NULL constraint
+    /// failed: t.a`, `CHECK constraint failed: name`.
+    static func parsing(sqliteMessage message: String, kind: ConstraintKind) -> ConstraintViolation {
+        guard let colon = message.range(of: "constraint failed: ") else {
+            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: nil)
+        }
+        let rest = String(message[colon.upperBound...])
+        if kind == .check || kind == .other {
+            return ConstraintViolation(kind: kind, table: nil, columns: [], constraint: rest)
+        }
+        var table: String?
+        var columns = [String]()
+        for part in rest.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            // `table.column`: the table's name has no dot in SQLite's message form.
+            guard let dot = name.firstIndex(of: ".") else {
+                columns.append(name)
+                continue
+            }
+            table = table ?? String(name[..<dot])
+            columns.append(String(name[name.index(after: dot)...]))
+        }
+        return ConstraintViolation(kind: kind, table: table, columns: columns, constraint: nil)
+    }
+}

@@ -1,4 +1,5 @@
 internal import CSwiftDALSQLite
+public import SwiftDALConnection
 
 extension Database {
     /// Copies this whole database into `destination` with SQLite's online backup API,

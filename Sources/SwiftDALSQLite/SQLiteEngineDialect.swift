@@ -1,3 +1,5 @@
+public import SwiftDALConnection
+
 extension DatabaseEngine {
     /// SQLite, the embedded default.
     ///

@@ -1,4 +1,5 @@
 internal import CSwiftDALSQLite
+public import SwiftDALConnection
 
 extension Statement {
     /// Executes this statement with `arguments`; returns the number of changed rows.

@@ -1,4 +1,5 @@
 internal import CSwiftDALSQLite
+public import SwiftDALConnection
 
 /// How a WAL checkpoint treats readers and writers (`sqlite3_wal_checkpoint_v2`).
 ///

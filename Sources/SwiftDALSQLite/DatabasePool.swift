@@ -1,3 +1,4 @@
+public import SwiftDALConnection
 import Synchronization
 
 /// A pool for backend services over a file database in WAL mode: one writer

@@ -1,3 +1,5 @@
+public import SwiftDALConnection
+
 /// Streams the rows of a query one at a time, so that a large result is never held in
 /// memory whole.
 ///

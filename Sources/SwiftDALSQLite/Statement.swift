@@ -1,5 +1,6 @@
 internal import CSwiftDALSQLite
 import Foundation
+public import SwiftDALConnection
 import Synchronization
 
 /// A prepared SQLite statement.
@@ -510,14 +511,16 @@ extension Statement: SteppedStatement {
         try step(arguments: query.arguments) ? rows.currentRow : nil
     }
 
+    /// Resets the statement, then lets it be handed out again (an observer the reset tells
+    /// of the execution may run statements: never this one before it is reset).
     @usableFromInline package func finish() throws {
-        isInUse = false
+        defer { isInUse = false }
         try reset()
     }
 
     @usableFromInline package func finish(after error: any Error) {
-        isInUse = false
         resetAfterFailure(error)
+        isInUse = false
     }
 }
 
