@@ -7,7 +7,7 @@
 //   SampleDAL (UserDAL, OrderDAL, UserTagDAL: an example of table DALs, not a dependency)
 //     -> SwiftDAL (BaseDAL, ReadOnlyDAL)
 //     -> SwiftDALIDAL (IDAL, OrderBy, PagerInfo) and SwiftDALSchema (tables, Migrator)
-//     -> SwiftDALEntity (Entity, keys, TableDefinition)
+//     -> SwiftDALEntity (Entity, keys, TableDefinition; SQLite the default engine of its DDL)
 //     -> SwiftDALConnection (Database, SQL, values, rows, errors; the pool core and the
 //        engine seam), which depends on no engine
 // The engines, each a module of its own over SwiftDALConnection that alone imports its C
@@ -193,7 +193,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDALConnectionTests",
-            dependencies: ["SwiftDALConnection", "SwiftDALSQLite", "SwiftDALTestSupport"]
+            dependencies: ["SwiftDALConnection", "SwiftDALSQLite", "CSwiftDALSQLite", "SwiftDALTestSupport"]
         ),
         // What the engine test targets share: the engines, the sample database on each,
         // servers with replicas, a view from outside a pool (psql).

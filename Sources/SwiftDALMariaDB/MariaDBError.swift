@@ -6,9 +6,9 @@ public import SwiftDALConnection
 /// the message names.
 ///
 /// It is a ``SwiftDAL/DatabaseError``, so the `catch` patterns written for SQLite work
-/// unchanged: `catch SQLiteError.constraintUnique` catches a duplicate key (1062, 1586),
-/// `.constraintForeignKey` 1451 and 1452, `.constraintNotNull` 1048 (and 1364, a NOT NULL
-/// column left out), `.constraintCheck` 4025 (and MySQL's 3819). A deadlock (1213) or a
+/// unchanged: `catch ResultCode.constraintUnique` (or `SQLiteError.constraintUnique`) catches a
+/// duplicate key (1062, 1586), `.constraintForeignKey` 1451 and 1452, `.constraintNotNull`
+/// 1048 (and 1364, a NOT NULL column left out), `.constraintCheck` 4025 (and MySQL's 3819). A deadlock (1213) or a
 /// lock wait timeout (1205) ``isRetryable``: run the transaction again.
 ///
 /// The message never quotes a value: MariaDB quotes the duplicate key (`Duplicate entry

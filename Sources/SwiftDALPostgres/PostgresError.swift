@@ -5,7 +5,7 @@ public import SwiftDALConnection
 /// SQLSTATE, the server's message, and the schema, table, column and constraint it names.
 ///
 /// It is a ``SwiftDAL/DatabaseError``, so the `catch` patterns written for SQLite work unchanged:
-/// `catch SQLiteError.constraintUnique` catches SQLSTATE 23505, `.constraintNotNull`
+/// `catch ResultCode.constraintUnique` (or `SQLiteError.constraintUnique`) catches SQLSTATE 23505, `.constraintNotNull`
 /// 23502, `.constraintForeignKey` 23503, `.constraintCheck` 23514. A serialization failure
 /// (40001) or a deadlock (40P01) ``isRetryable``: run the transaction again.
 ///

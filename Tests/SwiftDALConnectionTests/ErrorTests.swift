@@ -1,3 +1,4 @@
+import CSwiftDALSQLite
 import Foundation
 import SwiftDALConnection
 import SwiftDALTestSupport
@@ -25,12 +26,24 @@ import Testing
         return db
     }
 
+    @Test func aResultCodeReadsAsSQLiteDescribesIt() {
+        // The connection module (which does not link SQLite) spells SQLite's descriptions
+        // itself; checked against the library for every primary code and a few extended ones.
+        // SQLITE_INTERNAL (2), which SQLite calls an "unknown error", reads "internal error".
+        for code in Array(Int32(0)...28).filter({ $0 != 2 }) + [100, 101, 516, 1034, 2067] {
+            let sqlite = sqlite3_errstr(code).map { String(cString: $0) } ?? "?"
+            #expect(ResultCode(rawValue: code).description == "\(sqlite) (code \(code))")
+        }
+        #expect(ResultCode.internal.description == "internal error (code 2)")
+    }
+
     @Test func aResultCodeDescribesItsFamilyInWordsAndItsNumber() {
         #expect(ResultCode.busy.description == "database is locked (code 5)")
         #expect(ResultCode.constraintUnique.description == "constraint failed (code 2067)")
         #expect(ResultCode.ioErrorFsync.description == "disk I/O error (code 1034)")
         #expect(ResultCode.done.description == "no more rows available (code 101)")
         #expect(ResultCode(rawValue: 1234).description == "unknown error (code 1234)")
+        #expect(ResultCode(rawValue: 4 | 2 << 8).description == "abort due to ROLLBACK (code 516)")
     }
 
     @Test func eachConstraintKindIsDistinguishable() throws {

@@ -74,31 +74,50 @@ import Testing
         }
     }
 
-    /// The dependencies of the connection module's target in `Package.swift`: the names in
-    /// its `dependencies: [...]`.
-    static func connectionModuleDependencies() throws -> [String] {
+    /// The names `Package.swift` lists in `target`'s dependencies: every string literal inside
+    /// its `dependencies: [...]` (brackets and parentheses balanced, so `.product(name: …)`
+    /// and conditions count too).
+    static func dependencies(ofTarget target: String) throws -> [String] {
         let manifest = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Package.swift")
-        let text = try String(contentsOf: manifest, encoding: .utf8)
-        let target = try #require(text.firstRange(of: try Regex(#"\.target\(\s*name:\s*"SwiftDALConnection""#)))
-        let rest = text[target.upperBound...]
-        // The target's arguments end at the `)` closing `.target(`.
-        let end = try #require(rest.firstIndex(of: ")"))
-        let arguments = rest[..<end]
-        guard let list = arguments.firstRange(of: try Regex(#"dependencies:\s*\[([^\]]*)\]"#)) else { return [] }
-        return arguments[list].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map {
-            String($0.element)
+        let text = Array(try String(contentsOf: manifest, encoding: .utf8).utf8)
+        let source = String(decoding: text, as: UTF8.self)
+        let start = try #require(
+            source.firstRange(of: try Regex(#"\.(target|executableTarget)\(\s*name:\s*""# + target + #"""#)))
+        // The target's arguments: up to the parenthesis that closes `.target(`.
+        var index = source.utf8.distance(from: source.startIndex, to: start.lowerBound)
+        while text[index] != UInt8(ascii: "(") { index += 1 }
+        var depth = 0
+        var arguments = [UInt8]()
+        repeat {
+            let byte = text[index]
+            if byte == UInt8(ascii: "(") || byte == UInt8(ascii: "[") { depth += 1 }
+            if byte == UInt8(ascii: ")") || byte == UInt8(ascii: "]") { depth -= 1 }
+            arguments.append(byte)
+            index += 1
+        } while depth > 0
+        // The list after `dependencies:`: up to its closing bracket.
+        let argumentText = String(decoding: arguments, as: UTF8.self)
+        guard let label = argumentText.firstRange(of: "dependencies:") else { return [] }
+        var list = [Character]()
+        var nesting = 0
+        for character in argumentText[label.upperBound...] {
+            if character == "[" || character == "(" { nesting += 1 }
+            if character == "]" || character == ")" { nesting -= 1 }
+            list.append(character)
+            if nesting == 0 && character == "]" { break }
         }
+        return String(list).split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
     }
 
     /// SQLite is an engine module like the others: the connection module (`Database`, the
     /// seam, the pool core, values, errors) depends on no engine, so that every engine,
     /// SQLite included, reaches it only through the seam's protocols.
     @Test func theConnectionModuleDependsOnNoEngine() throws {
-        let dependencies = try Self.connectionModuleDependencies()
-        let engines = dependencies.filter { Self.engineModules.contains($0) }
+        // The reading itself, on a target whose dependencies are known.
+        #expect(try Self.dependencies(ofTarget: "SwiftDALSQLite") == ["CSwiftDALSQLite", "SwiftDALConnection"])
+        let engines = try Self.dependencies(ofTarget: "SwiftDALConnection").filter { Self.engineModules.contains($0) }
         #expect(engines.isEmpty, "SwiftDALConnection depends on \(engines): engines depend on it, not the reverse")
-        // And SQLite's module is one of them, beside its C library.
         let files = try Self.sourceFiles()
         #expect(files.contains { $0.path == "SwiftDALSQLite/SQLiteConnection.swift" })
     }

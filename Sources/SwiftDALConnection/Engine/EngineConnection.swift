@@ -1,6 +1,6 @@
 /// The database engine behind a connection: its name and the SQL it speaks.
 ///
-/// Each engine's module declares its own value (``sqlite`` here, `postgres` in
+/// Each engine's module declares its own value (`sqlite` in `SwiftDALSQLite`, `postgres` in
 /// `SwiftDALPostgres`, `mariadb` in `SwiftDALMariaDB`), so a new engine adds a value
 /// without breaking a `switch` over the ones a service knows, which ends in `default:`.
 /// Two values are equal when their names are. For example:
@@ -55,7 +55,7 @@ public enum IsolationLevel: String, Sendable, Hashable {
 }
 
 /// A connection to an engine, as the ``Database`` wrapping it sees it: SQLite's
-/// (``SQLiteConnection``, in this module's `SQLite` folder), PostgreSQL's (`SwiftDALPostgres`),
+/// (`SQLiteConnection`, in `SwiftDALSQLite`), PostgreSQL's (`SwiftDALPostgres`),
 /// MariaDB's (`SwiftDALMariaDB`). Everything above the connection layer (``Database``,
 /// `BaseDAL`) stays the same for every engine. Adding an engine: see `CONTRIBUTING.md`.
 @usableFromInline

@@ -32,40 +32,41 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     ///
     /// For example, `ResultCode.constraintUnique.description` is `"constraint failed (code 2067)"`.
     public var description: String {
-        "\(Self.meaning(of: rawValue & 0xFF)) (code \(rawValue))"
+        // SQLITE_ABORT_ROLLBACK, the one extended code SQLite describes apart from its family.
+        let meaning = rawValue == 4 | 2 << 8 ? "abort due to ROLLBACK" : Self.meaning(of: rawValue & 0xFF)
+        return "\(meaning) (code \(rawValue))"
     }
 
-    /// What primary code `code` means (this module's words: the codes are SQLite's, as
-    /// sqlite3.h numbers them, and every engine maps its errors onto them).
+    /// What primary code `code` means, in SQLite's words (`sqlite3_errstr`'s; the codes are
+    /// SQLite's, as sqlite3.h numbers them, and every engine maps its errors onto them).
     private static func meaning(of code: Int32) -> String {
         switch code {
-        case 0: "success"
-        case 1: "SQL error"
+        case 0: "not an error"
+        case 1: "SQL logic error"
         case 2: "internal error"
         case 3: "access permission denied"
-        case 4: "operation aborted"
+        case 4: "query aborted"
         case 5: "database is locked"
         case 6: "database table is locked"
         case 7: "out of memory"
-        case 8: "attempt to write a read-only database"
+        case 8: "attempt to write a readonly database"
         case 9: "interrupted"
         case 10: "disk I/O error"
         case 11: "database disk image is malformed"
         case 12: "unknown operation"
         case 13: "database or disk is full"
         case 14: "unable to open database file"
-        case 15: "locking protocol error"
+        case 15: "locking protocol"
         case 17: "database schema has changed"
         case 18: "string or blob too big"
         case 19: "constraint failed"
         case 20: "datatype mismatch"
         case 21: "bad parameter or other API misuse"
-        case 22: "large file support is disabled"
         case 23: "authorization denied"
         case 25: "column index out of range"
         case 26: "file is not a database"
-        case 27: "notification"
-        case 28: "warning"
+        case 27: "notification message"
+        case 28: "warning message"
         case 100: "another row available"
         case 101: "no more rows available"
         default: "unknown error"
