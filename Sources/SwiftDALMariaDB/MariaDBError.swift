@@ -153,14 +153,7 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
 
     /// Which constraint failed, for constraint violations; `nil` otherwise.
     public var constraintKind: ConstraintKind? {
-        switch resultCode {
-        case .constraintUnique: .unique
-        case .constraintPrimaryKey: .primaryKey
-        case .constraintNotNull: .notNull
-        case .constraintForeignKey: .foreignKey
-        case .constraintCheck: .check
-        default: nil
-        }
+        ConstraintKind(code: resultCode)
     }
 
     /// A deadlock (1213), a lock wait timeout (1205), a write conflict under

@@ -140,14 +140,7 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// Which constraint failed, for integrity constraint violations (class 23).
     public var constraintKind: ConstraintKind? {
         guard sqlStateClass == "23" else { return nil }
-        switch resultCode {
-        case .constraintUnique: return .unique
-        case .constraintPrimaryKey: return .primaryKey
-        case .constraintNotNull: return .notNull
-        case .constraintForeignKey: return .foreignKey
-        case .constraintCheck: return .check
-        default: return .other
-        }
+        return ConstraintKind(code: resultCode) ?? .other
     }
 
     /// A serialization failure (40001) or a deadlock (40P01), a lock not available

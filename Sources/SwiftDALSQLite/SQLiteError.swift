@@ -47,14 +47,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebug
     /// Which constraint failed, for `SQLITE_CONSTRAINT` errors; `nil` for any other error.
     public var constraintKind: ConstraintKind? {
         guard primaryCode == .constraint else { return nil }
-        switch code {
-        case .constraintUnique: return .unique
-        case .constraintPrimaryKey: return .primaryKey
-        case .constraintNotNull: return .notNull
-        case .constraintForeignKey: return .foreignKey
-        case .constraintCheck: return .check
-        default: return .other
-        }
+        return ConstraintKind(code: code) ?? .other
     }
 
     /// The code, SQLite's message and the SQL, never the bound values (they may be personal data).

@@ -119,4 +119,18 @@ public enum ConstraintKind: Sendable, Hashable {
     case check
     /// Another constraint (trigger `RAISE`, rowid, datatype in a STRICT table…).
     case other
+
+    /// The kind an extended constraint code names (``ResultCode/constraintUnique`` is
+    /// ``unique``, …), or `nil` for any other code: how every engine reads the code it mapped
+    /// its error onto.
+    package init?(code: ResultCode) {
+        switch code {
+        case .constraintUnique: self = .unique
+        case .constraintPrimaryKey: self = .primaryKey
+        case .constraintNotNull: self = .notNull
+        case .constraintForeignKey: self = .foreignKey
+        case .constraintCheck: self = .check
+        default: return nil
+        }
+    }
 }
