@@ -35,6 +35,8 @@ final class TableMapping: Sendable {
     /// A table with or without rowid, or a view.
     let kind: TableKind
     let columns: [ColumnInfo]
+    /// Each column's name as `String` holds it (see ``StringWords``), in `columns` order.
+    private let nameWords: [StringWords]
     /// The position in `columns` of each column, by its ASCII case-folded name (the first
     /// column of a folded name when several share it).
     private let foldedPositions: [String: Int]
@@ -97,6 +99,7 @@ final class TableMapping: Sendable {
         let columns = try db.columns(in: table)
         kind = try db.tableKind(of: table)
         self.columns = columns
+        nameWords = columns.compactMap { StringWords($0.name) }  // (none where they are not two words)
         var folded = [String: Int]()
         for (position, column) in columns.enumerated().reversed() {
             folded[column.name.identifierKey] = position
@@ -278,6 +281,9 @@ final class TableMapping: Sendable {
     /// other by the case-insensitive map.
     @inline(__always)
     private func position(ofColumn name: String) throws -> Int {
+        // A name spelled as the table spells it, in a string held as the column's (a short
+        // literal, the usual argument): found by two words a column.
+        if let words = StringWords(name), let position = nameWords.firstIndex(of: words) { return position }
         // Lengths first (a count of a native string is read from its header): `==` on two
         // different short strings asks Unicode's rules (~22 instructions each), and most
         // columns of a table differ in length from the one asked for.
@@ -466,5 +472,21 @@ final class InsertPlan: Sendable {
             }()
         for position in omitted.reversed() { values.remove(at: position) }
         return SQL(sql: statements[variant], arguments: StatementArguments(values: values))
+    }
+}
+
+/// A string's two words, as `String` holds them. A name of up to 15 UTF-8 bytes is held
+/// within them (no storage object), so two names in the same bytes have the same words;
+/// longer ones have the same words only when they share their storage. Strings whose
+/// words are equal are always equal, so equal words find a column without asking
+/// Unicode's rules (which `==` does for two different short strings, ~22 instructions).
+struct StringWords: Equatable {
+    private let first: UInt64
+    private let second: UInt64
+
+    /// `nil` on a platform where `String` is not two 64-bit words.
+    init?(_ string: String) {
+        guard MemoryLayout<String>.size == MemoryLayout<Self>.size else { return nil }
+        self = unsafeBitCast(string, to: Self.self)
     }
 }

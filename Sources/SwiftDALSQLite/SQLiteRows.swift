@@ -180,17 +180,20 @@ final class SQLiteRows: EngineRows {
 
     /// Column `index` when it holds an INTEGER (the typed fast path of ``RowView``;
     /// every other storage class goes through ``value(at:)`` and the general conversion).
+    @inline(__always)
     func integerColumn(at index: Int) throws -> TypedColumn<Int64> {
         try typedColumn(index, holding: SQLITE_INTEGER) { sqlite3_value_int64($0) }
     }
 
     /// Column `index` when it holds a REAL.
+    @inline(__always)
     func realColumn(at index: Int) throws -> TypedColumn<Double> {
         try typedColumn(index, holding: SQLITE_FLOAT) { sqlite3_value_double($0) }
     }
 
     /// Column `index` when it holds valid UTF-8 TEXT (invalid text is `.other`, so that
     /// the general path throws its error).
+    @inline(__always)
     func textColumn(at index: Int) throws -> TypedColumn<String> {
         try typedColumn(index, holding: SQLITE_TEXT) { column in
             guard let text = sqlite3_value_text(column) else { return nil }
