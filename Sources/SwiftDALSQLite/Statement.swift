@@ -543,6 +543,9 @@ extension SQLiteError {
     }
 
     /// The error of `connection` for a failed `code`.
+    /// SQLite's message for a failed foreign key.
+    private static let foreignKeyFailed = "FOREIGN KEY constraint failed"
+
     init(connection: OpaquePointer?, code: Int32, sql: String?, arguments: StatementArguments? = nil) {
         var extended = code
         var message: String?
@@ -550,6 +553,12 @@ extension SQLiteError {
             let reported = sqlite3_extended_errcode(connection)
             if reported & 0xFF == code & 0xFF { extended = reported }
             if let text = sqlite3_errmsg(connection) { message = String(cString: text) }
+        }
+        // SQLite runs a foreign key's `RESTRICT` action as a trigger, and reports its
+        // failure as one (`SQLITE_CONSTRAINT_TRIGGER`, "FOREIGN KEY constraint failed"): it
+        // is the foreign key's, as `NO ACTION`'s is and as the servers say.
+        if extended == ResultCode.constraintTrigger.rawValue, message == Self.foreignKeyFailed {
+            extended = ResultCode.constraintForeignKey.rawValue
         }
         let result = ResultCode(rawValue: extended)
         self.init(

@@ -173,6 +173,43 @@ import Testing
         try sample.close()
     }
 
+    @Test(arguments: Engine.allCases)
+    func aRestrictedDeleteIsAForeignKeyErrorOnEveryEngine(_ engine: Engine) throws {
+        // SQLite runs a RESTRICT action as a trigger and reports its failure as one (1811).
+        let sample = try SampleDatabase(engine)
+        try sample.database.write { db in
+            try db.create(
+                TableDefinition("restricted_notes") { t in
+                    t.column("id", .integer)
+                    t.column("user_id", .integer, notNull: true)
+                    t.primaryKey(["id"])
+                    t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .restrict)
+                })
+            _ = try db.execute("INSERT INTO restricted_notes (id, user_id) VALUES (1, 2)")
+        }
+        var caught: ConstraintKind?
+        do {
+            _ = try sample.users.deleteById(2)
+        } catch SQLiteError.constraintForeignKey {
+            caught = .foreignKey
+        } catch let error as any DatabaseError {
+            Issue.record("not caught by the foreign key's pattern: \(error)")
+        }
+        #expect(caught == .foreignKey)
+        let error = #expect(throws: (any Error).self) { _ = try sample.users.deleteById(2) }
+        let databaseError = error as? any DatabaseError
+        #expect(databaseError?.constraintKind == .foreignKey)
+        #expect(databaseError?.constraintViolation?.kind == .foreignKey)
+        #expect(error.map(httpStatus(for:)) == 422)
+        // Nothing was deleted: the user is still there, and so is the note.
+        #expect(try sample.users.findById(2) != nil)
+        let notes = try sample.database.read { db in
+            try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM restricted_notes")
+        }
+        #expect(notes == 1)
+        try sample.close()
+    }
+
     /// The same failure has the same category on every engine, read from the engine's own
     /// codes (SQLite's result codes, SQLSTATEs, MariaDB's numbers).
     @Test(arguments: Engine.allCases)
@@ -206,6 +243,20 @@ import Testing
             let overflow: SQL =
                 engine == .postgres ? "SELECT CAST(99999999999 AS INTEGER)" : "SELECT 9223372036854775807 + 1"
             #expect(category { try sample.database.read { db in _ = try db.fetchAll(overflow) } } == .invalidValue)
+            // A value the server refuses is the request's (422, as a failed check is), not the service's.
+            let refused = #expect(throws: (any Error).self) {
+                try sample.database.read { db in _ = try db.fetchAll(overflow) }
+            }
+            #expect(refused.map(httpStatus(for:)) == 422)
+        } else {
+            // SQLite's datatype mismatch: text where only an integer key can go.
+            let refused = #expect(throws: (any Error).self) {
+                try sample.database.write { db in
+                    _ = try db.execute("INSERT INTO users (id, name, email) VALUES ('x', 'x', 'x@example.com')")
+                }
+            }
+            #expect((refused as? any DatabaseError)?.category == .invalidValue)
+            #expect(refused.map(httpStatus(for:)) == 422)
         }
         #expect(try sample.users.getRecordCount() == 8)  // and the pool goes on working
     }

@@ -69,7 +69,7 @@ package protocol DetailedConstraintError {
 /// | error | status |
 /// |---|---|
 /// | unique or primary-key violation | 409 Conflict |
-/// | check, not-null, foreign-key violation | 422 Unprocessable Content |
+/// | check, not-null, foreign-key violation; a value the engine refuses for its type (too long, out of range, badly formatted: category ``DatabaseErrorCategory/invalidValue``) | 422 Unprocessable Content |
 /// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, a pool shutting down (``DALError/Code/connectionClosed``), writes refused in a split brain (``DALError/Code/splitBrain``), unreachable server | 503 Service Unavailable |
 /// | ``DALError/Code/notFound`` | 404 Not Found |
 /// | a column, value or argument the caller gave that is refused (``DALError/Code/invalidColumn``, `.invalidIdentifier`, `.invalidValue`, `.argumentMismatch`, `.conversionFailed`) | 400 Bad Request |
@@ -84,6 +84,7 @@ public func httpStatus(for error: any Error) -> Int {
     if let error = error as? any DatabaseError {
         if let violation = error.constraintViolation { return violation.httpStatus }
         if error.isRetryable { return 503 }
+        if error.category == .invalidValue { return 422 }
         switch error.resultCode.primary {
         case .busy, .locked, .cannotOpen, .interrupt: return 503
         default: return 500

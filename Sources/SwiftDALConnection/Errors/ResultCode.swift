@@ -155,7 +155,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintCheck = ResultCode(rawValue: 19 | 1 << 8)
     /// `SQLITE_CONSTRAINT_COMMITHOOK`: a commit hook turned the commit into a rollback.
     public static let constraintCommitHook = ResultCode(rawValue: 19 | 2 << 8)
-    /// `SQLITE_CONSTRAINT_FOREIGNKEY`: a `FOREIGN KEY` constraint failed.
+    /// `SQLITE_CONSTRAINT_FOREIGNKEY`: a `FOREIGN KEY` constraint failed, whatever its
+    /// action (SQLite reports a `RESTRICT` action's failure as a trigger's; SwiftDAL reports
+    /// it with this code).
     public static let constraintForeignKey = ResultCode(rawValue: 19 | 3 << 8)
     /// `SQLITE_CONSTRAINT_FUNCTION`: a constraint raised by an extension function.
     public static let constraintFunction = ResultCode(rawValue: 19 | 4 << 8)
@@ -163,7 +165,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintNotNull = ResultCode(rawValue: 19 | 5 << 8)
     /// `SQLITE_CONSTRAINT_PRIMARYKEY`: a `PRIMARY KEY` constraint failed (a duplicate key).
     public static let constraintPrimaryKey = ResultCode(rawValue: 19 | 6 << 8)
-    /// `SQLITE_CONSTRAINT_TRIGGER`: a trigger's `RAISE` failed the statement.
+    /// `SQLITE_CONSTRAINT_TRIGGER`: a trigger's `RAISE` failed the statement (a foreign
+    /// key's `RESTRICT` action is reported as ``constraintForeignKey``).
     public static let constraintTrigger = ResultCode(rawValue: 19 | 7 << 8)
     /// `SQLITE_CONSTRAINT_UNIQUE`: a `UNIQUE` constraint failed (a duplicate value).
     public static let constraintUnique = ResultCode(rawValue: 19 | 8 << 8)
