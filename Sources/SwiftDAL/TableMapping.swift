@@ -35,7 +35,9 @@ final class TableMapping: Sendable {
     /// A table with or without rowid, or a view.
     let kind: TableKind
     let columns: [ColumnInfo]
-    /// Each column's name as `String` holds it (see ``StringWords``), in `columns` order.
+    /// Each column's name as `String` holds it (see ``StringWords``), in `columns` order
+    /// (empty where a `String` is not two words). Sound while `columns` keeps the names
+    /// alive: a long name's words point at its storage.
     private let nameWords: [StringWords]
     /// The position in `columns` of each column, by its ASCII case-folded name (the first
     /// column of a folded name when several share it).
@@ -99,7 +101,7 @@ final class TableMapping: Sendable {
         let columns = try db.columns(in: table)
         kind = try db.tableKind(of: table)
         self.columns = columns
-        nameWords = columns.compactMap { StringWords($0.name) }  // (none where they are not two words)
+        nameWords = StringWords.areHeld ? columns.map { StringWords($0.name) } : []
         var folded = [String: Int]()
         for (position, column) in columns.enumerated().reversed() {
             folded[column.name.identifierKey] = position
@@ -283,7 +285,7 @@ final class TableMapping: Sendable {
     private func position(ofColumn name: String) throws -> Int {
         // A name spelled as the table spells it, in a string held as the column's (a short
         // literal, the usual argument): found by two words a column.
-        if let words = StringWords(name), let position = nameWords.firstIndex(of: words) { return position }
+        if StringWords.areHeld, let position = nameWords.firstIndex(of: StringWords(name)) { return position }
         // Lengths first (a count of a native string is read from its header): `==` on two
         // different short strings asks Unicode's rules (~22 instructions each), and most
         // columns of a table differ in length from the one asked for.
@@ -484,9 +486,12 @@ struct StringWords: Equatable {
     private let first: UInt64
     private let second: UInt64
 
-    /// `nil` on a platform where `String` is not two 64-bit words.
-    init?(_ string: String) {
-        guard MemoryLayout<String>.size == MemoryLayout<Self>.size else { return nil }
+    /// Whether a `String` is two 64-bit words on this platform (not on a 32-bit one):
+    /// only then may a string be read as its words.
+    static var areHeld: Bool { MemoryLayout<String>.size == MemoryLayout<Self>.size }
+
+    /// The words of `string` (only where ``areHeld``).
+    init(_ string: String) {
         self = unsafeBitCast(string, to: Self.self)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SwiftDALConnection
 
 /// An error reported by MariaDB (or by Connector/C, for a connection that failed): the
@@ -325,3 +325,15 @@ extension MariaDBError: DetailedConstraintError {
 }
 
 extension MariaDBError: BatchPositionedError {}
+
+extension MariaDBError: ValueRefusingError {
+    /// A value refused for its column's type: too long (1406), out of range (1264),
+    /// truncated (1265), not of the type (1366, 1292).
+    package var refusesAValue: Bool { [1406, 1264, 1265, 1366, 1292].contains(code) }
+}
+
+extension MariaDBError: LocalizedError {
+    /// The same as ``description``, for code that logs `error.localizedDescription`
+    /// (without it, Foundation's generic "The operation could not be completed").
+    public var errorDescription: String? { description }
+}

@@ -45,6 +45,7 @@ package enum PostgresConnect {
                 connectionString, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)
         }
         var failures = [String]()
+        var everyLoginRefused = true
         for host in hosts {
             do {
                 return try attempt(
@@ -53,9 +54,12 @@ package enum PostgresConnect {
                 // The call's own limit ends the whole attempt; a host's failure moves on.
                 if let callEnd, DeadlineScheduler.now() >= callEnd { throw error }
                 failures.append(error.message)
+                everyLoginRefused = everyLoginRefused && error.isRefusedLogin
             }
         }
-        throw PostgresError(sqlState: "08001", message: failures.joined(separator: "\n"))
+        var error = PostgresError(sqlState: "08001", message: failures.joined(separator: "\n"))
+        error.isRefusedLogin = everyLoginRefused && !failures.isEmpty
+        throw error
     }
 
     /// One libpq connection attempt at `connectionString` (one host, or libpq's own list).
@@ -129,8 +133,21 @@ package enum PostgresConnect {
 
     private static func failure(_ connection: OpaquePointer) -> PostgresError {
         let message = PQerrorMessage(connection).map { String(cString: $0) } ?? "unknown error"
-        return PostgresError(
+        var error = PostgresError(
             sqlState: "08001", message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+        error.isRefusedLogin = refusesTheLogin(message)
+        return error
+    }
+
+    /// Whether libpq's message for a failed connection says that the server refused its
+    /// credentials or its database (libpq gives no SQLSTATE for a connection that failed;
+    /// read in the server's and libpq's English messages: under another `lc_messages` such
+    /// a failure stays a plain connection failure).
+    static func refusesTheLogin(_ message: String) -> Bool {
+        [
+            "password authentication failed", "no password supplied", "authentication failed for user",
+            "no pg_hba.conf entry", "\" does not exist"
+        ].contains { message.contains($0) }
     }
 
     /// Throws when libpq cannot read `connectionString`, with its message's quoted parts
@@ -146,7 +163,30 @@ package enum PostgresConnect {
                 message: "the connection string cannot be read: "
                     + PostgresError.redactingQuotedParts(text.trimmingCharacters(in: .whitespacesAndNewlines)))
         }
-        PQconninfoFree(options)
+        defer { PQconninfoFree(options) }
+        // libpq reads a URL whose password holds an unescaped `@` or `/` without complaint,
+        // as a host or port made of the password's pieces (`postgresql://u:p@ss@h/db` names
+        // host `ss@h`), and then quotes them in its error, and asks DNS for them. No host
+        // holds an `@` but a socket's abstract name, which starts with one; a port is digits.
+        var option = options
+        while let keyword = option.pointee.keyword {
+            let name = String(cString: keyword)
+            if let value = option.pointee.val.map({ String(cString: $0) }), name == "host" || name == "port" {
+                let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+                let wrong =
+                    name == "host"
+                    ? parts.contains { !$0.hasPrefix("/") && $0.dropFirst().contains("@") }
+                    : parts.contains { !$0.allSatisfy(\.isASCII) || !$0.allSatisfy(\.isNumber) }
+                if wrong {
+                    throw PostgresError(
+                        sqlState: "08001",
+                        message: "the connection string's \(name) cannot be right (not shown: it may hold a "
+                            + "password's characters): in a URL, write an @ in the user name or password as %40, "
+                            + "a / as %2F and a : in the user name as %3A")
+                }
+            }
+            option += 1
+        }
     }
 
     /// The `connect_timeout` a connection string names, if any.

@@ -150,8 +150,10 @@ final class PostgresConnection: EngineConnection {
         do {
             connection = try PostgresConnect.open(connectionString, configuration: configuration, name: name)
         } catch let error as PostgresError {
-            throw PostgresError(
+            var named = PostgresError(
                 sqlState: error.sqlState, message: "cannot connect to PostgreSQL (\(name)): \(error.message)")
+            named.isRefusedLogin = error.isRefusedLogin
+            throw named
         }
         self.connection = connection
         socket = PQsocket(connection)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SwiftDALConnection
 
 /// An error reported by PostgreSQL (or by libpq, for a connection that failed): the
@@ -56,6 +56,12 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// Whether the statement left the client: `false` for one refused before it was sent
     /// (its connection had already broken), which therefore changed nothing.
     var wasSent = true
+    /// Whether the connection could not be opened because the server refused its
+    /// credentials or its database (a wrong password, an unknown role or database, no
+    /// `pg_hba.conf` entry): a connection failure to the pool, and category
+    /// ``DatabaseErrorCategory/permission`` to the caller, who must fix the configuration
+    /// rather than retry.
+    package var isRefusedLogin = false
 
     /// Creates an error. SwiftDAL creates these; you rarely need to.
     ///
@@ -116,6 +122,7 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// only; class 42 an invalid statement but `42501` (insufficient privilege); class 22
     /// an invalid value; class 53 resources; class 28 (authorization) permission.
     public var category: DatabaseErrorCategory {
+        if isRefusedLogin { return .permission }
         switch sqlState {
         case "40001", "40P01": return .conflict
         case "55P03": return .busy
@@ -197,30 +204,50 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
             ], displayStyle: .struct)
     }
 
-    /// `message` with every double-quoted part left out when it may quote a value: data
-    /// exceptions (class 22, `invalid input syntax for type uuid: "…"`, `value "…" is out of
-    /// range`) quote the value they refused. Other messages quote names (a table, a
-    /// constraint), which are kept.
+    /// `message` with what may quote a value left out: data exceptions (class 22,
+    /// `invalid input syntax for type uuid: "…"`, `value "…" is out of range`) quote the
+    /// value they refused, and spell characters of it as bytes (`0xe2 0x82 0xac`). Other
+    /// messages quote names (a table, a constraint), which are kept.
     static func redacted(_ message: String, sqlState: String) -> String {
         guard sqlState.hasPrefix("22") else { return message }
         return redactingQuotedParts(message)
     }
 
-    /// `text` with the inside of every double-quoted part replaced by `…`.
+    /// `text` with everything from its first double quote to its last one replaced by
+    /// `"…"` (a quoted value may hold quotes of its own, which the server does not escape:
+    /// the quotes cannot be paired), and each run of bytes spelled `0x..` by `…`.
     static func redactingQuotedParts(_ text: String) -> String {
-        var result = ""
-        var inQuotes = false
-        for character in text {
-            if character == "\"" {
-                if inQuotes { result.append("…") }
-                inQuotes.toggle()
-                result.append(character)
-            } else if !inQuotes {
-                result.append(character)
-            }
+        var kept = text
+        if let first = text.firstIndex(of: "\""), let last = text.lastIndex(of: "\"") {
+            let end = last > first ? text.index(after: last) : text.endIndex
+            kept = String(text[..<first]) + "\"…\"" + String(text[end...])
         }
-        if inQuotes { result.append("…") }
-        return result
+        return redactingBytes(kept)
+    }
+
+    /// `text` with each run of `0x..` bytes (`0xe2 0x82 0xac`) replaced by `…`.
+    private static func redactingBytes(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        func isHex(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+        }
+        func isByte(at index: Int) -> Bool {
+            index + 3 < bytes.count && bytes[index] == 0x30 && bytes[index + 1] == 0x78
+                && isHex(bytes[index + 2]) && isHex(bytes[index + 3])
+        }
+        var result = [UInt8]()
+        var index = 0
+        while index < bytes.count {
+            guard isByte(at: index) else {
+                result.append(bytes[index])
+                index += 1
+                continue
+            }
+            result += Array("…".utf8)
+            index += 4
+            while index + 4 < bytes.count, bytes[index] == 0x20, isByte(at: index + 1) { index += 5 }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 }
 
@@ -291,3 +318,16 @@ extension PostgresError: DetailedConstraintError {
     }
 }
 extension PostgresError: BatchPositionedError {}
+
+extension PostgresError: ValueRefusingError {
+    /// A value refused for its type: too long (22001), out of range (22003), a date or
+    /// time badly written or out of range (22007, 22008), text not of the type (22P02),
+    /// a character the encoding lacks (22021).
+    package var refusesAValue: Bool { ["22001", "22003", "22007", "22008", "22P02", "22021"].contains(sqlState) }
+}
+
+extension PostgresError: LocalizedError {
+    /// The same as ``description``, for code that logs `error.localizedDescription`
+    /// (without it, Foundation's generic "The operation could not be completed").
+    public var errorDescription: String? { description }
+}

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SwiftDALConnection
 
 /// An error reported by SQLite: the extended result code, SQLite's message, and the SQL.
@@ -18,7 +18,9 @@ public import SwiftDALConnection
 /// }
 /// ```
 public struct SQLiteError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The extended result code (`sqlite3_extended_errcode`).
+    /// The extended result code (`sqlite3_extended_errcode`); a foreign key's `RESTRICT`
+    /// action, which SQLite reports as a trigger's failure (1811), reads as
+    /// `SQLITE_CONSTRAINT_FOREIGNKEY` (787).
     public let code: ResultCode
     /// SQLite's message (`sqlite3_errmsg`), or the code's description when there is none.
     public let message: String
@@ -117,6 +119,11 @@ extension SQLiteError: DatabaseError {
 
 extension SQLiteError: BatchPositionedError {}
 
+extension SQLiteError: ValueRefusingError {
+    /// `SQLITE_MISMATCH`: a value of the wrong type for an integer key or a `STRICT` column.
+    package var refusesAValue: Bool { primaryCode == .mismatch }
+}
+
 extension SQLiteError: DetailedConstraintError {
     /// The constraint, table and columns SQLite's message names.
     package func violation(_ kind: ConstraintKind) -> ConstraintViolation {
@@ -149,4 +156,10 @@ extension ConstraintViolation {
         }
         return ConstraintViolation(kind: kind, table: table, columns: columns, constraint: nil)
     }
+}
+
+extension SQLiteError: LocalizedError {
+    /// The same as ``description``, for code that logs `error.localizedDescription`
+    /// (without it, Foundation's generic "The operation could not be completed").
+    public var errorDescription: String? { description }
 }

@@ -542,10 +542,11 @@ extension SQLiteError {
             sql: sql)
     }
 
-    /// The error of `connection` for a failed `code`.
     /// SQLite's message for a failed foreign key.
     private static let foreignKeyFailed = "FOREIGN KEY constraint failed"
 
+    /// The error of `connection` for a failed `code` (a `RESTRICT` action's failure read as
+    /// its foreign key's, see below).
     init(connection: OpaquePointer?, code: Int32, sql: String?, arguments: StatementArguments? = nil) {
         var extended = code
         var message: String?

@@ -183,7 +183,8 @@ import Testing
                     t.column("id", .integer)
                     t.column("user_id", .integer, notNull: true)
                     t.primaryKey(["id"])
-                    t.foreignKey(["user_id"], references: "users", columns: ["id"], onDelete: .restrict)
+                    t.foreignKey(
+                        ["user_id"], references: "users", columns: ["id"], onDelete: .restrict, onUpdate: .restrict)
                 })
             _ = try db.execute("INSERT INTO restricted_notes (id, user_id) VALUES (1, 2)")
         }
@@ -201,6 +202,10 @@ import Testing
         #expect(databaseError?.constraintKind == .foreignKey)
         #expect(databaseError?.constraintViolation?.kind == .foreignKey)
         #expect(error.map(httpStatus(for:)) == 422)
+        let update = #expect(throws: (any Error).self) {
+            try sample.database.write { db in _ = try db.execute("UPDATE users SET id = 100 WHERE id = 2") }
+        }
+        #expect((update as? any DatabaseError)?.constraintKind == .foreignKey)
         // Nothing was deleted: the user is still there, and so is the note.
         #expect(try sample.users.findById(2) != nil)
         let notes = try sample.database.read { db in
@@ -243,10 +248,19 @@ import Testing
             let overflow: SQL =
                 engine == .postgres ? "SELECT CAST(99999999999 AS INTEGER)" : "SELECT 9223372036854775807 + 1"
             #expect(category { try sample.database.read { db in _ = try db.fetchAll(overflow) } } == .invalidValue)
-            // A value the server refuses is the request's (422, as a failed check is), not the service's.
-            let refused = #expect(throws: (any Error).self) {
-                try sample.database.read { db in _ = try db.fetchAll(overflow) }
+            // A value computed by the statement is the service's own error (500); a value the
+            // request gave that the column's type refuses is the request's (422).
+            let computed = #expect(throws: (any Error).self) {
+                let overflowOrDivision: SQL = engine == .postgres ? "SELECT 1 / 0" : overflow
+                try sample.database.read { db in _ = try db.fetchAll(overflowOrDivision) }
             }
+            #expect(computed.map(httpStatus(for:)) == 500)
+            let refused = #expect(throws: (any Error).self) {
+                try sample.database.write { db in
+                    _ = try db.execute("INSERT INTO users (name, email, age) VALUES ('x', 'x@example.com', \("abc"))")
+                }
+            }
+            #expect((refused as? any DatabaseError)?.category == .invalidValue)
             #expect(refused.map(httpStatus(for:)) == 422)
         } else {
             // SQLite's datatype mismatch: text where only an integer key can go.

@@ -74,6 +74,16 @@ import Testing
         #expect(syntax?.code == .error)
     }
 
+    @Test func anErrorsLocalizedDescriptionIsItsDescription() throws {
+        let db = try constraintDatabase()
+        let sqlite = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)") }
+        #expect(sqlite?.localizedDescription == sqlite?.description)
+        #expect(sqlite?.localizedDescription.contains("UNIQUE constraint failed") == true)
+        let dal = DALError(.invalidColumn, "table users has no column named nope")
+        #expect(dal.localizedDescription == dal.description)
+        #expect((dal as any Error).localizedDescription == dal.description)
+    }
+
     @Test func errorsArePatternMatchableInCatch() throws {
         let db = try constraintDatabase()
         var caught = ""

@@ -11,7 +11,10 @@ import Testing
 private func everyRendering(of error: any Error) -> [String] {
     var dumped = ""
     dump(error, to: &dumped)
-    return ["\(error)", String(reflecting: error), dumped, (error as any CustomStringConvertible).description]
+    return [
+        "\(error)", String(reflecting: error), dumped, (error as any CustomStringConvertible).description,
+        error.localizedDescription
+    ]
 }
 
 /// Records the errors of the statements a database ran.
@@ -38,9 +41,11 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
                 "CREATE TABLE cards(id BIGINT PRIMARY KEY, token UUID, born DATE, email TEXT UNIQUE NOT NULL)")
             try db.execute("INSERT INTO cards(id, email) VALUES (1, \("alice@x.org"))")
         }
-        let secrets = ["4111-1111-1111-1111", "not-a-uuid-secret", "1999-99-99secret", "alice@x.org"]
+        let secrets = ["4111-1111-1111-1111", "not-a-uuid-secret", "1999-99-99secret", "alice@x.org", "QSECRET"]
         var errors = [any Error]()
-        for (column, value) in [("id", secrets[0]), ("token", secrets[1]), ("born", secrets[2])] {
+        // The server does not escape the quotes of a value it quotes: `"ab"QSECRET" "x"`.
+        let quoted = "ab\"QSECRET\" \"x"
+        for (column, value) in [("id", secrets[0]), ("token", secrets[1]), ("born", secrets[2]), ("id", quoted)] {
             do {
                 try pool.reentrantWrite { db in
                     try db.execute(
@@ -59,7 +64,7 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
             errors.append(error)
             #expect((error as? PostgresError)?.detail?.contains("alice@x.org") == true)  // opt-in
         }
-        #expect(errors.count == 4)
+        #expect(errors.count == 5)
         for text in errors.flatMap(everyRendering) + log.texts {
             for secret in secrets { #expect(!text.contains(secret), "\(secret) in \(text)") }
         }
@@ -69,7 +74,10 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
         for (url, secret) in [
             ("postgresql://app:Pr0d%Pa55word@localhost/shop", "Pa55word"),
             ("host=/tmp password=correct horse battery", "horse"),
-            ("host=/tmp dbname=shop password='Xyzzy42", "Xyzzy42")
+            ("host=/tmp dbname=shop password='Xyzzy42", "Xyzzy42"),
+            // An unescaped @ or / in a URL's password: libpq reads a host or a port out of it.
+            ("postgresql://app:p@ssTAILXYZ@localhost/shop", "TAILXYZ"),
+            ("postgresql://app:Pw9/ssTAILXYZ@localhost/shop", "Pw9")
         ] {
             let pool = try PostgresPool(url: url)
             let error = #expect(throws: PostgresError.self) { try pool.checkConnection() }
@@ -78,6 +86,30 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
             }
             try? pool.close()
         }
+    }
+
+    /// A server that refuses the login (an unknown database or role) is the service's
+    /// configuration: category permission and HTTP 500, not an outage to retry (503);
+    /// the pool still treats it as a connection that failed.
+    @Test func aRefusedLoginIsAPermissionErrorNotAnOutage() throws {
+        let (database, role) = try SharedPostgres.withServer { server in
+            (server.connectionString(database: "no_such_database"), server.connectionString() + " user=no_such_role")
+        }
+        for url in [database, role] {
+            let pool = try PostgresPool(url: url)
+            let error = #expect(throws: PostgresError.self) { try pool.checkConnection() }
+            #expect(error?.category == .permission, "\(String(describing: error))")
+            #expect(error?.isConnectionFailure == true)
+            #expect(error.map(httpStatus(for:)) == 500)
+            #expect(error?.isRetryable == false)
+            try? pool.close()
+        }
+        // A server that is not there stays an outage.
+        let pool = try PostgresPool(url: "host=/nonexistent/socket/dir connect_timeout=2")
+        let unreachable = #expect(throws: PostgresError.self) { try pool.checkConnection() }
+        #expect(unreachable?.category == .connection)
+        #expect(unreachable.map(httpStatus(for:)) == 503)
+        try? pool.close()
     }
 
     /// The generated file names the command that made it, quoted for a shell and without

@@ -58,6 +58,14 @@ extension DatabaseError {
     }
 }
 
+/// An engine error that says whether the engine refused a value for its column's type
+/// (too long, out of range, badly formatted): most often a request's value, which
+/// ``httpStatus(for:)`` answers with 422. Errors of the values a statement computes (a
+/// division by zero, an overflow in an expression) are not: they stay 500.
+package protocol ValueRefusingError {
+    var refusesAValue: Bool { get }
+}
+
 /// An engine error that knows its constraint's table, columns and name itself.
 package protocol DetailedConstraintError {
     func violation(_ kind: ConstraintKind) -> ConstraintViolation
@@ -69,14 +77,14 @@ package protocol DetailedConstraintError {
 /// | error | status |
 /// |---|---|
 /// | unique or primary-key violation | 409 Conflict |
-/// | check, not-null, foreign-key violation; a value the engine refuses for its type (too long, out of range, badly formatted: category ``DatabaseErrorCategory/invalidValue``) | 422 Unprocessable Content |
+/// | check, not-null, foreign-key violation; a value the engine refuses for its column's type: too long, out of range, badly formatted (MariaDB's 1406, 1264, 1265, 1366, 1292; PostgreSQL's 22001, 22003, 22007, 22008, 22P02, 22021; SQLite's datatype mismatch) | 422 Unprocessable Content |
 /// | busy or locked database, serialization failure, deadlock, time limit (``DALError/Code/timeout``), no free connection, a pool shutting down (``DALError/Code/connectionClosed``), writes refused in a split brain (``DALError/Code/splitBrain``), unreachable server | 503 Service Unavailable |
 /// | ``DALError/Code/notFound`` | 404 Not Found |
 /// | a column, value or argument the caller gave that is refused (``DALError/Code/invalidColumn``, `.invalidIdentifier`, `.invalidValue`, `.argumentMismatch`, `.conversionFailed`) | 400 Bad Request |
 /// | a keyset-paging cursor the DAL did not issue for this query (``DALError/Code/invalidCursor``) | 400 Bad Request |
 /// | a write that would cross the DAL's tenant or soft-delete scope (``DALError/Code/scopeViolation``) | 403 Forbidden |
 /// | `CancellationError` (the client went away) | 499 |
-/// | anything else, ``DALError/Code/outcomeUnknown`` included (a write that may have committed: not one to retry blindly) | 500 Internal Server Error |
+/// | anything else, ``DALError/Code/outcomeUnknown`` included (a write that may have committed: not one to retry blindly), and refused credentials (category ``DatabaseErrorCategory/permission``: a wrong password is the service's configuration, not an outage) | 500 Internal Server Error |
 ///
 /// For example, `return Response(status: httpStatus(for: error))`.
 public func httpStatus(for error: any Error) -> Int {
@@ -84,7 +92,10 @@ public func httpStatus(for error: any Error) -> Int {
     if let error = error as? any DatabaseError {
         if let violation = error.constraintViolation { return violation.httpStatus }
         if error.isRetryable { return 503 }
-        if error.category == .invalidValue { return 422 }
+        if (error as? any ValueRefusingError)?.refusesAValue == true { return 422 }
+        // Refused credentials (a wrong password, an unknown role): the service's
+        // configuration, which no retry mends.
+        if error.category == .permission { return 500 }
         switch error.resultCode.primary {
         case .busy, .locked, .cannotOpen, .interrupt: return 503
         default: return 500

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error raised by SwiftDAL itself rather than by SQLite: a missing row, a column
 /// name that is not in the table, a value that does not convert, a misuse such as a
 /// wrong number of arguments or a re-entrant write.
@@ -151,4 +153,10 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
     public static let argumentMismatch = Code.argumentMismatch
     /// Shorthand for ``Code/reentrantAccess``: `catch DALError.reentrantAccess`.
     public static let reentrantAccess = Code.reentrantAccess
+}
+
+extension DALError: LocalizedError {
+    /// The same as ``description``, for code that logs `error.localizedDescription`
+    /// (without it, Foundation's generic "The operation could not be completed").
+    public var errorDescription: String? { description }
 }
