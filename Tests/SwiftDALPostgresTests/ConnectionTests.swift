@@ -80,6 +80,8 @@ import Testing
                 _ = try pool.read { db in try db.fetchScalar(Decimal.self, "SELECT \(inexact)::numeric") }
             }
             #expect(error?.code == .conversionFailed)
+            #expect(error?.message.contains("a Decimal cannot hold exactly") == true, "\(String(describing: error))")
+            #expect(error?.message.contains(inexact) == false)
         }
     }
 

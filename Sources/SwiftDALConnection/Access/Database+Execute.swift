@@ -202,9 +202,7 @@ extension Database {
     @usableFromInline
     func scalarConversionFailure(_ value: DatabaseValue, _ query: SQL, type: Any.Type) throws -> DALError {
         let name = try stepping?.columnNames(of: query.sql).first ?? "column 0"
-        return DALError(
-            .conversionFailed, "column 0 (\(name)) holds \(value.storageClass), which does not convert to \(type)",
-            column: name, sql: query.sql)
+        return conversionFailure(value, index: 0, name: name, type: type, sql: query.sql)
     }
 
     /// Calls `body` with a view of each row (no copy); the statement is reset when

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The column names of a result, shared by all its rows, with a name-to-index map.
 @usableFromInline
 package final class ColumnLayout: Sendable {
@@ -83,10 +85,26 @@ func unknownColumn(_ name: String, _ layout: ColumnLayout) -> DALError {
 
 @usableFromInline
 func conversionFailure(_ value: DatabaseValue, index: Int, layout: ColumnLayout, type: Any.Type) -> DALError {
-    let name = layout.names[index]
+    conversionFailure(value, index: index, name: layout.names[index], type: type)
+}
+
+/// The error for column `index`, named `name`, whose `value` does not convert to `type`
+/// (the value itself left out).
+func conversionFailure(
+    _ value: DatabaseValue, index: Int, name: String, type: Any.Type, sql: String? = nil
+) -> DALError {
+    // A number read as text (PostgreSQL's numeric, MariaDB's DECIMAL) that a Decimal
+    // cannot hold exactly: say so, rather than "holds TEXT" of a numeric column.
+    if type == Decimal.self, case .text(let text) = value, Double(text) != nil {
+        return DALError(
+            .conversionFailed,
+            "column \(index) (\(name)) holds a number that a Decimal cannot hold exactly (more than 38 significant "
+                + "digits, or out of its range): read it as a String, or as a Double where rounding is acceptable",
+            column: name, sql: sql)
+    }
     return DALError(
         .conversionFailed, "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(type)",
-        column: name)
+        column: name, sql: sql)
 }
 
 /// A copied result row: `Sendable`, independent of any statement, safe to keep.
