@@ -17,17 +17,23 @@ extension BaseDAL {
     }
 
     /// Inserts `entity` exactly like ``insert(_:)-14pzp``, and also returns the new row's
-    /// rowid (the full 64-bit value; the assigned primary key for `INTEGER PRIMARY KEY`).
+    /// key: the full 64-bit value, the one ``ReadOnlyDAL/findById(_:)-9njmh`` takes.
     ///
-    /// A `WITHOUT ROWID` table or a view has no rowid: `insert2` then throws
+    /// On SQLite that is the rowid, which an `INTEGER PRIMARY KEY` names; for a key of one
+    /// integer column that is not the rowid (`INT PRIMARY KEY`, `BIGINT PRIMARY KEY`,
+    /// `INTEGER PRIMARY KEY DESC`) the key itself, read back with `RETURNING` (an entity
+    /// without a value for it throws ``DALError/Code/noRowID`` and inserts nothing: SQLite
+    /// assigns no such key); for a table whose key is not one integer column (text,
+    /// composite), the rowid, which is not its key. On PostgreSQL and MariaDB it is the key,
+    /// read back with `RETURNING`. A `WITHOUT ROWID` table, a view, or elsewhere a key that
+    /// is not one integer column has no such number: `insert2` then throws
     /// ``DALError/Code/noRowID`` before inserting anything (use ``insert(_:)-14pzp``: the
-    /// entity's own key identifies the row). It never returns a number that is not the
-    /// new row's rowid.
+    /// entity's own key identifies the row). It never returns another row's key.
     ///
     /// For example, `let id = try users.insert2(newUser)`.
     public func insert2(_ entity: T) throws -> Int64 {
         try withMapping(writing: true) { db, mapping in
-            if mapping.dialect.returnsInsertedKeys {
+            if mapping.dialect.returnsInsertedKeys || mapping.keyIsNotTheRowID {
                 return try insertReturningKey(entity, db, mapping)
             }
             try checkHasRowID(mapping, "insert2")
@@ -51,7 +57,7 @@ extension BaseDAL {
         return try withMapping(writing: true) { db, mapping in
             var ids = [Int64]()
             ids.reserveCapacity(entities.count)
-            if mapping.dialect.returnsInsertedKeys {
+            if mapping.dialect.returnsInsertedKeys || mapping.keyIsNotTheRowID {
                 try checkReturnsKey(mapping, "insertRange2")
                 try db.inTransaction(.immediate) {
                     _ = try db.executeBatch(count: entities.count) { index in
@@ -293,10 +299,18 @@ extension BaseDAL {
     private func insertReturningKey(_ entity: T, _ db: Database, _ mapping: TableMapping) throws -> Int64 {
         try checkReturnsKey(mapping, "insert2")
         let query = try insertQuery(entity, mapping, upsert: false, returningKey: true)
-        guard let id = try db.fetchScalar(Int64.self, query) else {
-            throw DALError(.noRowID, "the INSERT returned no key", table: mapping.table, sql: query.sql)
+        func inserted() throws -> Int64 {
+            guard let id = try db.fetchScalar(Int64.self, query) else {
+                throw DALError(
+                    .noRowID,
+                    "the INSERT returned no key (nothing was inserted): \(mapping.table)'s key is not its rowid, "
+                        + "so SQLite assigns none; give the entity its key", table: mapping.table, sql: query.sql)
+            }
+            return id
         }
-        return id
+        // SQLite stores a NULL in an integer key that is not the rowid: the insert is undone
+        // when it returns no key.
+        return try mapping.keyIsNotTheRowID ? db.inSavepoint(inserted) : inserted()
     }
 
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).

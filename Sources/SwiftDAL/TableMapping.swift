@@ -58,6 +58,10 @@ final class TableMapping: Sendable {
     /// back with `RETURNING` on engines without rowids).
     let integerKeyColumn: String?
     @usableFromInline let primaryKeyWidth: Int
+    /// Whether the key is one integer column that is not the rowid, on a table with rowids
+    /// (SQLite's `INT PRIMARY KEY`): `insert2` reads it back with `RETURNING`, as the
+    /// rowid is not the key there.
+    let keyIsNotTheRowID: Bool
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
     let selectedColumns: [String]
     /// Positions in `selectedColumns`, by column name as the table spells it.
@@ -169,6 +173,8 @@ final class TableMapping: Sendable {
         primaryKeyWidth = key.count
         integerKeyColumn =
             key.count == 1 && columns.first(where: { $0.name == key[0] })?.affinity == .integer ? key[0] : nil
+        let integerKeyIsNotTheRowID = kind == .rowIDTable && !dialect.returnsInsertedKeys && integerKeyColumn != nil
+        keyIsNotTheRowID = try integerKeyIsNotTheRowID && db.rowIDAlias(in: table) != integerKeyColumn
         selectedColumns = selected
         isExplicit = T.columnNames != nil
         selectSQL = select
@@ -416,7 +422,8 @@ final class InsertPlan: Sendable {
     }
 
     /// `[INSERT, INSERT … ON CONFLICT(key) DO UPDATE [WHERE guard], INSERT … RETURNING key]`
-    /// of `columns` (the last only used with a one-column key on an engine that returns keys).
+    /// of `columns` (the last only used with a one-column key: on an engine that returns
+    /// keys, and on SQLite for an integer key that is not the rowid).
     private static func statements(
         _ columns: [String], key: [String], table: String, upsertGuard: String?, dialect: any EngineDialect
     ) -> [String] {
@@ -426,7 +433,7 @@ final class InsertPlan: Sendable {
         let upsert = dialect.upsertClause(
             conflictColumns: key, updateColumns: updated, where: updated.isEmpty ? nil : upsertGuard)
         let returning =
-            key.count == 1 && dialect.returnsInsertedKeys ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
+            key.count == 1 ? "\(insert) RETURNING \(dialect.quote(key[0]))" : insert
         return [insert, "\(insert) \(upsert)", returning]
     }
 

@@ -88,7 +88,9 @@ public protocol IDAL<EntityType>: AnyObject, Sendable {
 
     /// Inserts `entity`. A `nil` primary key is assigned by SQLite.
     func insert(_ entity: EntityType) throws
-    /// Inserts `entity` like ``insert(_:)-1e7w6``, and returns the new row's rowid (64-bit).
+    /// Inserts `entity` like ``insert(_:)-1e7w6``, and returns the new row's key (64-bit), the
+    /// one `findById` takes: SQLite's rowid where an `INTEGER PRIMARY KEY` names it, else a
+    /// one-integer-column key read back (see `BaseDAL.insert2`).
     func insert2(_ entity: EntityType) throws -> Int64
     /// Inserts every entity in one transaction (all or none), reusing one prepared
     /// statement; returns how many were inserted.

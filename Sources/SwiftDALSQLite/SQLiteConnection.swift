@@ -447,6 +447,22 @@ package final class SQLiteConnection: SteppingConnection {
         ) { try $0.decode(Bool.self, at: 0) } ?? false
     }
 
+    /// The table's one primary-key column when it is the rowid: declared `INTEGER`, and
+    /// no index made for the key (an `INT PRIMARY KEY`, a `BIGINT` one or an `INTEGER
+    /// PRIMARY KEY DESC` is a column of its own, with an index of origin `pk`).
+    @usableFromInline package func rowIDAlias(in name: String) throws -> String? {
+        let key = try fetchFirst(
+            "SELECT COUNT(*), MAX(name), MAX(upper(type)) FROM pragma_table_info(\(name)) WHERE pk > 0"
+        ) { row in
+            (try row.decode(Int.self, at: 0), try row.decode(String?.self, at: 1), try row.decode(String?.self, at: 2))
+        }
+        guard let key, key.0 == 1, key.2 == "INTEGER", let column = key.1 else { return nil }
+        let indexed = try fetchFirst("SELECT EXISTS(SELECT 1 FROM pragma_index_list(\(name)) WHERE origin = 'pk')") {
+            try $0.decode(Bool.self, at: 0)
+        }
+        return indexed == true ? nil : column
+    }
+
     @usableFromInline package func tableKind(of name: String) throws -> TableKind {
         // pragma_table_list (SQLite 3.37+) reports WITHOUT ROWID; older libraries fall
         // back to the schema table, where every table is taken for a rowid table.

@@ -265,6 +265,43 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(try pairs.findById(CompositeKey(1, "k"))?.b == "k")
     }
 
+    /// An integer key that is not the rowid (`INT PRIMARY KEY`, `BIGINT PRIMARY KEY`,
+    /// `INTEGER PRIMARY KEY DESC`): `insert2` returns the key, which `findById` takes, never
+    /// the rowid (a trial's legacy `Shippers(ShipperID INT PRIMARY KEY)` got 4 for the row
+    /// keyed 5, and `findById(4)` then found another row).
+    @Test func insert2ReturnsTheKeyWhereTheKeyIsNotTheRowID() throws {
+        struct Shipper: Entity, Codable {
+            static let tableName = "shippers"
+            var id: Int64?
+            var name: String
+        }
+        let declarations = ["INT PRIMARY KEY", "BIGINT PRIMARY KEY", "INTEGER PRIMARY KEY DESC", "INTEGER PRIMARY KEY"]
+        for declaration in declarations {
+            let queue = try DatabaseQueue.inMemory()
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE shippers(id \(declaration), name TEXT NOT NULL)")
+                try db.execute(sql: "INSERT INTO shippers VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+            }
+            let shippers = BaseDAL<Shipper>(database: queue)
+            #expect(try shippers.insert2(Shipper(id: 5, name: "five")) == 5, "\(declaration)")
+            #expect(try shippers.insert2(Shipper(id: 4, name: "four")) == 4, "\(declaration)")
+            #expect(try shippers.findById(5)?.name == "five")
+            #expect(try shippers.insertRange2([Shipper(id: 9, name: "nine"), Shipper(id: 7, name: "seven")]) == [9, 7])
+            #expect(try shippers.findById(7)?.name == "seven")
+            // From outside the DAL: the rows carry the keys returned.
+            let keys = try queue.read { db in try db.fetchColumn(Int64.self, "SELECT id FROM shippers ORDER BY name") }
+            #expect(keys == [5, 4, 9, 1, 7, 3, 2], "\(declaration)")
+            if declaration == "INTEGER PRIMARY KEY" {
+                #expect(try shippers.insert2(Shipper(id: nil, name: "assigned")) == 10)  // the rowid: the key
+            } else {
+                // SQLite assigns no such key (it would store NULL): refused, nothing written.
+                let error = #expect(throws: DALError.self) { _ = try shippers.insert2(Shipper(id: nil, name: "none")) }
+                #expect(error?.code == .noRowID, "\(declaration)")
+                #expect(try shippers.getRecordCount() == 7, "\(declaration)")
+            }
+        }
+    }
+
     @Test func getFieldValuesConversionErrorNamesTheTable() throws {
         let queue = try legacyDatabase()
         let error = #expect(throws: DALError.self) {

@@ -67,6 +67,13 @@ extension Database {
         try access.check()
         return try connection.tableKind(of: name)
     }
+
+    /// The column of table `name` that is its rowid under another name (SQLite's `INTEGER
+    /// PRIMARY KEY`), if one is; `nil` on engines without rowids.
+    package func rowIDAlias(in name: String) throws -> String? {
+        try access.check()
+        return try connection.rowIDAlias(in: name)
+    }
 }
 
 /// A column's type affinity, by SQLite's rules for a declared type

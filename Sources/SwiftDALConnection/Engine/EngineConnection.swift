@@ -130,6 +130,9 @@ package protocol EngineConnection: AnyObject {
     func columns(in table: String) throws -> [ColumnInfo]
     /// The kind of a table or view; throws `schemaMismatch` when missing.
     func tableKind(of table: String) throws -> TableKind
+    /// The column of `table` that is its rowid under another name (SQLite's `INTEGER
+    /// PRIMARY KEY`), if one is: `nil` for engines without rowids (the default).
+    func rowIDAlias(in table: String) throws -> String?
     /// Whether a table or view named `name` exists.
     func tableExists(_ name: String) throws -> Bool
     /// The number of prepared statements the connection keeps.
@@ -171,6 +174,7 @@ package protocol EngineConnection: AnyObject {
 
 extension EngineConnection {
     package func closeRefusingOpenStatements() throws {}
+    package func rowIDAlias(in table: String) throws -> String? { nil }
 }
 
 /// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it
