@@ -128,7 +128,15 @@ public struct EntityGenerator: Sendable {
         var leftOut = [SourceWriter.LeftOut]()
         if let tables {
             try SchemaObjects.checkDistinct(tables)
-            descriptions = try tables.map { try db.describe(table: $0) }
+            // Each table as the schema spells it (`order details` given for `Order Details`
+            // on SQLite, which matches names in any case): the generated `tableName` must
+            // also name it on an engine where quoted names are exact.
+            let known = try SchemaObjects.names(in: db)
+            descriptions = try tables.map { name in
+                let sameLetters = known.filter { $0.lowercased() == name.lowercased() }
+                let spelled = known.contains(name) ? name : sameLetters.count == 1 ? sameLetters[0] : name
+                return try db.describe(table: spelled)
+            }
         } else {
             for name in try SchemaObjects.names(in: db) {
                 do {

@@ -188,7 +188,7 @@ package struct SQLiteEngineDialect: EngineDialect {
     /// From the declared type by SQLite's own affinity rules
     /// (<https://sqlite.org/datatype3.html>, section 3.1), with the type names of the
     /// NUMERIC affinity that say what they hold given their Swift types: exact numbers
-    /// (`DECIMAL`, `NUMERIC`, `MONEY`…) → `Decimal`, `BOOLEAN` → `Bool`, dates → `Date`;
+    /// (`DECIMAL`, `NUMERIC`, `MONEY`…) → `Decimal`, `BOOLEAN` and `BIT` → `Bool`, dates → `Date`;
     /// `BYTEA` → `Data` and `UUID` → `UUID` first (a schema written for PostgreSQL).
     package func swiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool) {
         let type = declaredType.uppercased()
@@ -205,7 +205,8 @@ package struct SQLiteEngineDialect: EngineDialect {
         case .numeric: break
         }
         // NUMERIC affinity.
-        if type.hasPrefix("BOOL") { return ("Bool", false) }
+        // `BIT` is SQL Server's and Access's flag (a schema moved from them), `BIT(1)` one bit.
+        if type.hasPrefix("BOOL") || type == "BIT" || type == "BIT(1)" { return ("Bool", false) }
         if type.contains("DATE") || type.contains("TIMESTAMP") { return ("Date", true) }
         // SQLite keeps a number-like value as INTEGER or REAL and anything else as TEXT:
         // `Decimal` reads INTEGER, REAL and numeric TEXT, and stores text, losslessly.

@@ -20,6 +20,22 @@ import Testing
         return queue
     }
 
+    /// A legacy schema's `BIT` flag is a `Bool`, and a table asked for in another case is
+    /// generated with the schema's spelling (its `tableName` must name it on every engine).
+    @Test func aBitFlagIsABoolAndATableKeepsItsSchemaSpelling() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE "Order Details"(OrderID INTEGER PRIMARY KEY, Discontinued BIT NOT NULL, Mask BIT(8))
+                    """)
+        }
+        let source = try queue.read { try EntityGenerator().source(for: ["order details"], in: $0) }
+        #expect(source.contains("static let tableName = \"Order Details\""), "\(source)")
+        #expect(source.contains("var discontinued: Bool"), "\(source)")
+        #expect(!source.contains("var mask: Bool"))
+    }
+
     @Test func committedGeneratedFileIsWhatTheGeneratorWrites() throws {
         let generator = EntityGenerator(options: .init(access: .internal))
         let source = try codegenDatabase().read { try generator.source(in: $0, origin: Self.command) }
