@@ -124,6 +124,29 @@ private final class HeldConnection: @unchecked Sendable {
         try sample.close()
     }
 
+    /// A task cancelled before it calls runs nothing: its call throws `CancellationError`
+    /// at once, on Swift's threads and on a task executor of its own alike, and no row is
+    /// written (witnessed by a count from another pool's connection).
+    @Test(arguments: Engine.allCases)
+    func aTaskCancelledBeforeItsCallRunsNothing(_ engine: Engine) async throws {
+        let sample = try SampleDatabase(engine)
+        let users = sample.users
+        let executor = OwnThreadTaskExecutor()
+        defer { executor.finish() }
+        for preference in [nil, executor] as [OwnThreadTaskExecutor?] {
+            let gate = DispatchSemaphore(value: 0)
+            let task = Task(executorPreference: preference) { () async throws -> Int64 in
+                gate.wait()  // cancelled by then
+                return try await users.insert2(UserInfo(name: "late", email: "late@example.com", age: 1))
+            }
+            task.cancel()
+            gate.signal()
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+        #expect(try await sample.users.getRecordCount(condition: "name = \("late")") == 0)
+        try sample.close()
+    }
+
     /// The `async` time limit inside an actor's method (a service's request handler): it
     /// compiles there (its operation runs in the actor's isolation, touching its state),
     /// and it stops the call.

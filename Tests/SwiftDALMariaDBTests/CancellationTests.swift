@@ -65,11 +65,14 @@ import Testing
         let (pool, outside) = try makeMariaDBPool()
         defer { try? pool.close() }
         let task = Task {
-            try await pool.read { db in try db.fetchScalar(Int.self, "SELECT SLEEP(30)") }
+            try await pool.read { db in try db.fetchScalar(Int.self, "SELECT SLEEP(120)") }
         }
         // Wait until the statement runs on the server, then cancel the task.
         var running = false
-        for _ in 0..<200 where !running {
+        // (By time: each look starts a client, seconds apart on a loaded machine; the
+        // statement sleeps long enough to be seen however slow the looks are.)
+        let looking = ContinuousClock.now
+        while !running, ContinuousClock.now - looking < .seconds(60) {
             try await Task.sleep(for: .milliseconds(25))
             running = try await blocking { try self.sleepers(outside) } == 1
         }
@@ -77,7 +80,7 @@ import Testing
         // Witnessed on the server, and timed on a thread of its own from the cancel: the
         // task's own end is read on Swift's cooperative threads, which other tests'
         // blocking work (sync calls to SIGSTOPped servers) may hold for seconds (24 s once,
-        // in CI on a loaded machine). A statement left to run would stay up to 30 s more;
+        // in CI on a loaded machine). A statement left to run would stay up to 2 min more;
         // a loose bound catches that, not a slow machine (each look starts a client).
         let cancelled = ContinuousClock.now
         task.cancel()
