@@ -265,6 +265,39 @@ private final class LockedFlag: Sendable {
     /// limits of the process (here a call's on another pool) still fire. The stop once
     /// ran under the pool's mutex and took it again, locking the thread that fires every
     /// time limit for good.
+    /// A call still in line when a shutdown's grace period ends never got a connection:
+    /// it throws `connectionClosed` saying so (not "takes no new calls": it was taken), and
+    /// nothing of it ran; the call running then is stopped as a cancellation.
+    @Test func aCallStillInLineWhenTheGracePeriodEndsIsRefusedAndRunsNothing() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.maximumReaderCount = 1
+        let pool = try DatabasePool(path: directory.file("grace.sqlite"), configuration: configuration)
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        let running = DispatchSemaphore(value: 0)
+        // The first call holds the only reader, a statement at a time, until it is stopped.
+        let first = Task {
+            try await pool.read { db in
+                running.signal()
+                let end = ContinuousClock.now.advanced(by: .seconds(30))
+                while ContinuousClock.now < end {
+                    try db.execute(sql: "SELECT count(*) FROM t")
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+        }
+        try await poll { running.wait(timeout: .now()) == .success }
+        let secondRan = Locked(false)
+        let second = Task { try await pool.read { _ in secondRan.withLock { $0 = true } } }
+        try await poll { pool.statistics.callersWaiting == 1 }
+        await pool.shutdown(gracePeriod: .milliseconds(200))
+        let refused = await #expect(throws: DALError.self) { try await second.value }
+        #expect(refused?.code == .connectionClosed)
+        #expect(refused?.message.contains("waited in line") == true, "\(String(describing: refused))")
+        #expect(secondRan.withLock { $0 } == false)
+        await #expect(throws: CancellationError.self) { try await first.value }
+    }
+
     @Test func aShutdownStopsACallThatWaitedInLineAndTimeLimitsStillFire() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Configuration()

@@ -599,7 +599,7 @@ package final class PoolCore: @unchecked Sendable {
         mutex.withLock {
             while let waiter = nextInLine() {
                 withdraw(waiter)
-                waiter.failure = closedError()
+                waiter.failure = refusedAtGraceEndError()
                 refused.append(waiter)
             }
             for slot in slots where slot.isLeased {
@@ -629,7 +629,7 @@ package final class PoolCore: @unchecked Sendable {
             }
         }
         for waiter in refused {
-            if let job = waiter.job { job.fail(closedError()) } else { waiter.semaphore?.signal() }
+            if let job = waiter.job { job.fail(refusedAtGraceEndError()) } else { waiter.semaphore?.signal() }
         }
     }
 
@@ -687,6 +687,15 @@ package final class PoolCore: @unchecked Sendable {
 
     private func closedError() -> DALError {
         DALError(.connectionClosed, "\(options.name) is closed (or shutting down): it takes no new calls")
+    }
+
+    /// The error of a call that was in line when a shutdown's grace period ended: taken
+    /// before the shutdown, it never got a connection, and nothing of it ran.
+    private func refusedAtGraceEndError() -> DALError {
+        DALError(
+            .connectionClosed,
+            "\(options.name) shut down: its grace period ended while this call waited in line for a connection "
+                + "(nothing of it ran)")
     }
 
     private func unavailableError() -> DALError {
