@@ -168,42 +168,41 @@ package enum PostgresConnect {
         // as a host or port made of the password's pieces (`postgresql://u:p@ss@h/db` names
         // host `ss@h`), and then quotes them in its error, and asks DNS for them. No host
         // holds an `@` but a socket's abstract name, which starts with one; a port is digits.
+        for (name, value) in settings(of: options) where name == "host" || name == "port" {
+            let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+            let wrong =
+                name == "host"
+                ? parts.contains { !$0.hasPrefix("/") && $0.dropFirst().contains("@") }
+                : parts.contains { !$0.allSatisfy(\.isASCII) || !$0.allSatisfy(\.isNumber) }
+            if wrong {
+                throw PostgresError(
+                    sqlState: "08001",
+                    message: "the connection string's \(name) cannot be right (not shown: it may hold a "
+                        + "password's characters): in a URL, write an @ in the user name or password as %40, "
+                        + "a / as %2F and a : in the user name as %3A")
+            }
+        }
+    }
+
+    /// The settings libpq read into `options` that have a value, as (keyword, value).
+    private static func settings(of options: UnsafeMutablePointer<PQconninfoOption>) -> [(String, String)] {
+        var settings = [(String, String)]()
         var option = options
         while let keyword = option.pointee.keyword {
-            let name = String(cString: keyword)
-            if let value = option.pointee.val.map({ String(cString: $0) }), name == "host" || name == "port" {
-                let parts = value.split(separator: ",", omittingEmptySubsequences: false)
-                let wrong =
-                    name == "host"
-                    ? parts.contains { !$0.hasPrefix("/") && $0.dropFirst().contains("@") }
-                    : parts.contains { !$0.allSatisfy(\.isASCII) || !$0.allSatisfy(\.isNumber) }
-                if wrong {
-                    throw PostgresError(
-                        sqlState: "08001",
-                        message: "the connection string's \(name) cannot be right (not shown: it may hold a "
-                            + "password's characters): in a URL, write an @ in the user name or password as %40, "
-                            + "a / as %2F and a : in the user name as %3A")
-                }
-            }
+            if let value = option.pointee.val { settings.append((String(cString: keyword), String(cString: value))) }
             option += 1
         }
+        return settings
     }
 
     /// The `connect_timeout` a connection string names, if any.
     static func connectTimeout(in connectionString: String) -> Duration? {
         guard let options = PQconninfoParse(connectionString, nil) else { return nil }
         defer { PQconninfoFree(options) }
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "connect_timeout", let value = option.pointee.val,
-                let seconds = Int(String(cString: value)), seconds > 0
-            {
-                // libpq's own rule: less than 2 s is 2 s.
-                return .seconds(max(2, seconds))
-            }
-            option += 1
-        }
-        return nil
+        guard let value = settings(of: options).first(where: { $0.0 == "connect_timeout" })?.1,
+            let seconds = Int(value), seconds > 0
+        else { return nil }
+        return .seconds(max(2, seconds))  // libpq's own rule: less than 2 s is 2 s
     }
 
     /// Calls `body` with the strings as a NULL-terminated array of C strings.
@@ -232,12 +231,7 @@ extension PostgresConnect {
     {
         guard let options = PQconninfoParse(connectionString, nil) else { return nil }
         defer { PQconninfoFree(options) }
-        var settings = [(String, String)]()
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if let value = option.pointee.val { settings.append((String(cString: keyword), String(cString: value))) }
-            option += 1
-        }
+        let settings = settings(of: options)
         func list(_ name: String) -> [String] {
             settings.first { $0.0 == name }.map {
                 $0.1.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
