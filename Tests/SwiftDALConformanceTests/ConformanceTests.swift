@@ -96,6 +96,31 @@ import Testing
         try sample.close()
     }
 
+    /// `fetchScalar` reads as a row's column does: the typed types (`Int`, `Bool`, …) the
+    /// same on every engine, `NULL` and no row as `nil`, and a value of another kind a
+    /// conversion error naming the column and the type asked for (not its optional).
+    @Test(arguments: Engine.allCases)
+    func aScalarReadsAsAColumnDoes(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.database.read { (db: Database) throws -> Void in
+            #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 8)
+            #expect(try db.fetchScalar(Bool.self, "SELECT COUNT(*) > 0 FROM users") == true)
+            #expect(try db.fetchScalar(Bool.self, "SELECT COUNT(*) > 100 FROM users") == false)
+            #expect(try db.fetchScalar(Int64.self, "SELECT MAX(age) FROM users WHERE id > 100") == nil)
+            #expect(try db.fetchScalar(String.self, "SELECT email FROM users WHERE id = 100") == nil)
+            #expect(try db.fetchScalar(Double.self, "SELECT score FROM users WHERE id = 1") != nil)
+            #expect(try db.fetchScalar(Int?.self, "SELECT MAX(age) FROM users WHERE id > 100") == nil)
+            let error = #expect(throws: DALError.self) {
+                _ = try db.fetchScalar(Bool.self, "SELECT email AS address FROM users WHERE id = 1")
+            }
+            #expect(error?.code == .conversionFailed)
+            #expect(error?.message.contains("address") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("to Bool") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("alice") == false)
+        }
+    }
+
     @Test(arguments: Engine.allCases)
     func writesKeepTheirMeaning(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)

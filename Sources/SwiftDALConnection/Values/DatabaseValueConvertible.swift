@@ -240,6 +240,19 @@ extension Bool: DatabaseValueConvertible {
         guard case .integer(let value) = databaseValue else { return nil }
         self = value != 0
     }
+
+    /// Reads the column's integer directly (no ``DatabaseValue`` in between), as
+    /// ``init(databaseValue:)`` reads it.
+    @inlinable
+    public static func decodeColumn(of row: RowView, at index: Int) throws -> Bool {
+        try fastColumn(row.integerColumn(at: index).boolean(), of: row, at: index)
+    }
+
+    /// Reads the column's integer directly, `NULL` as `nil`.
+    @inlinable
+    public static func decodeOptionalColumn(of row: RowView, at index: Int) throws -> Bool? {
+        try fastOptionalColumn(row.integerColumn(at: index).boolean(), of: row, at: index)
+    }
 }
 
 extension String: DatabaseValueConvertible {

@@ -93,6 +93,8 @@ func conversionFailure(_ value: DatabaseValue, index: Int, layout: ColumnLayout,
 func conversionFailure(
     _ value: DatabaseValue, index: Int, name: String, type: Any.Type, sql: String? = nil
 ) -> DALError {
+    // An optional reads as its wrapped type (`NULL` is never the failure): named so.
+    let type = (type as? any WrappingType.Type)?.wrappedType ?? type
     // A number read as text (PostgreSQL's numeric, MariaDB's DECIMAL) that a Decimal
     // cannot hold exactly: say so, rather than "holds TEXT" of a numeric column.
     if type == Decimal.self, case .text(let text) = value, Double(text) != nil {
@@ -105,6 +107,15 @@ func conversionFailure(
     return DALError(
         .conversionFailed, "column \(index) (\(name)) holds \(value.storageClass), which does not convert to \(type)",
         column: name, sql: sql)
+}
+
+/// `Optional`, whose wrapped type an error names.
+private protocol WrappingType {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: WrappingType {
+    fileprivate static var wrappedType: Any.Type { Wrapped.self }
 }
 
 /// A copied result row: `Sendable`, independent of any statement, safe to keep.
@@ -379,6 +390,17 @@ package enum TypedColumn<Value> {
         case .value(let value):
             guard let exact = Integer(exactly: value) else { return .other }
             return .value(exact)
+        case .null: return .null
+        case .other: return .other
+        }
+    }
+
+    /// An INTEGER read as a `Bool`: 0 is `false`, any other value `true` (as
+    /// `Bool(databaseValue:)` reads it).
+    @inlinable
+    func boolean() -> TypedColumn<Bool> where Value == Int64 {
+        switch self {
+        case .value(let value): return .value(value != 0)
         case .null: return .null
         case .other: return .other
         }
