@@ -105,6 +105,25 @@ private struct SlowReads: @unchecked Sendable {
         }
     }
 
+    /// The rows of `table`, counted from outside the pool: another connection of the
+    /// SQLite file, `psql`, the `mariadb` client.
+    func rowsOutside(_ table: String) throws -> Int? {
+        switch engine {
+        case .sqlite:
+            guard let directory else { return nil }
+            let queue = try DatabaseQueue(path: directory.file("load.sqlite"))
+            defer { try? queue.close() }
+            return try queue.read { db in try db.fetchScalar(Int.self, SQL(sql: "SELECT COUNT(*) FROM " + table)) }
+        case .postgres:
+            guard let pool = database as? PostgresPool else { return nil }
+            let printed = try OutsideView.of(pool).psql("SELECT count(*) FROM \(table)")
+            return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
+        case .mariadb:
+            let printed = try SharedMariaDB.shared().sql("SELECT COUNT(*) FROM `\(mariaDBName ?? "")`.\(table)")
+            return Int(printed.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
     /// The sessions the pool holds open on the server, asked from outside it (`nil` on SQLite).
     func sessionsOpen() throws -> Int? {
         switch engine {
@@ -232,6 +251,42 @@ private func probeURL(_ engine: Engine) throws -> [String] {
         for call in inFlight { try await call.value }  // every call in flight or in line finished
         await shutdown.value
         #expect(database.statistics.connectionsOpen == 0)
+        if engine.isServer { #expect(try reads.sessionsOpen() == 0) }
+    }
+
+    /// A call still running when a shutdown's grace period ends is stopped, and says the
+    /// shutdown stopped it: ``DALError/Code/connectionClosed``, 503 (not the 499 of a
+    /// client that went away). Its transaction is rolled back, checked from outside the
+    /// pool: its row is not there, and on a server no session is left.
+    @Test(arguments: Engine.allCases)
+    func aCallRunningWhenTheGracePeriodEndsIsStoppedAsAShutdown(_ engine: Engine) async throws {
+        let reads = try SlowReads(engine, connections: 1)
+        let database = reads.database
+        try await database.write { db in try db.execute("CREATE TABLE marks(id INTEGER PRIMARY KEY)") }
+        let wrote = DispatchSemaphore(value: 0)
+        let call = Task {
+            try await database.write { db in
+                try db.execute("INSERT INTO marks(id) VALUES (1)")
+                wrote.signal()
+                // Runs until stopped (SQLite: statement after statement, each interruptible).
+                let end = ContinuousClock.now.advanced(by: .seconds(120))
+                while ContinuousClock.now < end { try reads.occupy(db, seconds: engine.isServer ? 120 : 0.005) }
+            }
+        }
+        try await eventually { wrote.wait(timeout: .now()) == .success }
+        if engine.isServer { try await eventually { try reads.sessionsSleeping() == 1 } }
+        switch database {
+        case let pool as DatabasePool: await pool.shutdown(gracePeriod: .milliseconds(200))
+        case let pool as PostgresPool: await pool.shutdown(gracePeriod: .milliseconds(200))
+        case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .milliseconds(200))
+        default: Issue.record("unexpected database \(database)")
+        }
+        let error = await #expect(throws: DALError.self) { try await call.value }
+        #expect(error?.code == .connectionClosed)
+        #expect(error?.message.contains("shut down") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("rolled back") == true, "\(String(describing: error))")
+        #expect(error.map { httpStatus(for: $0) } == 503)
+        #expect(try reads.rowsOutside("marks") == 0)
         if engine.isServer { #expect(try reads.sessionsOpen() == 0) }
     }
 }

@@ -260,14 +260,10 @@ private final class LockedFlag: Sendable {
         #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } == 0)
     }
 
-    /// A shutdown whose grace period ends while an `async` call runs that had waited in
-    /// line for its connection: the call is stopped, the shutdown returns, and the time
-    /// limits of the process (here a call's on another pool) still fire. The stop once
-    /// ran under the pool's mutex and took it again, locking the thread that fires every
-    /// time limit for good.
     /// A call still in line when a shutdown's grace period ends never got a connection:
     /// it throws `connectionClosed` saying so (not "takes no new calls": it was taken), and
-    /// nothing of it ran; the call running then is stopped as a cancellation.
+    /// nothing of it ran; the call running then is stopped, and says that the shutdown
+    /// stopped it (503), not a cancellation (499: no client went away).
     @Test func aCallStillInLineWhenTheGracePeriodEndsIsRefusedAndRunsNothing() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Configuration()
@@ -295,9 +291,17 @@ private final class LockedFlag: Sendable {
         #expect(refused?.code == .connectionClosed)
         #expect(refused?.message.contains("waited in line") == true, "\(String(describing: refused))")
         #expect(secondRan.withLock { $0 } == false)
-        await #expect(throws: CancellationError.self) { try await first.value }
+        let stopped = await #expect(throws: DALError.self) { try await first.value }
+        #expect(stopped?.code == .connectionClosed)
+        #expect(stopped?.message.contains("while this call ran") == true, "\(String(describing: stopped))")
+        #expect(stopped.map { httpStatus(for: $0) } == 503)
     }
 
+    /// A shutdown whose grace period ends while an `async` call runs that had waited in
+    /// line for its connection: the call is stopped, the shutdown returns, and the time
+    /// limits of the process (here a call's on another pool) still fire. The stop once
+    /// ran under the pool's mutex and took it again, locking the thread that fires every
+    /// time limit for good.
     @Test func aShutdownStopsACallThatWaitedInLineAndTimeLimitsStillFire() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Configuration()
@@ -335,7 +339,7 @@ private final class LockedFlag: Sendable {
         let shutdown = Task { await pool.shutdown(gracePeriod: .milliseconds(200)) }
         // Nothing here awaits what the bug would hold for good: it is polled, boundedly.
         try await poll { secondEnded.wait(timeout: .now()) == .success }
-        #expect(secondError.withLock { $0 } is CancellationError)
+        #expect((secondError.withLock { $0 } as? DALError)?.code == .connectionClosed)
         // A time limit elsewhere fires (watched from a thread of its own, so that a hang
         // fails the test instead of holding it).
         let limited = DispatchSemaphore(value: 0)
@@ -478,7 +482,7 @@ private final class LockedFlag: Sendable {
     }
 
     /// A stream in flight when a shutdown's grace period ends is stopped: its loop throws
-    /// `CancellationError` and the shutdown returns. The stream's statement runs under a
+    /// ``DALError/Code/connectionClosed`` and the shutdown returns. The stream's statement runs under a
     /// control of its own, which the shutdown's stop once did not reach: the stream went on
     /// as long as its loop did, and the shutdown waited for it.
     @Test func aShutdownStopsAStreamInFlight() async throws {
@@ -511,7 +515,8 @@ private final class LockedFlag: Sendable {
             loopError = error
         }
         #expect(
-            loopError is CancellationError, "the loop ended with \(String(describing: loopError)) after \(rows) rows")
+            (loopError as? DALError)?.code == .connectionClosed,
+            "the loop ended with \(String(describing: loopError)) after \(rows) rows")
         try await poll { returned.wait(timeout: .now()) == .success }
     }
 

@@ -17,9 +17,19 @@ package final class CallControl: @unchecked Sendable {
     package enum Reason: Sendable {
         case cancelled
         case timedOut(Duration)
+        /// The call's pool (named) shut down, and its grace period ended while the call ran.
+        case shutDown(String)
 
         /// The error the call throws.
         package var error: any Error { error(connectionClosed: false) }
+
+        /// Whether the error says what became of the call's transaction (rolled back, or
+        /// its connection closed), which is known only once the stop has ended: a
+        /// cancellation's `CancellationError` does not.
+        package var saysWhetherRolledBack: Bool {
+            if case .cancelled = self { return false }
+            return true
+        }
 
         /// The error the call throws; `connectionClosed` when its connection was closed as
         /// it stopped (its server did not answer the stop within the grace period, or the
@@ -39,6 +49,17 @@ package final class CallControl: @unchecked Sendable {
                     .timeout,
                     "the call ran past its time limit of \(limit) and was stopped; nothing it had not committed "
                         + "was kept (its transaction, if any, was rolled back)")
+            case .shutDown(let pool) where connectionClosed:
+                return DALError(
+                    .connectionClosed,
+                    "\(pool) shut down: its grace period ended while this call ran, so the call was stopped, and its "
+                        + "connection was closed (the server did not answer the stop in time, or the connection "
+                        + "broke); nothing it had not committed is kept: the server rolls it back as the session ends")
+            case .shutDown(let pool):
+                return DALError(
+                    .connectionClosed,
+                    "\(pool) shut down: its grace period ended while this call ran, so the call was stopped; nothing "
+                        + "it had not committed was kept (its transaction, if any, was rolled back)")
             }
         }
     }

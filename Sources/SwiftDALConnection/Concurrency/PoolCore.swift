@@ -617,7 +617,7 @@ package final class PoolCore: @unchecked Sendable {
         // still says where. Under the mutex, that locked this thread, the one that fires
         // every time limit of the process, for good. A call that ended meanwhile is not
         // hurt: its control has nothing attached any more.
-        for control in controls { control.stop(.cancelled) }
+        for control in controls { control.stop(.shutDown(options.name)) }
         // A call without a control of its own (a synchronous call with no time limit) has
         // its statement interrupted above; as for a stopped call, a server that does not
         // answer within the grace period has the connection given up on, so that the call

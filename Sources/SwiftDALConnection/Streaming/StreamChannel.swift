@@ -136,7 +136,7 @@ package final class StreamChannel<Element: Sendable>: Sendable {
                 // transaction was rolled back or its connection closed (a hung server) is
                 // known only now.
                 var delivered = stopError
-                if connectionClosed, let reason = state.stopReason, case .timedOut = reason {
+                if connectionClosed, let reason = state.stopReason, reason.saysWhetherRolledBack {
                     delivered = reason.error(connectionClosed: true)
                     state.phase = .stopped(delivered)
                 }
@@ -168,12 +168,13 @@ package final class StreamChannel<Element: Sendable>: Sendable {
             do {
                 try await database.perform(writing: false) { [self] in
                     // The pool knows the call by its own control (`perform`'s): a shutdown
-                    // stopping it (`.cancelled`) stops the stream, whose statement runs under
-                    // ours. Its time limit is the stream's own, which ours keeps: a second
-                    // stop racing ours there once made the error say "rolled back" on a
-                    // hung server.
+                    // stopping it (`.shutDown`), or a cancellation, stops the stream, whose
+                    // statement runs under ours. Its time limit is the stream's own, which
+                    // ours keeps: a second stop racing ours there once made the error say
+                    // "rolled back" on a hung server.
                     currentCallControl()?.onStop { [weak self] reason in
-                        if case .cancelled = reason { self?.stop(reason) }
+                        if case .timedOut = reason { return }
+                        self?.stop(reason)
                     }
                     try ThreadAccess.running(under: control) {
                         let read = { try self.database.read { db in try self.produce(db, self) } }
