@@ -54,7 +54,7 @@ final class MariaDBConnection: EngineConnection {
     /// transaction's start) is refused with this error (``checkMaySend(_:role:)``),
     /// `COMMIT` included.
     private var transactionEndedBy: MariaDBError? {
-        didSet { transactionMarked = transactionEndedBy != nil || transactionMayHaveEndedBy != nil }
+        didSet { markTransaction() }
     }
     /// An error after which the server may have rolled the transaction back (a lock wait
     /// timeout, 1205, does so under `innodb_rollback_on_timeout`, a write conflict, 1020,
@@ -62,12 +62,28 @@ final class MariaDBConnection: EngineConnection {
     /// statement, ``keepsTheTransaction(_:)``): asked of the server (`@@in_transaction`)
     /// before the next statement is sent.
     private var transactionMayHaveEndedBy: MariaDBError? {
-        didSet { transactionMarked = transactionEndedBy != nil || transactionMayHaveEndedBy != nil }
+        didSet { markTransaction() }
     }
-    /// Whether either of the two above is set: read before every statement, where
+    /// The statement that committed the open transaction on its own (DDL, `LOCK TABLES`:
+    /// the server status said a transaction before it and none after), until the
+    /// transaction ends here: ``Database`` then reports a transaction that fails after it
+    /// as partly committed, never as rolled back (the statements after it each commit on
+    /// their own, as MariaDB runs them).
+    private var implicitCommit: String?
+    /// Whether ``implicitCommit`` is left unnoted (a migration step's DDL, which the
+    /// migrator reports itself).
+    private var toleratesImplicitCommits = false
+    /// Whether a `LOCK TABLES` ended a transaction: its tables are unlocked as the
+    /// transaction ends here (a lock left on a pooled session would hold every later call).
+    private var locksTablesTillTransactionEnd = false
+    /// Whether either of the two errors above is set: read before every statement, where
     /// testing the optional errors themselves cost ~100 instructions (callgrind, W7 on
     /// MariaDB); kept by their observers.
     private var transactionMarked = false
+
+    private func markTransaction() {
+        transactionMarked = transactionEndedBy != nil || transactionMayHaveEndedBy != nil
+    }
     /// The connection's socket, for ``abandon()`` and ``wasClosedWhileIdle()``.
     private let socket: Int32
     /// Set by ``abandon()``: the socket is shut down.
@@ -569,6 +585,46 @@ final class MariaDBConnection: EngineConnection {
     // MARK: Statements
 
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        guard let mysql, swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0 else {
+            return try runStatement(query, body)
+        }
+        let changed = try runStatement(query, body)
+        if swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans == 0 {
+            noteTransactionEnded(by: query.sql)
+        }
+        return changed
+    }
+
+    /// Notes a transaction that `sql` ended, having succeeded: by its `COMMIT` or
+    /// `ROLLBACK`, or on its own (``implicitCommit``).
+    private func noteTransactionEnded(by sql: String) {
+        let role = MariaDBStatementRole(of: sql)
+        guard role != .commit, role != .rollback, transactionEndedBy == nil else { return }
+        if FirstWord(sql) == .lock { locksTablesTillTransactionEnd = true }
+        guard !toleratesImplicitCommits else { return }
+        if implicitCommit == nil { implicitCommit = sql }
+    }
+
+    func takeImplicitCommit() -> String? {
+        if locksTablesTillTransactionEnd {
+            locksTablesTillTransactionEnd = false
+            // A lock left on the session would hold every later call lent it.
+            do {
+                _ = try uncounted { try executeText("UNLOCK TABLES") { _ in } }
+            } catch {
+                failed = true
+            }
+        }
+        guard let commit = implicitCommit else { return nil }
+        implicitCommit = nil
+        return commit
+    }
+
+    func tolerateImplicitCommits(_ tolerate: Bool) {
+        toleratesImplicitCommits = tolerate
+    }
+
+    private func runStatement(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
         if readingOffTheWire != nil { try bufferUnreadRows() }
         if let error = query.arguments.conversionError { throw error }
         let autocommit = !isInTransaction

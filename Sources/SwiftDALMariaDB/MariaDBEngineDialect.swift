@@ -64,7 +64,8 @@ struct MariaDBEngineDialect: EngineDialect {
         do {
             try db.inTransaction(.immediate) {
                 do {
-                    try body()
+                    // The step's DDL commits on its own, and its history record follows.
+                    try db.toleratingImplicitCommits(body)
                 } catch {
                     committedByDDL = !db.isInTransaction
                     throw error

@@ -40,6 +40,57 @@ import Testing
         #expect(isolation != nil)
     }
 
+    /// A statement that commits the transaction on its own (DDL, `LOCK TABLES`) inside a
+    /// `write` that then fails: the call never says "rolled back" (a trial's `write` threw
+    /// its own error with both its rows committed); it throws `committedImplicitly`, the
+    /// statement and the failure in it. A `write` that returns committed all of it. A
+    /// `LOCK TABLES` does not outlive its `write`: the next call on the one connection,
+    /// and a second session, write at once. Checked from a second connection.
+    @Test func aTransactionThatDDLCommittedIsNeverReportedAsRolledBack() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE notes(id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT)") }
+        let error = #expect(throws: DALError.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO notes(body) VALUES (\("before"))")
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS scratch(a INT)")
+                try db.execute("INSERT INTO notes(body) VALUES (\("after"))")
+                throw TestFailure()
+            }
+        }
+        #expect(error?.code == .committedImplicitly)
+        #expect(error?.underlying is TestFailure)
+        #expect(error?.sql?.contains("CREATE TABLE") == true)
+        #expect(error.map { "\($0)" }?.contains("before") == false)  // no value in the text
+        #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter")
+        // A transaction that fails without such a statement still rolls back, and says nothing more.
+        #expect(throws: TestFailure.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO notes(body) VALUES (\("undone"))")
+                throw TestFailure()
+            }
+        }
+        // One that returns committed all of it.
+        try pool.write { db in
+            try db.execute("INSERT INTO notes(body) VALUES (\("third"))")
+            try db.execute(sql: "DROP TABLE scratch")
+        }
+        #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter\nthird")
+        // LOCK TABLES: unlocked as its write ends.
+        try pool.write { db in
+            try db.execute(sql: "LOCK TABLES notes WRITE")
+            try db.execute("INSERT INTO notes(body) VALUES (\("locked"))")
+        }
+        // A lock left held would make this fail after 5 s (not hang: the default waits a day).
+        try outside.sql("SET SESSION lock_wait_timeout = 5; INSERT INTO notes(body) VALUES ('outside')")
+        try pool.write { db in try db.execute(sql: "CREATE TABLE other(a INT)") }
+        try pool.write { db in try db.execute(sql: "INSERT INTO other VALUES (1)") }
+        #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "5")
+        #expect(try outside.sql("SELECT COUNT(*) FROM other") == "1")
+    }
+
     /// SQL written for SQLite (`ROLLBACK TRANSACTION TO SAVEPOINT x`, `COMMIT TRANSACTION`,
     /// which MariaDB does not know) runs in MariaDB's spelling: checked on the rows, from
     /// a second connection.

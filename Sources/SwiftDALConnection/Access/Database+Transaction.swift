@@ -44,16 +44,21 @@ extension Database {
         if isInTransaction {
             return try inSavepoint(body)
         }
+        _ = connection.takeImplicitCommit()  // one of a transaction begun by hand, not this one's
         try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
             result = try body()
         } catch {
             rollbackQuietly()
+            // A statement committed the transaction on its own (MariaDB's DDL): nothing
+            // before it was rolled back, and the error says so.
+            if let statement = connection.takeImplicitCommit() { throw committedImplicitly(statement, error) }
             throw error
         }
         do {
             try execute(sql: "COMMIT")
+            _ = connection.takeImplicitCommit()  // all of it committed, as the call says
         } catch let error as DALError where readOnly && error.code == .outcomeUnknown {
             // A read-only transaction commits nothing: whatever became of its `COMMIT` (the
             // connection lost as it was sent), its reads stand, and nothing is unknown.
@@ -99,6 +104,26 @@ extension Database {
     package func discardLeftoverTransaction() throws {
         guard isInTransaction else { return }
         try execute(sql: "ROLLBACK")
+    }
+
+    /// The error of a transaction that `statement` committed on its own before its end,
+    /// whose body then threw `error`.
+    private func committedImplicitly(_ statement: String, _ error: any Error) -> DALError {
+        DALError(
+            .committedImplicitly,
+            "the transaction failed (see the underlying error), but was not rolled back whole: a statement in it "
+                + "committed it on its own (MariaDB commits at DDL, LOCK TABLES and a few more), so what it wrote up "
+                + "to that statement, the statement, and each statement after it (run outside a transaction) are "
+                + "committed. Run such statements outside a write, or in a migration",
+            sql: statement, underlying: error)
+    }
+
+    /// Runs `body` letting statements that commit the transaction on their own through
+    /// (a migration step's DDL), without refusing what follows them.
+    package func toleratingImplicitCommits<T>(_ body: () throws -> T) rethrows -> T {
+        connection.tolerateImplicitCommits(true)
+        defer { connection.tolerateImplicitCommits(false) }
+        return try body()
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).

@@ -161,6 +161,14 @@ package protocol EngineConnection: AnyObject {
     /// a lock. (The flag is this module's: an engine of another module that needs it will
     /// need a `package` way to set it; PostgreSQL's and MariaDB's streams end with their call.)
     func accessEnding()
+    /// The first statement that committed the connection's transaction on its own since
+    /// the transaction began (MariaDB's DDL, `LOCK TABLES`); cleared by the call. Asked as a
+    /// transaction of ``Database`` ends (its `COMMIT` or `ROLLBACK` sent), so that a failed
+    /// one is never reported as rolled back.
+    func takeImplicitCommit() -> String?
+    /// Does not note statements that commit the transaction on their own while `tolerate`
+    /// is true (a migration step's DDL, which its migrator reports itself).
+    func tolerateImplicitCommits(_ tolerate: Bool)
     /// The plan the engine would use for `sql`, whatever the parameters' values, one line
     /// per node, as the engine prints it.
     func queryPlan(of sql: String) throws -> [String]
@@ -175,6 +183,9 @@ package protocol EngineConnection: AnyObject {
 extension EngineConnection {
     package func closeRefusingOpenStatements() throws {}
     package func rowIDAlias(in table: String) throws -> String? { nil }
+    /// SQLite and PostgreSQL commit a transaction only at its `COMMIT`.
+    @usableFromInline package func takeImplicitCommit() -> String? { nil }
+    @usableFromInline package func tolerateImplicitCommits(_ tolerate: Bool) {}
 }
 
 /// Told of each statement of a batch (``EngineConnection/runBatch(count:_:ended:)``) as it

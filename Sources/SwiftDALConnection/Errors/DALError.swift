@@ -90,6 +90,14 @@ public struct DALError: Error, Sendable, CustomStringConvertible {
         /// value, a write to the tenant column, an upsert whose key belongs to a row
         /// outside the scope.
         public static let scopeViolation = Code(rawValue: "scopeViolation")
+        /// A transaction that failed but could not be rolled back whole: a statement in it
+        /// committed it on its own (MariaDB commits the open transaction at DDL — `CREATE`,
+        /// `ALTER`, `DROP`, … — `LOCK TABLES` and a few more), so what it wrote up to that
+        /// statement, the statement, and every statement after it (each then committed on
+        /// its own, as MariaDB runs it) stay committed. ``DALError/sql`` is that statement;
+        /// ``DALError/underlying`` the failure. Run such statements outside a `write`, or in
+        /// a migration.
+        public static let committedImplicitly = Code(rawValue: "committedImplicitly")
 
         /// Lets a code be a `catch` pattern: `catch DALError.Code.notFound`.
         public static func ~= (pattern: Code, error: any Error) -> Bool {
