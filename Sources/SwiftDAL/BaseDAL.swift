@@ -86,6 +86,7 @@ open class BaseDAL<T: Entity>: ReadOnlyDAL<T>, IDAL, @unchecked Sendable {
                     table: mapping.table)
             }
         }
+        if !mapping.generatedColumnKeys.isEmpty { columns.removeColumns(withKeys: mapping.generatedColumnKeys) }
         return columns
     }
 }

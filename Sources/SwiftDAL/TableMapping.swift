@@ -62,6 +62,9 @@ final class TableMapping: Sendable {
     /// (SQLite's `INT PRIMARY KEY`): `insert2` reads it back with `RETURNING`, as the
     /// rowid is not the key there.
     let keyIsNotTheRowID: Bool
+    /// The `identifierKey`s of the columns the database computes (``ColumnInfo/isGenerated``):
+    /// read, but left out of every `INSERT` and `UPDATE` (the server refuses a value for them).
+    let generatedColumnKeys: Set<String>
     /// The columns SELECTed for entities: the entity's explicit list, or every column.
     let selectedColumns: [String]
     /// Positions in `selectedColumns`, by column name as the table spells it.
@@ -175,6 +178,8 @@ final class TableMapping: Sendable {
             key.count == 1 && columns.first(where: { $0.name == key[0] })?.affinity == .integer ? key[0] : nil
         let integerKeyIsNotTheRowID = kind == .rowIDTable && !dialect.returnsInsertedKeys && integerKeyColumn != nil
         keyIsNotTheRowID = try integerKeyIsNotTheRowID && db.rowIDAlias(in: table) != integerKeyColumn
+        let generatedKeys = Set(columns.filter(\.isGenerated).map(\.name.identifierKey))
+        generatedColumnKeys = generatedKeys
         selectedColumns = selected
         isExplicit = T.columnNames != nil
         selectSQL = select
@@ -185,11 +190,13 @@ final class TableMapping: Sendable {
         defaultOrderClause = "ORDER BY " + order.joined(separator: ", ")
         self.quotedTable = quotedTable
         let omittable = Self.omittableColumns(columns, key: key)
+        // The names an explicit entity's encoding leaves (its generated columns removed).
+        let written = generatedKeys.isEmpty ? selected : selected.filter { !generatedKeys.contains($0.identifierKey) }
         explicitInsertPlan =
             T.columnNames == nil
             ? nil
             : InsertPlan(
-                encodedNames: selected, resolved: selected, key: key, omittable: omittable, table: quotedTable,
+                encodedNames: written, resolved: written, key: key, omittable: omittable, table: quotedTable,
                 upsertGuard: scope.upsertGuard, dialect: dialect)
         self.omittable = omittable
     }

@@ -1,3 +1,5 @@
+import SwiftDALConnection
+
 /// Writes the Swift text of ``EntityModel``s. Everything it writes is decided by the
 /// models and the access level alone (no date, no path), so that generating twice from
 /// the same schema gives the same bytes.
@@ -134,6 +136,9 @@ struct SourceWriter {
     /// What `nil` means for an optional property whose `nil` is not simply `NULL`.
     static func nilNote(_ property: EntityModel.Property) -> String? {
         if property.isAssignedByDatabase { return "`nil` until the database assigns it on insert." }
+        if let defaultValue = property.defaultValueSQL, ColumnInfo.saysGenerated(defaultValue) {
+            return "Computed by the database: read, never written (inserts and updates leave it out)."
+        }
         guard property.isOptional, property.defaultValueSQL != nil else { return nil }
         return property.isNotNull
             ? "`nil` means the default on insert; an update keeps the stored value."

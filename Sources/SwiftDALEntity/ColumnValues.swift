@@ -54,6 +54,19 @@ public struct ColumnValues: Sendable {
     /// The number of columns.
     public var count: Int { names.count }
 
+    /// Removes the columns whose `identifierKey` is in `keys` (a table's generated
+    /// columns, which are never written).
+    package mutating func removeColumns(withKeys keys: Set<String>) {
+        var index = names.count
+        while index > 0 {
+            index -= 1
+            if keys.contains(names[index].identifierKey) {
+                names.remove(at: index)
+                values.remove(at: index)
+            }
+        }
+    }
+
     /// Moves the values out (leaving none), so that the caller owns the only copy and can
     /// edit it without copying.
     package mutating func takeValues() -> [DatabaseValue] {

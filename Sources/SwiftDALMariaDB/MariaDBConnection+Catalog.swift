@@ -5,7 +5,8 @@ import SwiftDALConnection
 extension MariaDBConnection {
     /// The columns in order: `COLUMN_TYPE` as the declared type, `COLUMN_DEFAULT` as the
     /// default's SQL (MariaDB's `NULL` default as none; an `AUTO_INCREMENT` column's as
-    /// `AUTO_INCREMENT`), the position in the primary key. Table names compare exactly
+    /// `AUTO_INCREMENT`; a generated column's as `GENERATED ALWAYS AS (…) VIRTUAL` or
+    /// `STORED`), the position in the primary key. Table names compare exactly
     /// (`BINARY`), as SwiftDAL quotes them.
     func columns(in table: String) throws -> [ColumnInfo] {
         try uncounted {
@@ -14,7 +15,7 @@ extension MariaDBConnection {
                 SQL(
                     sql: """
                         SELECT c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE = 'NO', c.COLUMN_DEFAULT, c.EXTRA,
-                               COALESCE(k.ORDINAL_POSITION, 0)
+                               COALESCE(k.ORDINAL_POSITION, 0), c.GENERATION_EXPRESSION
                         FROM information_schema.COLUMNS c
                         LEFT JOIN information_schema.KEY_COLUMN_USAGE k
                           ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME
@@ -27,6 +28,13 @@ extension MariaDBConnection {
                 if defaultSQL == "NULL" { defaultSQL = nil }
                 let extra = try row.decode(String?.self, at: 4) ?? ""
                 if defaultSQL == nil, extra.lowercased().contains("auto_increment") { defaultSQL = "AUTO_INCREMENT" }
+                // A generated column (`VIRTUAL GENERATED`, `STORED GENERATED`): said as
+                // PostgreSQL says one, so that BaseDAL never writes it.
+                let upperExtra = extra.uppercased()
+                if upperExtra.hasSuffix(" GENERATED"), let expression = try row.decode(String?.self, at: 6) {
+                    let storage = upperExtra.hasPrefix("VIRTUAL") ? "VIRTUAL" : "STORED"
+                    defaultSQL = "GENERATED ALWAYS AS (\(expression)) \(storage)"
+                }
                 columns.append(
                     ColumnInfo(
                         name: try row.decode(String.self, at: 0), declaredType: try row.decode(String.self, at: 1),

@@ -1627,6 +1627,7 @@ final class PostgresConnection: EngineConnection {
             """
             SELECT a.attname, format_type(base.typ, base.mod), a.attnotnull,
                    CASE WHEN a.attidentity <> '' THEN 'GENERATED ' || CASE a.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END || ' AS IDENTITY'
+                        WHEN a.attgenerated = 's' THEN 'GENERATED ALWAYS AS (' || pg_get_expr(d.adbin, d.adrelid) || ') STORED'
                         ELSE pg_get_expr(d.adbin, d.adrelid) END,
                    COALESCE((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n) WHERE k.attnum = a.attnum), 0),
                    c.relkind::text

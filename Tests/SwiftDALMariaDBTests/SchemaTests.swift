@@ -6,6 +6,44 @@ import Testing
 
 /// Tables from `TableDefinition` in MariaDB's DDL, and what the catalog says of them.
 @Suite struct MariaDBSchemaTests {
+    /// A generated column (virtual or stored) is read, never written: inserts and updates
+    /// leave it out (MariaDB refuses a value for it), checked from a second session.
+    @Test func aGeneratedColumnIsReadAndNeverWritten() throws {
+        struct Film: Entity, Codable {
+            static let tableName = "films"
+            var id: Int64?
+            var title: String
+            var titleLength: Int?
+            var upperTitle: String?
+            enum CodingKeys: String, CodingKey {
+                case id, title
+                case titleLength = "title_length"
+                case upperTitle = "upper_title"
+            }
+        }
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        _ = try outside.sql(
+            "CREATE TABLE films(id BIGINT AUTO_INCREMENT PRIMARY KEY, title VARCHAR(50) NOT NULL, "
+                + "title_length INT AS (CHAR_LENGTH(title)) VIRTUAL, "
+                + "upper_title VARCHAR(50) GENERATED ALWAYS AS (UPPER(title)) STORED)")
+        let films = BaseDAL<Film>(database: pool)
+        let first = try films.insert2(Film(title: "Alien", titleLength: 99, upperTitle: "x"))
+        var copy = try #require(try films.findById(first))
+        #expect(copy.titleLength == 5)
+        #expect(copy.upperTitle == "ALIEN")
+        copy.id = nil
+        copy.id = try films.insert2(copy)
+        copy.title = "Heat"
+        copy.titleLength = 1
+        #expect(try films.update(copy))
+        #expect(
+            try outside.sql("SELECT title, title_length, upper_title FROM films ORDER BY id")
+                == "Alien\t5\tALIEN\nHeat\t4\tHEAT")
+        let columns = try pool.read { db in try db.columns(in: "films") }
+        #expect(columns.filter(\.isGenerated).map(\.name) == ["title_length", "upper_title"])
+    }
+
     @Test func aTableDefinitionIsCreatedInMariaDBsDDLAndDescribedBack() throws {
         let (pool, outside) = try makeMariaDBPool()
         defer { try? pool.close() }

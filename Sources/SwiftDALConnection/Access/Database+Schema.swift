@@ -23,6 +23,19 @@ public struct ColumnInfo: Sendable, Hashable {
         self.defaultValueSQL = defaultValueSQL
         self.primaryKeyIndex = primaryKeyIndex
     }
+
+    /// Whether the database computes the column's value (`GENERATED ALWAYS AS (…)`,
+    /// stored or virtual: its ``defaultValueSQL`` says so on PostgreSQL and MariaDB). It is
+    /// read, never written: BaseDAL leaves it out of every `INSERT` and `UPDATE`.
+    ///
+    /// For example, `columns.filter(\.isGenerated).map(\.name)`.
+    public var isGenerated: Bool { defaultValueSQL.map(Self.saysGenerated) ?? false }
+
+    /// Whether a default's SQL text, as ``defaultValueSQL`` holds it, is a generated
+    /// column's.
+    package static func saysGenerated(_ defaultValueSQL: String) -> Bool {
+        defaultValueSQL.utf8.count > 20 && defaultValueSQL.prefix(21).uppercased() == "GENERATED ALWAYS AS ("
+    }
 }
 
 extension Database {
