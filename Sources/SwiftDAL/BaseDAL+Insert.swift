@@ -300,7 +300,17 @@ extension BaseDAL {
         try checkReturnsKey(mapping, "insert2")
         let query = try insertQuery(entity, mapping, upsert: false, returningKey: true)
         func inserted() throws -> Int64 {
-            guard let id = try db.fetchScalar(Int64.self, query) else {
+            let key: Int64?
+            do {
+                key = try db.fetchScalar(Int64.self, query)
+            } catch let error as DALError where error.code == .conversionFailed && mapping.keyMayExceedInt64 {
+                throw DALError(
+                    .noRowID,
+                    "the new row's key does not fit the Int64 insert2 returns (above Int64.max): its insert was "
+                        + "undone. Use insert, and read the key back as a UInt64, Decimal or String",
+                    table: mapping.table, sql: query.sql, underlying: error)
+            }
+            guard let id = key else {
                 throw DALError(
                     .noRowID,
                     "the INSERT returned no key (nothing was inserted): \(mapping.table)'s key is not its rowid, "
@@ -308,9 +318,11 @@ extension BaseDAL {
             }
             return id
         }
-        // SQLite stores a NULL in an integer key that is not the rowid: the insert is undone
-        // when it returns no key.
-        return try mapping.keyIsNotTheRowID ? db.inSavepoint(inserted) : inserted()
+        // SQLite stores a NULL in an integer key that is not the rowid, and a key may not
+        // fit an Int64: the insert is undone then (in a savepoint, or a transaction of its
+        // own: MariaDB has no savepoint outside one).
+        guard mapping.keyIsNotTheRowID || mapping.keyMayExceedInt64 else { return try inserted() }
+        return try db.isInTransaction ? db.inSavepoint(inserted) : db.inTransaction(.immediate, inserted)
     }
 
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).

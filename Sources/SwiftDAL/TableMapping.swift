@@ -62,6 +62,10 @@ final class TableMapping: Sendable {
     /// (SQLite's `INT PRIMARY KEY`): `insert2` reads it back with `RETURNING`, as the
     /// rowid is not the key there.
     let keyIsNotTheRowID: Bool
+    /// Whether the key is one column whose type holds numbers above `Int64.max` (MariaDB's
+    /// `BIGINT UNSIGNED`, a `NUMERIC` key): `insert2`, which returns an `Int64`, undoes its
+    /// insert when the new key does not fit one, rather than report a committed row as failed.
+    let keyMayExceedInt64: Bool
     /// The `identifierKey`s of the columns the database computes (``ColumnInfo/isGenerated``):
     /// read, but left out of every `INSERT` and `UPDATE` (the server refuses a value for them).
     let generatedColumnKeys: Set<String>
@@ -178,6 +182,13 @@ final class TableMapping: Sendable {
             key.count == 1 && columns.first(where: { $0.name == key[0] })?.affinity == .integer ? key[0] : nil
         let integerKeyIsNotTheRowID = kind == .rowIDTable && !dialect.returnsInsertedKeys && integerKeyColumn != nil
         keyIsNotTheRowID = try integerKeyIsNotTheRowID && db.rowIDAlias(in: table) != integerKeyColumn
+        keyMayExceedInt64 =
+            key.count == 1
+            && columns.first(where: { $0.name == key[0] }).map { column in
+                let type = column.declaredType.lowercased()
+                return (type.contains("bigint") && type.contains("unsigned")) || type.hasPrefix("numeric")
+                    || type.hasPrefix("decimal")
+            } == true
         let generatedKeys = Set(columns.filter(\.isGenerated).map(\.name.identifierKey))
         generatedColumnKeys = generatedKeys
         selectedColumns = selected

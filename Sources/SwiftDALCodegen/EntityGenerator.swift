@@ -86,9 +86,16 @@ public struct EntityGenerator: Sendable {
                 name += String(number)
             }
             used.insert(name)
-            let (typeName, needsFoundation) = ColumnTypeMapping.swiftType(
+            var (typeName, needsFoundation) = ColumnTypeMapping.swiftType(
                 forDeclaredType: column.declaredType, engine: db.engine)
             let isRowIDKey = column.name == rowIDKey
+            // A key the database assigns is the `Int64` `insert2` returns and `findById`
+            // takes (a `Decimal` is no key type), even where its type holds more (MariaDB's
+            // `BIGINT UNSIGNED AUTO_INCREMENT`: `insert2` refuses a key past `Int64.max`).
+            if isRowIDKey, typeName == "Decimal" {
+                typeName = "Int64"
+                needsFoundation = false
+            }
             let isKey = column.primaryKeyIndex > 0
             // A WITHOUT ROWID table's key columns are NOT NULL whether declared so or not.
             let isNotNull = column.isNotNull || (kind == .withoutRowIDTable && isKey)

@@ -17,12 +17,13 @@ import Testing
                     active TINYINT(1), attributes JSON, weight DOUBLE, stock INT NOT NULL, big BIGINT UNSIGNED,
                     kind ENUM('a', 'b'));
                 CREATE TABLE codes(code VARCHAR(20) PRIMARY KEY, label VARCHAR(40));
+                CREATE TABLE payments(payment_id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, amount DECIMAL(5,2));
                 CREATE VIEW cheap AS SELECT sku, price FROM products WHERE price < 10;
                 """)
         }
         let generator = EntityGenerator()
         let models = try pool.read { db in
-            try ["products", "codes", "cheap"].map { try generator.model(of: $0, in: db) }
+            try ["products", "codes", "cheap", "payments"].map { try generator.model(of: $0, in: db) }
         }
         func property(_ model: EntityModel, _ column: String) -> EntityModel.Property? {
             model.properties.first { $0.column == column }
@@ -43,6 +44,9 @@ import Testing
         #expect(property(products, "kind")?.typeName == "String")
         #expect(property(models[1], "code")?.isOptional == false)  // a text key is the entity's to give
         #expect(models[2].readOnlyReason == .view)
+        // An assigned key is the Int64 insert2 returns and findById takes, unsigned or not.
+        #expect(property(models[3], "payment_id")?.typeName == "Int64")
+        #expect(property(models[3], "payment_id")?.isAssignedByDatabase == true)
         let source = try pool.read { db in try generator.source(in: db, origin: "test") }
         #expect(source.contains("public final class ProductDAL: BaseDAL<ProductInfo>"))
         #expect(source.contains("public final class CodeDAL: BaseDAL<CodeInfo>"))

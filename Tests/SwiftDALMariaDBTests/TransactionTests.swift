@@ -40,6 +40,33 @@ import Testing
         #expect(isolation != nil)
     }
 
+    /// `insert2` on a `BIGINT UNSIGNED AUTO_INCREMENT` key past `Int64.max`: the key does not
+    /// fit the `Int64` it returns, so it throws `noRowID` and its insert is undone (a trial's
+    /// row was committed while the call threw, and a retry wrote it twice); inside a write,
+    /// the rest of the write stands. Checked from a second session.
+    @Test func insert2OfAKeyAboveInt64MaxThrowsAndInsertsNothing() throws {
+        struct Big: Entity, Codable {
+            static let tableName = "bigs"
+            var id: Int64?
+            var v: String
+        }
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        _ = try outside.sql(
+            "CREATE TABLE bigs(id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10) NOT NULL) "
+                + "AUTO_INCREMENT = 9223372036854775807")
+        let bigs = BaseDAL<Big>(database: pool)
+        #expect(try bigs.insert2(Big(v: "first")) == Int64.max)
+        let error = #expect(throws: DALError.self) { try bigs.insert2(Big(v: "second")) }
+        #expect(error?.code == .noRowID, "\(String(describing: error))")
+        #expect(try outside.sql("SELECT v FROM bigs ORDER BY id") == "first")
+        try pool.write { db in
+            try db.execute("INSERT INTO bigs(id, v) VALUES (\(5), \("five"))")
+            #expect(throws: DALError.self) { try bigs.insert2(Big(v: "third")) }
+        }
+        #expect(try outside.sql("SELECT v FROM bigs ORDER BY id") == "five\nfirst")
+    }
+
     /// A statement that commits the transaction on its own (DDL, `LOCK TABLES`) inside a
     /// `write` that then fails: the call never says "rolled back" (a trial's `write` threw
     /// its own error with both its rows committed); it throws `committedImplicitly`, the

@@ -118,7 +118,10 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
 @usableFromInline
 func integerOverflow(_ value: some FixedWidthInteger) -> DALError {
     // The value itself stays out of the message (it may be personal data).
-    DALError(.invalidValue, "a \(type(of: value)) value above Int64.max does not fit SQLite's 64-bit signed INTEGER")
+    DALError(
+        .invalidValue,
+        "a \(type(of: value)) value above Int64.max does not fit the 64-bit signed integer SwiftDAL binds integers as "
+            + "(SQLite's INTEGER holds no more); on MariaDB or PostgreSQL, bind such a value as a Decimal or a String")
 }
 
 extension Int: DatabaseValueConvertible {
