@@ -17,6 +17,37 @@ private struct Event: Entity, Codable, Equatable {
 /// and without PgBouncer in transaction pooling (where no session setting holds), inserted
 /// one by one or through `COPY`.
 @Suite(.serialized) struct DateZoneTests {
+    /// PostgreSQL's date texts beyond the common form read as the instants they name:
+    /// an offset with seconds (the local mean time of old dates in a zone such as
+    /// Asia/Kolkata: `+05:53:28`, which a session in that zone prints, as one behind
+    /// PgBouncer may be), a year past 9999, and a `BC` date; `infinity` is a conversion
+    /// error that says what to do, with no value in it. (A trial's `findById` failed on a
+    /// 1900 date behind PgBouncer.)
+    @Test func oldFarAndBCDatesReadAsTheirInstants() throws {
+        let pool = try makePostgresPool()
+        defer { try? pool.close() }
+        let cases: [(sql: String, expected: Date)] = [
+            ("SELECT timestamptz '1900-01-01 00:00:00+00'", Date(timeIntervalSince1970: -2_208_988_800)),
+            ("SELECT timestamptz '1850-06-01 12:00:00.5+00'", Date(timeIntervalSince1970: -3_773_735_999.5)),
+            ("SELECT timestamptz '10000-01-01 00:00:00+00'", Date(timeIntervalSince1970: 253_402_300_800)),
+            ("SELECT date '0044-03-15 BC'", Date(timeIntervalSince1970: -63_517_824_000))
+        ]
+        for (sql, expected) in cases {
+            let read = try pool.read { db -> Date? in
+                try db.execute(sql: "SET LOCAL TimeZone TO 'Asia/Kolkata'")
+                return try db.fetchScalar(Date.self, SQL(sql: sql))
+            }
+            #expect(read == expected, "\(sql)")
+        }
+        let error = #expect(throws: DALError.self) {
+            _ = try pool.read { db in try db.fetchScalar(Date.self, "SELECT timestamptz 'infinity' AS valid_until") }
+        }
+        #expect(error?.code == .conversionFailed)
+        #expect(error?.message.contains("valid_until") == true)
+        #expect(error?.message.contains("read it as a String") == true, "\(String(describing: error))")
+        #expect(try pool.read { db in try db.fetchScalar(String.self, "SELECT timestamptz 'infinity'") } == "infinity")
+    }
+
     @Test func datesKeepTheirInstantOnAServerOutsideUTCBehindPgBouncerAndNot() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/pgbouncer") else {
             Issue.record("pgbouncer is not installed (apt-get install pgbouncer)")

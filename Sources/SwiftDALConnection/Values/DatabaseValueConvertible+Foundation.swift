@@ -9,7 +9,11 @@ public import Foundation
 /// (`YYYY-MM-DD HH:MM:SS`). Reading accepts: that format with or without the
 /// fraction (any number of fraction digits), a `T` instead of the space, an optional
 /// `Z`, `±HH:MM`, `±HHMM` or `±HH` offset (PostgreSQL's `timestamptz` text), a bare date `YYYY-MM-DD`, and `INTEGER` or `REAL` seconds
-/// since 1970 (SQLite's `unixepoch()`). Years 0000–9999 only.
+/// since 1970 (SQLite's `unixepoch()`). Written: years 0000–9999. Read also: PostgreSQL's
+/// years past 9999 (up to six digits), its `BC` suffix (year N BC is the proleptic year
+/// 1 − N), and its offsets with seconds (`+05:53:28`, the local mean time of old dates in
+/// some zones). PostgreSQL's `infinity` and `-infinity` are no `Date`: read them as a
+/// `String`.
 ///
 /// For example:
 ///
@@ -111,8 +115,22 @@ enum DateCoding {
     }
 
     static func parse(_ text: String) -> Date? {
-        var scanner = Scanner(Array(text.utf8))
-        guard let year = scanner.number(digits: 4), scanner.skip("-"),
+        var bytes = Array(text.utf8)
+        // PostgreSQL's era suffix: year N BC is the proleptic year 1 - N.
+        let beforeChrist = bytes.count > 3 && bytes.suffix(3).elementsEqual(" BC".utf8)
+        if beforeChrist { bytes.removeLast(3) }
+        var scanner = Scanner(bytes)
+        // Four digits, or up to six (PostgreSQL writes years past 9999 with their digits).
+        guard var year = scanner.number(digits: 4) else { return nil }
+        for _ in 0..<2 {
+            guard let digit = scanner.number(digits: 1) else { break }
+            year = year * 10 + digit
+        }
+        if beforeChrist {
+            guard year > 0 else { return nil }
+            year = 1 - year
+        }
+        guard scanner.skip("-"),
             let month = scanner.number(digits: 2), (1...12).contains(month), scanner.skip("-"),
             let day = scanner.number(digits: 2), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
@@ -133,18 +151,24 @@ enum DateCoding {
             if scanner.skip("Z") {
                 // UTC
             } else if let sign = scanner.sign() {
-                // ±HH:MM, ±HHMM, or ±HH (PostgreSQL writes "+00").
+                // ±HH:MM, ±HHMM, or ±HH (PostgreSQL writes "+00"), and ±HH:MM:SS (PostgreSQL's
+                // local mean time offsets of old dates in zones such as Asia/Kolkata: +05:53:28).
                 guard let hours = scanner.number(digits: 2), hours < 24 else { return nil }
                 var minutes: Int64 = 0
+                var offsetSeconds: Int64 = 0
                 if scanner.skip(":") {
                     guard let value = scanner.number(digits: 2) else { return nil }
                     minutes = value
+                    if scanner.skip(":") {
+                        guard let value = scanner.number(digits: 2), value < 60 else { return nil }
+                        offsetSeconds = value
+                    }
                 } else if !scanner.atEnd {
                     guard let value = scanner.number(digits: 2) else { return nil }
                     minutes = value
                 }
                 guard minutes < 60 else { return nil }
-                seconds -= sign * Double(hours * 3600 + minutes * 60)
+                seconds -= sign * Double(hours * 3600 + minutes * 60 + offsetSeconds)
             }
         }
         guard scanner.atEnd else { return nil }

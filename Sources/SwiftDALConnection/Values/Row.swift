@@ -97,6 +97,19 @@ func conversionFailure(
     let type = (type as? any WrappingType.Type)?.wrappedType ?? type
     // A number read as text (PostgreSQL's numeric, MariaDB's DECIMAL) that a Decimal
     // cannot hold exactly: say so, rather than "holds TEXT" of a numeric column.
+    // PostgreSQL's special values, which no Date and no Double SwiftDAL reads holds.
+    if type == Date.self, case .text(let text) = value, text == "infinity" || text == "-infinity" {
+        return DALError(
+            .conversionFailed,
+            "column \(index) (\(name)) holds PostgreSQL's \(text), which no Date holds: read it as a String (or "
+                + "compare it in SQL with isfinite)", column: name, sql: sql)
+    }
+    if type == Double.self || type == Float.self, case .text(let text) = value, text == "NaN" {
+        return DALError(
+            .conversionFailed,
+            "column \(index) (\(name)) holds NaN, which SwiftDAL neither stores nor reads as a number (SQLite "
+                + "cannot hold it): read it as a String", column: name, sql: sql)
+    }
     if type == Decimal.self, case .text(let text) = value, Double(text) != nil {
         return DALError(
             .conversionFailed,
