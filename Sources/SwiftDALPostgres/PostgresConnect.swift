@@ -164,6 +164,17 @@ package enum PostgresConnect {
                     + PostgresError.redactingQuotedParts(text.trimmingCharacters(in: .whitespacesAndNewlines)))
         }
         defer { PQconninfoFree(options) }
+        // A URL with two `@` before its query: the first one's password held an unescaped
+        // `@`, and libpq read part of it as the host (`u:p@ssword/x@h/db` names host `ssword`
+        // and database `x@h/db`, a host no check below can tell from a real one).
+        if connectionString.hasPrefix("postgresql://") || connectionString.hasPrefix("postgres://"),
+            connectionString.prefix(while: { $0 != "?" }).filter({ $0 == "@" }).count > 1
+        {
+            throw PostgresError(
+                sqlState: "08001",
+                message: "the connection URL holds more than one @ (not shown: it may hold a password's characters): "
+                    + "write an @ in the user name or password as %40, a / as %2F and a : in the user name as %3A")
+        }
         // libpq reads a URL whose password holds an unescaped `@` or `/` without complaint,
         // as a host or port made of the password's pieces (`postgresql://u:p@ss@h/db` names
         // host `ss@h`), and then quotes them in its error, and asks DNS for them. No host

@@ -206,7 +206,11 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
 
     /// Host, port and database of a connection string, without user or password.
     static func describe(_ url: String) -> String {
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"), let components = URLComponents(string: url) {
+        // Read from the URL without its password: a password holding a raw `@` and `/`
+        // would otherwise give a host made of its pieces (`u:p@ss/x@h/db`).
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"),
+            let components = URLComponents(string: ConnectionText.withoutPassword(url))
+        {
             let database = components.path.isEmpty ? "" : components.path
             return "postgresql://\(components.host ?? "localhost")\(components.port.map { ":\($0)" } ?? "")\(database)"
         }

@@ -77,7 +77,9 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
             ("host=/tmp dbname=shop password='Xyzzy42", "Xyzzy42"),
             // An unescaped @ or / in a URL's password: libpq reads a host or a port out of it.
             ("postgresql://app:p@ssTAILXYZ@localhost/shop", "TAILXYZ"),
-            ("postgresql://app:Pw9/ssTAILXYZ@localhost/shop", "Pw9")
+            ("postgresql://app:Pw9/ssTAILXYZ@localhost/shop", "Pw9"),
+            // Both: libpq reads host "ssSECRET4242" (a trial's; it was quoted and looked up).
+            ("postgresql://app:p@ssSECRET4242/x@localhost:35432/pagila", "SECRET4242")
         ] {
             let pool = try PostgresPool(url: url)
             let error = #expect(throws: PostgresError.self) { try pool.checkConnection() }

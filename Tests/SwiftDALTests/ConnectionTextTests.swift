@@ -17,6 +17,8 @@ import Testing
         ("postgresql://app:s3cret@h1:5432,h2:5433/shop#x", "postgresql://app@h1:5432,h2:5433/shop#x"),
         ("postgresql://app:pa?s3@db/shop", "postgresql://app@db/shop"),
         ("postgresql://app:pa#s3@db/shop", "postgresql://app@db/shop"),
+        ("postgresql://app:p@s3cret/x@db:5432/shop", "postgresql://app@db:5432/shop"),
+        ("postgresql://app:p/s3@db/shop?x=a@b", "postgresql://app@db/shop?x=a@b"),
         ("postgresql://app:s3cret@[::1]:5432/shop", "postgresql://app@[::1]:5432/shop"),
         ("postgresql://db/shop?PassWord=s3cret", "postgresql://db/shop"),
         ("postgresql://db/shop?pass%77ord=s3cret&x=1", "postgresql://db/shop?x=1"),

@@ -38,11 +38,15 @@ package enum ConnectionText {
 
     /// A URI without the password of its user information and of its query.
     private static func uriWithoutPassword(_ uri: String, authorityStart: String.Index) -> String {
-        // The user information ends at the last @ before the path's /.
+        // The user information ends at the last @ before the query: a password with a raw
+        // `/` and `@` (`u:p@ss/x@h/db`) has libpq read a host out of it, which must not be
+        // shown either (a database name with an @ in it loses its host here, nothing more).
+        // (A `?` or `#` before the path's first `/` is the password's, as libpq reads it.)
         let slash = uri[authorityStart...].firstIndex(of: "/") ?? uri.endIndex
+        let queryStart = uri[slash...].firstIndex(where: { $0 == "?" || $0 == "#" }) ?? uri.endIndex
         var result = String(uri[..<authorityStart])
         var rest = uri[authorityStart...]
-        if let at = uri[authorityStart..<slash].lastIndex(of: "@") {
+        if let at = uri[authorityStart..<queryStart].lastIndex(of: "@") {
             let userInformation = uri[authorityStart..<at]
             result += userInformation.firstIndex(of: ":").map { userInformation[..<$0] } ?? userInformation
             rest = uri[at...]
