@@ -147,13 +147,14 @@ struct PostgresEngineDialect: EngineDialect {
             """)
     }
 
-    /// Tables, views and materialized views of the schemas on the search path.
+    /// Tables, views and materialized views of the schemas on the search path; not a
+    /// partitioned table's partitions (its rows are read and written through it).
     func schemaObjectNames(_ db: Database) throws -> [String] {
         try db.fetchColumn(
             String.self,
             """
             SELECT c.relname FROM pg_class c
-            WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid)
+            WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid) AND NOT c.relispartition
             AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)
             ORDER BY c.relname
             """)

@@ -509,6 +509,10 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
                 CREATE TABLE codes(code TEXT PRIMARY KEY, label VARCHAR(40));
                 CREATE TABLE events(id BIGSERIAL PRIMARY KEY, body TEXT);
                 CREATE VIEW cheap AS SELECT sku, price FROM products WHERE price < 10;
+                CREATE TABLE payments(id BIGINT NOT NULL, paid_on DATE NOT NULL, PRIMARY KEY (id, paid_on))
+                    PARTITION BY RANGE (paid_on);
+                CREATE TABLE payments_old PARTITION OF payments FOR VALUES FROM ('2000-01-01') TO ('2020-01-01');
+                CREATE TABLE payments_new PARTITION OF payments FOR VALUES FROM ('2020-01-01') TO ('2100-01-01');
                 """)
         }
         let generator = EntityGenerator()
@@ -537,6 +541,9 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
         let source = try pool.read { db in try generator.source(in: db, origin: "test") }
         #expect(source.contains("public final class ProductDAL: BaseDAL<ProductInfo>"))
         #expect(source.contains("public final class CheapDAL: ReadOnlyDAL<CheapInfo>"))
+        // A partitioned table is one DAL; its partitions are not DALs of their own.
+        #expect(source.contains("public final class PaymentDAL: BaseDAL<PaymentInfo>"))
+        #expect(!source.contains("PaymentsOld") && !source.contains("PaymentOld"))
         try pool.close()
     }
 }
