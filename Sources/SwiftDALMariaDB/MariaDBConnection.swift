@@ -620,6 +620,9 @@ final class MariaDBConnection: EngineConnection {
         return commit
     }
 
+    /// DDL, `LOCK TABLES` and a few more commit the open transaction.
+    var mayCommitImplicitly: Bool { true }
+
     func tolerateImplicitCommits(_ tolerate: Bool) {
         toleratesImplicitCommits = tolerate
     }

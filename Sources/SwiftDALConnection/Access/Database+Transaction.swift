@@ -44,7 +44,7 @@ extension Database {
         if isInTransaction {
             return try inSavepoint(body)
         }
-        _ = connection.takeImplicitCommit()  // one of a transaction begun by hand, not this one's
+        if mayCommitImplicitly { _ = connection.takeImplicitCommit() }  // one of a transaction begun by hand
         try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
@@ -53,12 +53,14 @@ extension Database {
             rollbackQuietly()
             // A statement committed the transaction on its own (MariaDB's DDL): nothing
             // before it was rolled back, and the error says so.
-            if let statement = connection.takeImplicitCommit() { throw committedImplicitly(statement, error) }
+            if mayCommitImplicitly, let statement = connection.takeImplicitCommit() {
+                throw committedImplicitly(statement, error)
+            }
             throw error
         }
         do {
             try execute(sql: "COMMIT")
-            _ = connection.takeImplicitCommit()  // all of it committed, as the call says
+            if mayCommitImplicitly { _ = connection.takeImplicitCommit() }  // all of it committed, as said
         } catch let error as DALError where readOnly && error.code == .outcomeUnknown {
             // A read-only transaction commits nothing: whatever became of its `COMMIT` (the
             // connection lost as it was sent), its reads stand, and nothing is unknown.

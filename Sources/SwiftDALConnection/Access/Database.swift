@@ -51,6 +51,8 @@ public final class Database {
     /// then does the pool ask it (``EngineConnection/isBroken``, `wasClosedWhileIdle()`) as it
     /// lends and takes it back.
     let mayBreak: Bool
+    /// `connection.mayCommitImplicitly`, read once.
+    let mayCommitImplicitly: Bool
     /// The observation to report each call to, when the engine's statements do not report
     /// themselves (``EngineConnection/reportsItsStatements``).
     let callObservation: StatementObservation?
@@ -76,6 +78,7 @@ public final class Database {
         self.connection = connection
         stepping = connection as? any SteppingConnection
         mayBreak = connection.mayBreak
+        mayCommitImplicitly = connection.mayCommitImplicitly
         callObservation = connection.reportsItsStatements ? nil : access.observation
     }
 

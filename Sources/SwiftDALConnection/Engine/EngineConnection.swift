@@ -166,6 +166,9 @@ package protocol EngineConnection: AnyObject {
     /// transaction of ``Database`` ends (its `COMMIT` or `ROLLBACK` sent), so that a failed
     /// one is never reported as rolled back.
     func takeImplicitCommit() -> String?
+    /// Whether a statement may commit the connection's transaction on its own (MariaDB);
+    /// read once, so that other engines never ask ``takeImplicitCommit()``.
+    var mayCommitImplicitly: Bool { get }
     /// Does not note statements that commit the transaction on their own while `tolerate`
     /// is true (a migration step's DDL, which its migrator reports itself).
     func tolerateImplicitCommits(_ tolerate: Bool)
@@ -185,6 +188,7 @@ extension EngineConnection {
     package func rowIDAlias(in table: String) throws -> String? { nil }
     /// SQLite and PostgreSQL commit a transaction only at its `COMMIT`.
     @usableFromInline package func takeImplicitCommit() -> String? { nil }
+    @usableFromInline package var mayCommitImplicitly: Bool { false }
     @usableFromInline package func tolerateImplicitCommits(_ tolerate: Bool) {}
 }
 
