@@ -1070,6 +1070,12 @@ final class MariaDBConnection: EngineConnection {
         do {
             try checkMaySend(script, role: role)
             _ = try executeText(script) { _ in }
+            // A script's DDL ends a transaction as a statement's does (see ``run(_:_:)``).
+            if !autocommit, let mysql,
+                swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans == 0
+            {
+                noteTransactionEnded(by: script)
+            }
         } catch {
             throw outcome(of: error, role: role, autocommit: autocommit, sql: script)
         }

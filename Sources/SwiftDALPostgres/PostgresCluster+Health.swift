@@ -136,6 +136,9 @@ extension PostgresCluster {
                 // Reads waiting on it would wait as long as it hangs: they are stopped, and
                 // those that had no answer yet run elsewhere.
                 replica.pool.abandonConnectionsInUse()
+                // And those waiting in line for its connections run elsewhere, rather than
+                // wait for a connection as long as it hangs (a trial's 100 tasks: 10 s).
+                replica.pool.refuseCallersInLine("left the cluster's rotation (it did not answer a health check)")
                 continue
             }
             switch result {

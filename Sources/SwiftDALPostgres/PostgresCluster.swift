@@ -290,9 +290,13 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     /// the position cannot be read (the call was stopped just as it committed, the
     /// connection was lost), the session reads from the primary until a health check has
     /// read a position after the write.
-    private func recordWrite() {
+    private func recordWrite(positionReadable: Bool = true) {
         guard configuration.readYourWrites, let session = ConsistencySession.current else { return }
         let since = DeadlineScheduler.now()
+        guard positionReadable else {
+            session.markPendingWrite(since: since)
+            return
+        }
         let key = configuration.tokenSigningKey
         let token = try? outsideCallControl {
             try withDatabaseTimeout(configuration.healthCheckTimeout) {
@@ -319,7 +323,11 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         do {
             result = try write()
         } catch let error as DALError where error.code == .outcomeUnknown {
-            recordWrite()
+            // Its connection was lost or its server stopped answering: the primary's position
+            // is not asked now (a hung primary held the call a health check's timeout past
+            // its limit: a trial's 1 s limit ended at 3.5 s). The session reads from the
+            // primary until a health check has read a position after the write.
+            recordWrite(positionReadable: false)
             throw error
         }
         recordWrite()
@@ -391,8 +399,27 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
     /// first), else of the primary; the current ``ConsistencySession`` goes along.
     public func perform<T: Sendable>(writing: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         let session = ConsistencySession.current
-        return try await (writing ? primary : readPool()).perform(writing: writing) {
-            try ConsistencySession.$current.withValue(session) { try work() }
+        guard !writing else {
+            return try await primary.perform(writing: true) {
+                try ConsistencySession.$current.withValue(session) { try work() }
+            }
+        }
+        // A read refused in line because its replica left the rotation (it hangs: see
+        // ``checkHealth()``) waits in another line: the pools in rotation now, else the
+        // primary's. Nothing of it ran.
+        var attempts = 0
+        while true {
+            let pool = readPool()
+            do {
+                return try await pool.perform(writing: false) {
+                    try ConsistencySession.$current.withValue(session) { try work() }
+                }
+            } catch DALError.Code.connectionUnavailable
+                where pool !== primary && attempts <= replicas.count
+                && replicas.contains(where: { $0.pool === pool && !$0.isInRotation })
+            {
+                attempts += 1
+            }
         }
     }
 

@@ -202,6 +202,13 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         core.forEachConnectionInUse { $0.abandonConnection() }
     }
 
+    /// Refuses the calls waiting in line for a connection now, with
+    /// ``SwiftDAL/DALError/Code/connectionUnavailable`` saying `why`: for a cluster whose
+    /// replica left the rotation (its reads then run elsewhere).
+    package func refuseCallersInLine(_ why: String) {
+        core.refuseCallersInLine(why)
+    }
+
     // MARK: Helpers
 
     /// Host, port and database of a connection string, without user or password.

@@ -339,7 +339,9 @@ private final class LockedFlag: Sendable {
         let shutdown = Task { await pool.shutdown(gracePeriod: .milliseconds(200)) }
         // Nothing here awaits what the bug would hold for good: it is polled, boundedly.
         try await poll { secondEnded.wait(timeout: .now()) == .success }
-        #expect((secondError.withLock { $0 } as? DALError)?.code == .connectionClosed)
+        #expect(
+            (secondError.withLock { $0 } as? DALError)?.code == .connectionClosed,
+            "\(String(describing: secondError.withLock { $0 }))")
         // A time limit elsewhere fires (watched from a thread of its own, so that a hang
         // fails the test instead of holding it).
         let limited = DispatchSemaphore(value: 0)

@@ -163,6 +163,117 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
     /// cancel request gets no answer, and the connection is abandoned with the COMMIT in
     /// flight. Whether it committed is unknown (the server may read it when it resumes):
     /// the call says so, never "rolled back".
+    /// A hung standby whose pool has callers waiting in line (more readers than its
+    /// connections): as it leaves the rotation, they go to another line instead of waiting
+    /// for its connections as long as it hangs (a trial's 100 tasks each waited their pool's
+    /// 10 s acquire timeout, then failed). No read fails, and none takes anything like the
+    /// hang's length.
+    @Test func readsInLineForAHungStandbyGoElsewhere() async throws {
+        let servers = try await ReplicatedServers.started(standbys: 2)
+        defer { servers.stop() }
+        try servers.primary.psql(
+            "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckInterval = .milliseconds(200)
+        configuration.healthCheckTimeout = .seconds(1)
+        configuration.pool.maximumConnections = 2
+        configuration.pool.acquireTimeout = .seconds(120)  // a caller left in line would wait this long
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try await blocking {
+            try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+            try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        }
+        let notes = BaseDAL<Note>(database: cluster)
+        let readers = (0..<12).map { _ in
+            Task.detached { () -> (served: Int, failures: [String], longest: Duration) in
+                var served = 0
+                var failures = [String]()
+                var longest = Duration.zero
+                let clock = ContinuousClock()
+                let end = clock.now.advanced(by: .seconds(8))
+                while clock.now < end {
+                    let start = clock.now
+                    do {
+                        if try await notes.getRecordCount() == 100 { served += 1 }
+                    } catch {
+                        failures.append("\(error)")
+                    }
+                    longest = max(longest, clock.now - start)
+                }
+                return (served, failures, longest)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        servers.standbys[0].pause()
+        var results = [(served: Int, failures: [String], longest: Duration)]()
+        for reader in readers { results.append(await reader.value) }
+        servers.standbys[0].resume()
+        #expect(cluster.replicaStatuses[1].isInRotation)
+        for (served, failures, longest) in results {
+            #expect(failures.isEmpty, "reads that failed: \(failures.prefix(3))")
+            #expect(served > 0)
+            // Loose (a noisy machine): the hang lasts the readers' whole 8 s.
+            #expect(longest < .seconds(7), "a read took \(longest)")
+        }
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
+    }
+
+    /// A write in a consistency session whose COMMIT is in flight when the primary hangs:
+    /// it ends at its limit and grace period, outcome unknown, as without a session (its
+    /// session no longer asks the hung primary for its position first: a trial's 1 s limit
+    /// ended at 3.5 s, a health check's timeout later). The session's next read goes to the
+    /// primary, and sees the row if it committed.
+    @Test func aSessionsWriteOfUnknownOutcomeEndsAtItsLimit() async throws {
+        let servers = try await ReplicatedServers.started(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckTimeout = .seconds(20)  // what the call waited for, past its limit
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
+        let notes = BaseDAL<Note>(database: cluster)
+        let session = ConsistencySession()
+        let aboutToCommit = DispatchSemaphore(value: 0)
+        let write = Task { () -> (took: Duration, error: (any Error)?) in
+            try await blocking {
+                let start = ContinuousClock.now
+                do {
+                    try withDatabaseTimeout(.milliseconds(1500)) {
+                        try session.run {
+                            try cluster.write { db in
+                                try db.execute("INSERT INTO notes(body) VALUES (\("in flight"))")
+                                aboutToCommit.signal()
+                                Thread.sleep(forTimeInterval: 1)  // the server hangs meanwhile
+                            }
+                        }
+                    }
+                    return (ContinuousClock.now - start, nil)
+                } catch {
+                    return (ContinuousClock.now - start, error)
+                }
+            }
+        }
+        try await blocking {
+            aboutToCommit.wait()
+            servers.primary.pause()
+        }
+        let (took, failure) = try await write.value
+        servers.primary.resume()
+        #expect((failure as? DALError)?.code == .outcomeUnknown, "\(String(describing: failure))")
+        // Its limit (1.5 s) and grace period (0.5 s), loosely: not the health check's 8 s more.
+        #expect(took < .seconds(6), "the write ended after \(took)")
+        try await blocking {
+            try waitUntil { (try? servers.primary.psql("SELECT 1", database: servers.database)) != nil }
+        }
+        let stored = try servers.primary.psql("SELECT count(*) FROM notes", database: servers.database)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let seen = try await blocking { try session.run { try notes.getRecordCount() } }
+        #expect(String(seen) == stored)
+    }
+
     @Test func aCommitInFlightWhenTheServerHangsHasAnUnknownOutcome() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }

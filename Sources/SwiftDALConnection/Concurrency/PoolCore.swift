@@ -633,6 +633,26 @@ package final class PoolCore: @unchecked Sendable {
         }
     }
 
+    /// Refuses every call waiting in line now with ``DALError/Code/connectionUnavailable``
+    /// saying `why` (nothing of them ran): for a cluster whose replica left the rotation,
+    /// so that reads waiting for its connections run elsewhere instead of waiting as long
+    /// as it hangs. Never blocks.
+    package func refuseCallersInLine(_ why: String) {
+        let error = DALError(
+            .connectionUnavailable, "\(options.name) \(why): this call waited in line for it (nothing of it ran)")
+        var refused: [Waiter] = []
+        mutex.withLock {
+            while let waiter = nextInLine() {
+                withdraw(waiter)
+                waiter.failure = error
+                refused.append(waiter)
+            }
+        }
+        for waiter in refused {
+            if let job = waiter.job { job.fail(error) } else { waiter.semaphore?.signal() }
+        }
+    }
+
     /// Abandons `database`'s connection when its call, interrupted by a shutdown, still
     /// holds it (the shutdown refuses new calls: the slot cannot have been lent again).
     private func abandonIfStillInterrupted(_ slot: Slot, _ database: Database) {
