@@ -588,18 +588,47 @@ final class MariaDBConnection: EngineConnection {
         guard let mysql, swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans != 0 else {
             return try runStatement(query, body)
         }
-        let changed = try runStatement(query, body)
+        let changed: Int
+        do {
+            changed = try runStatement(query, body)
+        } catch {
+            // MariaDB commits the open transaction before it runs DDL, and keeps that commit
+            // when the DDL then fails (a `CREATE TABLE` of a table that exists): asked of the
+            // server, as an error's answer carries no status.
+            if FirstWord.committingImplicitly.contains(FirstWord(query.sql)), !failed, transactionEndedBy == nil,
+                readingOffTheWire == nil, !cancelRequested.load(ordering: .relaxed), serverHasNoTransaction()
+            {
+                transactionMayHaveEndedBy = nil
+                noteTransactionEnded(by: query.sql)
+            }
+            throw error
+        }
         if swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans == 0 {
+            noteTransactionEnded(by: query.sql)
+        } else if FirstWord(query.sql) == .start || Self.beginsATransaction(query.sql) {
+            // A new transaction's start commits the open one, and leaves one open.
             noteTransactionEnded(by: query.sql)
         }
         return changed
     }
 
-    /// Notes a transaction that `sql` ended, having succeeded: by its `COMMIT` or
-    /// `ROLLBACK`, or on its own (``implicitCommit``).
+    /// Whether the server says its session has no transaction open (`@@in_transaction`);
+    /// `false` when it cannot be asked.
+    private func serverHasNoTransaction() -> Bool {
+        let open = try? uncounted { () -> Int? in
+            var open: Int?
+            _ = try executeText("SELECT @@in_transaction") { open = try $0.decode(Int.self, at: 0) }
+            return open
+        }
+        return open == 0
+    }
+
+    /// Notes a transaction that `sql` ended (``implicitCommit``): DDL and other statements
+    /// that commit on their own, and the body's own `COMMIT`, `ROLLBACK` or `START
+    /// TRANSACTION` inside a transaction of ``SwiftDAL/Database`` (whose own `COMMIT` or
+    /// `ROLLBACK`, sent after it asked, leaves a note the next transaction's start clears).
     private func noteTransactionEnded(by sql: String) {
-        let role = MariaDBStatementRole(of: sql)
-        guard role != .commit, role != .rollback, transactionEndedBy == nil else { return }
+        guard transactionEndedBy == nil else { return }
         if FirstWord(sql) == .lock { locksTablesTillTransactionEnd = true }
         guard !toleratesImplicitCommits else { return }
         if implicitCommit == nil { implicitCommit = sql }
@@ -1568,6 +1597,15 @@ struct FirstWord: Equatable {
     static let `do` = FirstWord(word: "DO")
     static let kill = FirstWord(word: "KILL")
     static let use = FirstWord(word: "USE")
+    /// The first words of the statements that commit the open transaction before they run
+    /// (MariaDB's "statements that cause an implicit commit"), kept even when they fail.
+    static let committingImplicitly = [
+        FirstWord(word: "ALTER"), FirstWord(word: "CREATE"), FirstWord(word: "DROP"), FirstWord(word: "RENAME"),
+        FirstWord(word: "TRUNCATE"), lock, FirstWord(word: "GRANT"), FirstWord(word: "REVOKE"),
+        FirstWord(word: "ANALYZE"), FirstWord(word: "CACHE"), FirstWord(word: "CHECK"), FirstWord(word: "OPTIMIZE"),
+        FirstWord(word: "REPAIR"), FirstWord(word: "FLUSH"), FirstWord(word: "RESET"), FirstWord(word: "INSTALL"),
+        FirstWord(word: "UNINSTALL")
+    ]
     static let lock = FirstWord(word: "LOCK")
     static let unlock = FirstWord(word: "UNLOCK")
     static let xa = FirstWord(word: "XA")

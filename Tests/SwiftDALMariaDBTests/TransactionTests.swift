@@ -67,6 +67,35 @@ import Testing
         #expect(try outside.sql("SELECT v FROM bigs ORDER BY id") == "five\nfirst")
     }
 
+    /// The ways a transaction ends early inside a `write`, each followed by a failure:
+    /// DDL that fails (MariaDB commits before it runs DDL, and keeps that commit), and the
+    /// body's own `COMMIT` and `START TRANSACTION`. None is reported as rolled back: each
+    /// throws `committedImplicitly`, and a statement after a failed DDL is not refused as
+    /// though the server had rolled back. Checked from a second session.
+    @Test(arguments: [
+        "CREATE TABLE notes(a INT)", "ALTER TABLE notes ADD COLUMN body TEXT", "DROP TABLE no_such_table",
+        "TRUNCATE TABLE no_such_table", "COMMIT", "START TRANSACTION", "BEGIN"
+    ])
+    func anEarlyEndFollowedByAFailureIsNeverReportedAsRolledBack(statement: String) throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { try $0.execute(sql: "CREATE TABLE notes(id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT)") }
+        let error = #expect(throws: DALError.self) {
+            try pool.write { db in
+                try db.execute("INSERT INTO notes(body) VALUES (\("first"))")
+                _ = try? db.execute(sql: statement)  // fails for the DDL
+                try db.execute("INSERT INTO notes(body) VALUES (\("second"))")
+                throw TestFailure()
+            }
+        }
+        #expect(error?.code == .committedImplicitly, "\(statement): \(String(describing: error))")
+        #expect(error?.underlying is TestFailure, "\(statement)")
+        let stored = try outside.sql("SELECT body FROM notes ORDER BY id")
+        // What is there: "first" (committed at the early end) and, for an early end that
+        // leaves no transaction, "second" (run on its own). Never nothing: that would be a rollback.
+        #expect(stored.hasPrefix("first"), "\(statement): \(stored)")
+    }
+
     /// A statement that commits the transaction on its own (DDL, `LOCK TABLES`) inside a
     /// `write` that then fails: the call never says "rolled back" (a trial's `write` threw
     /// its own error with both its rows committed); it throws `committedImplicitly`, the

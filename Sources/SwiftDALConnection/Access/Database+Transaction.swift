@@ -50,17 +50,18 @@ extension Database {
         do {
             result = try body()
         } catch {
+            // A statement ended the transaction before its end (MariaDB's DDL, or the body's
+            // own COMMIT): what ran before it was not rolled back, and the error says so.
+            // Asked before this ROLLBACK, which ends the transaction too.
+            let ended = mayCommitImplicitly ? connection.takeImplicitCommit() : nil
             rollbackQuietly()
-            // A statement committed the transaction on its own (MariaDB's DDL): nothing
-            // before it was rolled back, and the error says so.
-            if mayCommitImplicitly, let statement = connection.takeImplicitCommit() {
-                throw committedImplicitly(statement, error)
-            }
+            if let ended { throw committedImplicitly(ended, error) }
             throw error
         }
+        // All of it committed, as the call says (asked before this COMMIT, which ends it).
+        if mayCommitImplicitly { _ = connection.takeImplicitCommit() }
         do {
             try execute(sql: "COMMIT")
-            if mayCommitImplicitly { _ = connection.takeImplicitCommit() }  // all of it committed, as said
         } catch let error as DALError where readOnly && error.code == .outcomeUnknown {
             // A read-only transaction commits nothing: whatever became of its `COMMIT` (the
             // connection lost as it was sent), its reads stand, and nothing is unknown.
@@ -114,9 +115,10 @@ extension Database {
         DALError(
             .committedImplicitly,
             "the transaction failed (see the underlying error), but was not rolled back whole: a statement in it "
-                + "committed it on its own (MariaDB commits at DDL, LOCK TABLES and a few more), so what it wrote up "
-                + "to that statement, the statement, and each statement after it (run outside a transaction) are "
-                + "committed. Run such statements outside a write, or in a migration",
+                + "ended it first (MariaDB commits at DDL, even DDL that fails, at LOCK TABLES and a few more; or "
+                + "the transaction's own COMMIT, ROLLBACK or START TRANSACTION), so what it wrote up to that "
+                + "statement may be committed, and each statement after it ran, and committed, on its own. Run such "
+                + "statements outside a write, or in a migration",
             sql: statement, underlying: error)
     }
 
