@@ -37,6 +37,32 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
 /// A server stopped with SIGSTOP accepts connections and never answers. Nothing in the
 /// process may be held by it: not the time limits of calls to other servers, not the
 /// health checks of the other replicas, not the reads the cluster can serve elsewhere.
+/// A cluster over `servers`, its notes table holding 100 rows, health-checked every
+/// 200 ms with a 1 s deadline (`configure` may change more), once every replica is in
+/// rotation and reads through it see the rows.
+private func servingCluster(
+    _ servers: ReplicatedServers, _ configure: (inout PostgresClusterConfiguration) -> Void = { _ in }
+) async throws -> PostgresCluster {
+    try servers.primary.psql(
+        "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)
+    var configuration = PostgresClusterConfiguration()
+    configuration.healthCheckInterval = .milliseconds(200)
+    configuration.healthCheckTimeout = .seconds(1)
+    configure(&configuration)
+    let cluster = try PostgresCluster(
+        primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+    do {
+        try await blocking {
+            try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
+            try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        }
+    } catch {
+        try? cluster.close()
+        throw error
+    }
+    return cluster
+}
+
 @Suite(.serialized) struct HungServerTests {
     /// A multi-host string whose first host hangs (a frozen old primary) and whose second
     /// accepts writes (the promoted standby): the first host gets its connect timeout, then
@@ -65,18 +91,8 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
     @Test func aHungStandbyHoldsNoTimeLimitNoHealthCheckAndNoReadElsewhere() async throws {
         let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
-        try servers.primary.psql(
-            "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)
-        var configuration = PostgresClusterConfiguration()
-        configuration.healthCheckInterval = .milliseconds(200)
-        configuration.healthCheckTimeout = .seconds(1)
-        let cluster = try PostgresCluster(
-            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        let cluster = try await servingCluster(servers)
         defer { try? cluster.close() }
-        try await blocking {
-            try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
-            try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
-        }
         let hung = servers.standbys[0]
         let onHung = try PostgresPool(url: servers.standbyURLs[0])
         defer { try? onHung.close() }
@@ -159,10 +175,6 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
         try await blocking { try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) } }
     }
 
-    /// A COMMIT sent to a server that hangs before answering: the call's limit passes, the
-    /// cancel request gets no answer, and the connection is abandoned with the COMMIT in
-    /// flight. Whether it committed is unknown (the server may read it when it resumes):
-    /// the call says so, never "rolled back".
     /// A hung standby whose pool has callers waiting in line (more readers than its
     /// connections): as it leaves the rotation, they go to another line instead of waiting
     /// for its connections as long as it hangs (a trial's 100 tasks each waited their pool's
@@ -171,20 +183,11 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
     @Test func readsInLineForAHungStandbyGoElsewhere() async throws {
         let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
-        try servers.primary.psql(
-            "INSERT INTO notes(body) SELECT 'note ' || n FROM generate_series(1, 100) n", database: servers.database)
-        var configuration = PostgresClusterConfiguration()
-        configuration.healthCheckInterval = .milliseconds(200)
-        configuration.healthCheckTimeout = .seconds(1)
-        configuration.pool.maximumConnections = 2
-        configuration.pool.acquireTimeout = .seconds(120)  // a caller left in line would wait this long
-        let cluster = try PostgresCluster(
-            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
-        defer { try? cluster.close() }
-        try await blocking {
-            try waitUntil { cluster.checkHealth().allSatisfy(\.isInRotation) }
-            try waitUntil { try BaseDAL<Note>(database: cluster).getRecordCount() == 100 }
+        let cluster = try await servingCluster(servers) { configuration in
+            configuration.pool.maximumConnections = 2
+            configuration.pool.acquireTimeout = .seconds(120)  // a caller left in line would wait this long
         }
+        defer { try? cluster.close() }
         let notes = BaseDAL<Note>(database: cluster)
         let readers = (0..<12).map { _ in
             Task.detached { () -> (served: Int, failures: [String], longest: Duration) in
@@ -274,6 +277,10 @@ private func noSessionLeftInATransaction(on server: PostgresServer, in database:
         #expect(String(seen) == stored)
     }
 
+    /// A COMMIT sent to a server that hangs before answering: the call's limit passes, the
+    /// cancel request gets no answer, and the connection is abandoned with the COMMIT in
+    /// flight. Whether it committed is unknown (the server may read it when it resumes):
+    /// the call says so, never "rolled back".
     @Test func aCommitInFlightWhenTheServerHangsHasAnUnknownOutcome() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
