@@ -1,6 +1,7 @@
 internal import CSwiftDALPostgres
 import Foundation
 import SwiftDALConnection
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -29,9 +30,26 @@ import SwiftDALConnection
 /// keepalives (30 s idle, then 5 probes 10 s apart) so that a peer that vanished from
 /// the network is noticed on a TCP connection; Unix sockets ignore them.
 package enum PostgresConnect {
+    /// What lets a pool give up on the connections it is opening now (``abortAll()``): a
+    /// cluster's replica that stopped answering, whose connects would each wait out the
+    /// connect timeout (a read routed there before it left the rotation waited 10 s).
+    final class Openings: Sendable {
+        private let generation = Atomic<UInt64>(0)
+
+        /// The generation an opening starts in.
+        var current: UInt64 { generation.load(ordering: .acquiring) }
+
+        /// Gives up on every opening begun before now.
+        func abortAll() { generation.add(1, ordering: .releasing) }
+
+        /// Whether an opening begun in `start` was given up on.
+        func aborted(since start: UInt64) -> Bool { generation.load(ordering: .acquiring) != start }
+    }
+
     static func open(
-        _ connectionString: String, configuration: PostgresConfiguration, name: String
+        _ connectionString: String, configuration: PostgresConfiguration, name: String, openings: Openings? = nil
     ) throws -> OpaquePointer {
+        let gate = openings.map { ($0, $0.current) }
         try checkReadable(connectionString)
         let hostTimeout = connectTimeout(in: connectionString) ?? configuration.connectTimeout
         // What is left of the call's limit (a synchronous call's own, less its wait in
@@ -42,14 +60,16 @@ package enum PostgresConnect {
         }
         guard let hosts = singleHostStrings(connectionString, keepingTargetSessionAttributes: true) else {
             return try attempt(
-                connectionString, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)
+                connectionString, hostTimeout: hostTimeout, callEnd: callEnd, gate: gate, configuration: configuration,
+                name: name)
         }
         var failures = [String]()
         var everyLoginRefused = true
         for host in hosts {
             do {
                 return try attempt(
-                    host, hostTimeout: hostTimeout, callEnd: callEnd, configuration: configuration, name: name)
+                    host, hostTimeout: hostTimeout, callEnd: callEnd, gate: gate, configuration: configuration,
+                    name: name)
             } catch let error as PostgresError where error.sqlState == "08001" {
                 // The call's own limit ends the whole attempt; a host's failure moves on.
                 if let callEnd, DeadlineScheduler.now() >= callEnd { throw error }
@@ -64,8 +84,8 @@ package enum PostgresConnect {
 
     /// One libpq connection attempt at `connectionString` (one host, or libpq's own list).
     private static func attempt(
-        _ connectionString: String, hostTimeout: Duration, callEnd: UInt64?, configuration: PostgresConfiguration,
-        name: String
+        _ connectionString: String, hostTimeout: Duration, callEnd: UInt64?, gate: (Openings, UInt64)?,
+        configuration: PostgresConfiguration, name: String
     ) throws -> OpaquePointer {
         let keywords = [
             "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
@@ -81,7 +101,7 @@ package enum PostgresConnect {
             throw PostgresError(sqlState: "08001", message: "cannot connect to PostgreSQL (\(name)): out of memory")
         }
         do {
-            try drive(connection, hostTimeout: hostTimeout, callEnd: callEnd)
+            try drive(connection, hostTimeout: hostTimeout, callEnd: callEnd, gate: gate)
             return connection
         } catch {
             PQfinish(connection)
@@ -90,7 +110,9 @@ package enum PostgresConnect {
     }
 
     /// Runs the connection's handshake to its end, or throws.
-    private static func drive(_ connection: OpaquePointer, hostTimeout: Duration, callEnd: UInt64?) throws {
+    private static func drive(
+        _ connection: OpaquePointer, hostTimeout: Duration, callEnd: UInt64?, gate: (Openings, UInt64)?
+    ) throws {
         let control = currentCallControl()
         let hostNanoseconds = UInt64(CallControl.boundedNanoseconds(hostTimeout))
         var socket: Int32 = -1
@@ -109,6 +131,11 @@ package enum PostgresConnect {
             var ready = false
             while !ready {
                 if let reason = control?.reason { throw reason.error }
+                if let (openings, start) = gate, openings.aborted(since: start) {
+                    throw PostgresError(
+                        sqlState: "08001",
+                        message: "the connection attempt was given up on: its server did not answer a health check")
+                }
                 let now = DeadlineScheduler.now()
                 if let callEnd, now >= callEnd {
                     throw PostgresError(

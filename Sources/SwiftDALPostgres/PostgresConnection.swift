@@ -138,7 +138,8 @@ final class PostgresConnection: EngineConnection {
     /// Opening never waits on a server past the connect timeout or the call's stop (see
     /// ``PostgresConnect``).
     init(
-        connectionString: String, configuration: PostgresConfiguration, name: String, cancelSender: StopRequestSender
+        connectionString: String, configuration: PostgresConfiguration, name: String, cancelSender: StopRequestSender,
+        openings: PostgresConnect.Openings? = nil
     ) throws {
         self.configuration = configuration
         self.name = name
@@ -148,7 +149,8 @@ final class PostgresConnection: EngineConnection {
         }
         let connection: OpaquePointer
         do {
-            connection = try PostgresConnect.open(connectionString, configuration: configuration, name: name)
+            connection = try PostgresConnect.open(
+                connectionString, configuration: configuration, name: name, openings: openings)
         } catch let error as PostgresError {
             var named = PostgresError(
                 sqlState: error.sqlState, message: "cannot connect to PostgreSQL (\(name)): \(error.message)")

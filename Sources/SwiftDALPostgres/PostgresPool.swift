@@ -34,6 +34,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     private let measuresWaits: Bool
     /// What the pool's connections are called in errors: host, port and database.
     public let name: String
+    /// The connections being opened now, which ``abandonConnectionsInUse()`` gives up on.
+    private let openings: PostgresConnect.Openings
     /// The slots, the line of waiting callers and the connections' threads.
     private let core: PoolCore
 
@@ -66,6 +68,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
         settings.slowStatementThreshold = configuration.slowStatementThreshold
         measuresWaits = settings.observer != nil
         let cancelSender = StopRequestSender(threadName: "dal-pg-cancel")
+        let openings = PostgresConnect.Openings()
+        self.openings = openings
         core = PoolCore(
             PoolCore.Options(
                 name: "the PostgreSQL pool on \(name)", threadName: "dal-pg-",
@@ -73,7 +77,8 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
                 acquireTimeout: configuration.acquireTimeout, callTimeout: configuration.callTimeout)
         ) { [settings] in
             let connection = try PostgresConnection(
-                connectionString: url, configuration: configuration, name: name, cancelSender: cancelSender)
+                connectionString: url, configuration: configuration, name: name, cancelSender: cancelSender,
+                openings: openings)
             return Database(engine: connection, name: name, configuration: settings)
         }
     }
@@ -200,6 +205,7 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
     /// once (and a cluster's read that had no answer yet is run elsewhere).
     package func abandonConnectionsInUse() {
         core.forEachConnectionInUse { $0.abandonConnection() }
+        openings.abortAll()  // and the connections being opened to it now
     }
 
     /// Refuses the calls waiting in line for a connection now, with

@@ -176,19 +176,24 @@ private func servingCluster(
     }
 
     /// A hung standby whose pool has callers waiting in line (more readers than its
-    /// connections): as it leaves the rotation, they go to another line instead of waiting
-    /// for its connections as long as it hangs (a trial's 100 tasks each waited their pool's
-    /// 10 s acquire timeout, then failed). No read fails, and none takes anything like the
-    /// hang's length.
+    /// connections) and connections being opened to it: as it leaves the rotation, the
+    /// openings are given up on and the callers in line go to another line, instead of
+    /// waiting as long as it hangs (a trial's 100 tasks each waited their pool's 10 s
+    /// acquire timeout, then failed; reads opening a connection waited the 10 s connect
+    /// timeout). No read fails, and none takes anything like the hang's length.
     @Test func readsInLineForAHungStandbyGoElsewhere() async throws {
         let servers = try await ReplicatedServers.started(standbys: 2)
         defer { servers.stop() }
         let cluster = try await servingCluster(servers) { configuration in
-            configuration.pool.maximumConnections = 2
+            // More connections than its reads so far opened: the readers open new ones, to a
+            // server that accepts them and never answers (each connect waited the connect
+            // timeout, 10 s, before the pool gave up on them).
+            configuration.pool.maximumConnections = 4
             configuration.pool.acquireTimeout = .seconds(120)  // a caller left in line would wait this long
         }
         defer { try? cluster.close() }
         let notes = BaseDAL<Note>(database: cluster)
+        servers.standbys[0].pause()
         let readers = (0..<12).map { _ in
             Task.detached { () -> (served: Int, failures: [String], longest: Duration) in
                 var served = 0
@@ -208,8 +213,6 @@ private func servingCluster(
                 return (served, failures, longest)
             }
         }
-        try await Task.sleep(for: .milliseconds(500))
-        servers.standbys[0].pause()
         var results = [(served: Int, failures: [String], longest: Duration)]()
         for reader in readers { results.append(await reader.value) }
         servers.standbys[0].resume()
