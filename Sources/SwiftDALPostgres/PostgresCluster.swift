@@ -323,11 +323,13 @@ public final class PostgresCluster: DatabaseWriter, @unchecked Sendable {
         do {
             result = try write()
         } catch let error as DALError where error.code == .outcomeUnknown {
-            // Its connection was lost or its server stopped answering: the primary's position
-            // is not asked now (a hung primary held the call a health check's timeout past
-            // its limit: a trial's 1 s limit ended at 3.5 s). The session reads from the
-            // primary until a health check has read a position after the write.
-            recordWrite(positionReadable: false)
+            // When its connection was lost or its server stopped answering (the error's
+            // underlying one says how), the primary's position is not asked now: a hung
+            // primary held the call a health check's timeout past its limit (a trial's 1 s
+            // limit ended at 3.5 s); the session reads from the primary until a health check
+            // has read a position after the write. A commit whose wait for a synchronous
+            // standby a stop ended was answered by a primary that answers: asked as usual.
+            recordWrite(positionReadable: error.underlying == nil)
             throw error
         }
         recordWrite()
