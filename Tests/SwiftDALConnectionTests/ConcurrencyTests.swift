@@ -321,8 +321,10 @@ private final class LockedFlag: Sendable {
             do {
                 try await pool.read { db in
                     secondRuns.signal()
-                    // Runs until stopped: each statement throws once the call is stopped.
-                    let end = ContinuousClock.now.advanced(by: .seconds(30))
+                    // Runs until stopped: each statement throws once the call is stopped. (Long:
+                    // under Address Sanitizer the shutdown's task once began after 30 s had run
+                    // out, and the call ended on its own, unstopped.)
+                    let end = ContinuousClock.now.advanced(by: .seconds(300))
                     while ContinuousClock.now < end {
                         try db.execute(sql: "SELECT count(*) FROM t")
                         Thread.sleep(forTimeInterval: 0.005)
@@ -337,8 +339,14 @@ private final class LockedFlag: Sendable {
         try await poll { secondRuns.wait(timeout: .now()) == .success }
         _ = try await first.value
         let shutdown = Task { await pool.shutdown(gracePeriod: .milliseconds(200)) }
-        // Nothing here awaits what the bug would hold for good: it is polled, boundedly.
-        try await poll { secondEnded.wait(timeout: .now()) == .success }
+        // Nothing here awaits what the bug would hold for good: it is polled, boundedly
+        // (loosely: a loaded machine may start the shutdown's task late).
+        var ended = false
+        for _ in 0..<12_000 where !ended {
+            ended = secondEnded.wait(timeout: .now()) == .success
+            if !ended { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(ended, "the call running at the grace period's end was not stopped")
         #expect(
             (secondError.withLock { $0 } as? DALError)?.code == .connectionClosed,
             "\(String(describing: secondError.withLock { $0 }))")
