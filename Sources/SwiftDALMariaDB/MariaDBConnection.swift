@@ -605,7 +605,9 @@ final class MariaDBConnection: EngineConnection {
         }
         if swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans == 0 {
             noteTransactionEnded(by: query.sql)
-        } else if FirstWord(query.sql) == .start || Self.beginsATransaction(query.sql) {
+        } else if case let first = FirstWord(query.sql), first == .start || first == .begin,
+            first == .start || Self.beginsATransaction(query.sql)
+        {
             // A new transaction's start commits the open one, and leaves one open.
             noteTransactionEnded(by: query.sql)
         }

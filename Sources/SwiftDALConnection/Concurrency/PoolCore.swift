@@ -593,15 +593,12 @@ package final class PoolCore: @unchecked Sendable {
     /// Ends a shutdown's grace period: the callers still in line are refused, and the
     /// calls holding a slot are stopped (their statements interrupted).
     private func stopCallsInFlight() {
+        let refusal = refusedAtGraceEndError()
         var refused: [Waiter] = []
         var controls: [CallControl] = []
         var interrupted: [(slot: Slot, database: Database, grace: Duration)] = []
         mutex.withLock {
-            while let waiter = nextInLine() {
-                withdraw(waiter)
-                waiter.failure = refusedAtGraceEndError()
-                refused.append(waiter)
-            }
+            refused = withdrawLine(failing: refusal)
             for slot in slots where slot.isLeased {
                 if let control = slot.holderControl {
                     controls.append(control)
@@ -628,9 +625,7 @@ package final class PoolCore: @unchecked Sendable {
                 if let database = target.database { self?.abandonIfStillInterrupted(slot, database) }
             }
         }
-        for waiter in refused {
-            if let job = waiter.job { job.fail(refusedAtGraceEndError()) } else { waiter.semaphore?.signal() }
-        }
+        answer(refused, refusal)
     }
 
     /// Refuses every call waiting in line now with ``DALError/Code/connectionUnavailable``
@@ -640,14 +635,23 @@ package final class PoolCore: @unchecked Sendable {
     package func refuseCallersInLine(_ why: String) {
         let error = DALError(
             .connectionUnavailable, "\(options.name) \(why): this call waited in line for it (nothing of it ran)")
+        answer(mutex.withLock { withdrawLine(failing: error) }, error)
+    }
+
+    /// Takes every caller out of the line, each to fail with `error` (with the mutex held).
+    private func withdrawLine(failing error: DALError) -> [Waiter] {
         var refused: [Waiter] = []
-        mutex.withLock {
-            while let waiter = nextInLine() {
-                withdraw(waiter)
-                waiter.failure = error
-                refused.append(waiter)
-            }
+        while let waiter = nextInLine() {
+            withdraw(waiter)
+            waiter.failure = error
+            refused.append(waiter)
         }
+        return refused
+    }
+
+    /// Tells the callers `withdrawLine(failing:)` took out that they failed with `error`
+    /// (without the mutex: a job's failure answers its caller).
+    private func answer(_ refused: [Waiter], _ error: DALError) {
         for waiter in refused {
             if let job = waiter.job { job.fail(error) } else { waiter.semaphore?.signal() }
         }
