@@ -76,6 +76,9 @@ final class MariaDBConnection: EngineConnection {
     /// Whether a `LOCK TABLES` ended a transaction: its tables are unlocked as the
     /// transaction ends here (a lock left on a pooled session would hold every later call).
     private var locksTablesTillTransactionEnd = false
+    /// Whether the statement `run` sends now is a `START TRANSACTION` or `BEGIN` inside a
+    /// transaction (set where transaction control is told apart, read by `run`).
+    private var startsANewTransaction = false
     /// Whether either of the two errors above is set: read before every statement, where
     /// testing the optional errors themselves cost ~100 instructions (callgrind, W7 on
     /// MariaDB); kept by their observers.
@@ -589,6 +592,7 @@ final class MariaDBConnection: EngineConnection {
             return try runStatement(query, body)
         }
         let changed: Int
+        startsANewTransaction = false
         do {
             changed = try runStatement(query, body)
         } catch {
@@ -605,9 +609,7 @@ final class MariaDBConnection: EngineConnection {
         }
         if swiftdal_mariadb_server_status(mysql) & swiftdal_mariadb_server_status_in_trans == 0 {
             noteTransactionEnded(by: query.sql)
-        } else if case let first = FirstWord(query.sql), first == .start || first == .begin,
-            first == .start || Self.beginsATransaction(query.sql)
-        {
+        } else if startsANewTransaction {
             // A new transaction's start commits the open one, and leaves one open.
             noteTransactionEnded(by: query.sql)
         }
@@ -669,6 +671,13 @@ final class MariaDBConnection: EngineConnection {
         } else {
             let role = MariaDBStatementRole(of: query.sql)
             if query.arguments.isEmpty, let text = Self.textProtocolForm(of: query.sql) {
+                // A new transaction's start inside one commits it, and leaves one open: the
+                // status cannot tell (noted by `run`). Transaction control takes this path.
+                if !autocommit, case let first = FirstWord(text), first == .start || first == .begin,
+                    first == .start || Self.beginsATransaction(text)
+                {
+                    startsANewTransaction = true
+                }
                 do {
                     try checkMaySend(text, role: role)
                     return try executeText(text, body)
