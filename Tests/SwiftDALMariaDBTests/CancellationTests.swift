@@ -2,6 +2,7 @@ import Foundation
 import SwiftDAL
 import SwiftDALMariaDB
 import SwiftDALTestSupport
+import Synchronization
 import Testing
 
 @Suite struct MariaDBCancellationTests {
@@ -62,21 +63,34 @@ import Testing
     }
 
     @Test func cancellingTheTaskStopsASleepingStatementOnTheServer() async throws {
-        let (pool, outside) = try makeMariaDBPool()
+        // Limits a loaded machine cannot reach: the call is to be stopped by its cancel.
+        var configuration = MariaDBConfiguration()
+        configuration.connectTimeout = .seconds(100)
+        configuration.acquireTimeout = .seconds(100)
+        let (pool, outside) = try makeMariaDBPool(configuration)
         defer { try? pool.close() }
+        let ended = CallEnd()
         let task = Task {
-            try await pool.read { db in try db.fetchScalar(Int.self, "SELECT SLEEP(120)") }
+            do {
+                let value = try await pool.read { db in try db.fetchScalar(Int.self, "SELECT SLEEP(120)") }
+                ended.note("returned \(String(describing: value))")
+                return value
+            } catch {
+                ended.note("threw \(error)")
+                throw error
+            }
         }
         // Wait until the statement runs on the server, then cancel the task.
         var running = false
         // (By time: each look starts a client, seconds apart on a loaded machine; the
-        // statement sleeps long enough to be seen however slow the looks are.)
+        // statement sleeps long enough to be seen however slow the looks are. A call that
+        // ended before it was seen says how.)
         let looking = ContinuousClock.now
-        while !running, ContinuousClock.now - looking < .seconds(60) {
+        while !running, ended.how == nil, ContinuousClock.now - looking < .seconds(120) {
             try await Task.sleep(for: .milliseconds(25))
             running = try await blocking { try self.sleepers(outside) } == 1
         }
-        #expect(running)
+        #expect(running, "the call \(ended.how ?? "did not run after \(ContinuousClock.now - looking)")")
         // Witnessed on the server, and timed on a thread of its own from the cancel: the
         // task's own end is read on Swift's cooperative threads, which other tests'
         // blocking work (sync calls to SIGSTOPped servers) may hold for seconds (24 s once,
@@ -93,4 +107,11 @@ import Testing
         #expect(throws: (any Error).self) { try result.get() }
         #expect(try await blocking { try self.sleepers(outside) } == 0)
     }
+}
+
+/// How an awaited call ended, noted by the task that ran it.
+private final class CallEnd: Sendable {
+    private let ending = Mutex<String?>(nil)
+    var how: String? { ending.withLock { $0 } }
+    func note(_ how: String) { ending.withLock { $0 = how } }
 }
