@@ -395,6 +395,63 @@ import Testing
         #expect(try await sample.users.getRecordCount() == 16)
         try sample.close()
     }
+
+    /// A transaction SwiftDAL runs ends with the call: a statement of its body that would
+    /// end or start one is refused before it is sent, and the call's error rolls back the
+    /// rest. (Each engine did something else with it, and the outcome lied: SQLite committed,
+    /// then threw with the rows written; PostgreSQL committed and ran the rest on its own,
+    /// and a later throw was reported as a rollback; MariaDB began another.) Savepoints,
+    /// the body's own included, work as before.
+    @Test(arguments: Engine.allCases)
+    func aTransactionsBodyCannotEndOrStartOne(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        func count() throws -> Int {
+            if let outside = try sample.fromOutside("SELECT COUNT(*) FROM users") { return Int(outside) ?? -1 }
+            return try sample.users.getRecordCount()
+        }
+        let before = try count()
+        let controls = [
+            "COMMIT", "commit work", "END", "ROLLBACK", "ROLLBACK TRANSACTION", "BEGIN", "START TRANSACTION",
+            "  /* a note */ COMMIT", "-- a note\nROLLBACK", "# a note\nCOMMIT",
+        ]
+        for (index, control) in controls.enumerated() {
+            let error = #expect(throws: DALError.self, "\(control)") {
+                try sample.database.write { db in
+                    try db.execute("INSERT INTO users(name, email, age) VALUES ('a', \("a\(index)@x.org"), 1)")
+                    try db.execute(sql: control)
+                    try db.execute("INSERT INTO users(name, email, age) VALUES ('b', \("b\(index)@x.org"), 1)")
+                }
+            }
+            #expect(error?.code == .unsupportedOperation, "\(control): \(String(describing: error))")
+            #expect(error?.sql == control)
+            // The same refused inside a read, and by `fetch…`.
+            #expect(throws: DALError.self, "\(control)") {
+                try sample.database.read { db in _ = try db.fetchAll(sql: control) }
+            }
+        }
+        #expect(try count() == before, "a refused statement's transaction wrote nothing")
+        // A body's own savepoints, and words that only look like control, run.
+        try sample.database.write { db in
+            try db.execute(sql: "SAVEPOINT mine")
+            try db.execute("INSERT INTO users(name, email, age) VALUES ('c', 'c@x.org', 1)")
+            try db.execute(sql: "ROLLBACK TO SAVEPOINT mine")
+            try db.execute(sql: "RELEASE SAVEPOINT mine")
+            try db.execute("INSERT INTO users(name, email, age) VALUES ('d', 'd@x.org', 1)")
+            #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users WHERE email = 'c@x.org'") == 0)
+        }
+        #expect(try count() == before + 1)
+        // Outside a transaction SwiftDAL runs, the check does not apply: a connection
+        // opened by hand may begin and end one itself (SQLite).
+        if engine == .sqlite {
+            let db = try Database.inMemory()
+            try db.execute(sql: "CREATE TABLE t(x)")
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: "INSERT INTO t VALUES (1)")
+            try db.execute(sql: "COMMIT")
+            #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") == 1)
+        }
+    }
 }
 
 /// MariaDB's plan of `query`, a line per table: its name, access type and index, from

@@ -68,13 +68,15 @@ import Testing
     }
 
     /// The ways a transaction ends early inside a `write`, each followed by a failure:
-    /// DDL that fails (MariaDB commits before it runs DDL, and keeps that commit), and the
-    /// body's own `COMMIT` and `START TRANSACTION`. None is reported as rolled back: each
-    /// throws `committedImplicitly`, and a statement after a failed DDL is not refused as
-    /// though the server had rolled back. Checked from a second session.
+    /// DDL that fails (MariaDB commits before it runs DDL, and keeps that commit), and a
+    /// `COMMIT` inside an executable comment (the body's own plain `COMMIT`, `BEGIN` and
+    /// `START TRANSACTION` are refused before they are sent: `aTransactionsBodyCannotEndOrStartOne`).
+    /// None is reported as rolled back: each throws `committedImplicitly`, and a statement
+    /// after a failed DDL is not refused as though the server had rolled back. Checked from
+    /// a second session.
     @Test(arguments: [
         "CREATE TABLE notes(a INT)", "ALTER TABLE notes ADD COLUMN body TEXT", "DROP TABLE no_such_table",
-        "TRUNCATE TABLE no_such_table", "COMMIT", "START TRANSACTION", "BEGIN"
+        "TRUNCATE TABLE no_such_table", "/*! COMMIT */",
     ])
     func anEarlyEndFollowedByAFailureIsNeverReportedAsRolledBack(statement: String) throws {
         let (pool, outside) = try makeMariaDBPool()
@@ -172,7 +174,8 @@ import Testing
             try db.execute(sql: "ROLLBACK TRANSACTION -- to the mark\nTO SAVEPOINT s")
         }
         #expect(try outside.sql("SELECT body FROM notes ORDER BY id") == "before\nafter\nbefore the mark")
-        try pool.write { db in
+        try pool.reentrantWrite { db in
+            try db.execute(sql: "START TRANSACTION")
             try db.execute(sql: "INSERT INTO notes(body) VALUES ('committed by the statement')")
             try db.execute(sql: "COMMIT TRANSACTION")
             #expect(try outside.sql("SELECT COUNT(*) FROM notes") == "4")

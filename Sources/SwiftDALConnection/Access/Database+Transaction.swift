@@ -48,10 +48,13 @@ extension Database {
         try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
+            runsATransactionsBody = true
+            defer { runsATransactionsBody = false }
             result = try body()
         } catch {
-            // A statement ended the transaction before its end (MariaDB's DDL, or the body's
-            // own COMMIT): what ran before it was not rolled back, and the error says so.
+            // A statement ended the transaction before its end (MariaDB's DDL, or an
+            // executable comment's COMMIT): what ran before it was not rolled back, and the
+            // error says so.
             // Asked before this ROLLBACK, which ends the transaction too.
             let ended = mayCommitImplicitly ? connection.takeImplicitCommit() : nil
             rollbackQuietly()
@@ -128,6 +131,28 @@ extension Database {
         connection.tolerateImplicitCommits(true)
         defer { connection.tolerateImplicitCommits(false) }
         return try body()
+    }
+
+    /// Throws, sending nothing, when `query` would end or start a transaction inside the
+    /// body of one this `Database` runs: its end is the call's (the body returns to commit,
+    /// throws to roll back), and each engine would do something else with it (SQLite
+    /// commits, then fails the call's `COMMIT` with the rows written; PostgreSQL commits and
+    /// runs the rest outside any transaction; MariaDB commits and starts another). The
+    /// common statements cost a look at their first bytes.
+    @inlinable @inline(__always)
+    func checkNotTransactionControl(_ query: SQL) throws {
+        if runsATransactionsBody, TransactionControl.mayControl(query.sql) { try refuseTransactionControl(query.sql) }
+    }
+
+    @usableFromInline
+    func refuseTransactionControl(_ sql: String) throws {
+        guard let word = TransactionControl.word(of: sql) else { return }
+        throw DALError(
+            .unsupportedOperation,
+            "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and was not sent: "
+                + "the transaction ends with the call (return from its closure to commit, throw to roll back; "
+                + "inSavepoint undoes a part)",
+            sql: sql)
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).

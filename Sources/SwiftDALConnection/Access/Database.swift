@@ -61,6 +61,10 @@ public final class Database {
     /// (a thread-local lookup on every statement).
     @usableFromInline @exclusivity(unchecked) var engineChanges = 0
     var savepointDepth = 0
+    /// Whether the body of a transaction this `Database` began runs now (`write`, `read`,
+    /// ``inTransaction(_:isolation:_:)``): its statements may not end or start one
+    /// (``checkNotTransactionControl(_:)``).
+    @usableFromInline @exclusivity(unchecked) var runsATransactionsBody = false
     /// Set by ``discardAfterUse()``.
     private var discardRequested = false
 

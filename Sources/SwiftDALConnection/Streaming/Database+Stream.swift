@@ -6,6 +6,7 @@ extension Database {
     /// hears of the query once, when it ends, with the rows read.
     package func streamRows(_ query: SQL, fetchSize: Int, _ body: (RowView) throws -> Void) throws {
         try access.check()
+        try checkNotTransactionControl(query)
         if connection.streamsInATransaction && !isInTransaction {
             return try inTransaction(.deferred, isolation: .repeatableRead, readOnly: true) {
                 try streamRows(query, fetchSize: fetchSize, body)
