@@ -413,7 +413,7 @@ import Testing
         let before = try count()
         let controls = [
             "COMMIT", "commit work", "END", "ROLLBACK", "ROLLBACK TRANSACTION", "BEGIN", "START TRANSACTION",
-            "  /* a note */ COMMIT", "-- a note\nROLLBACK", "# a note\nCOMMIT",
+            "  /* a note */ COMMIT", "-- a note\nROLLBACK", "# a note\nCOMMIT"
         ]
         for (index, control) in controls.enumerated() {
             let error = #expect(throws: DALError.self, "\(control)") {

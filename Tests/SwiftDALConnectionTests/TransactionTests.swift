@@ -256,18 +256,19 @@ import Testing
     /// blanks and comments, in any case, and not the look-alikes (a savepoint's rollback,
     /// MariaDB's compound `BEGIN NOT ATOMIC`, a prepared statement's `PREPARE`, an
     /// executable comment whose text the server runs and checks itself).
-    @Test(arguments: [
-        ("COMMIT", "COMMIT"), ("commit work", "COMMIT"), ("  end", "END"), ("ABORT", "ABORT"),
-        ("ROLLBACK", "ROLLBACK"), ("rollback transaction", "ROLLBACK"), ("ROLLBACK AND CHAIN", "ROLLBACK"),
-        ("BEGIN", "BEGIN"), ("BEGIN IMMEDIATE TRANSACTION", "BEGIN"), ("begin;", "BEGIN"),
-        ("START TRANSACTION READ ONLY", "START TRANSACTION"), ("PREPARE TRANSACTION 'x'", "PREPARE TRANSACTION"),
-        ("/* a */ -- b\n# c\n\tCOMMIT", "COMMIT"), ("COMMIT/* c */", "COMMIT"),
-        ("ROLLBACK TO SAVEPOINT s", nil), ("ROLLBACK WORK TO s", nil), ("ROLLBACK TRANSACTION TO SAVEPOINT s", nil),
-        ("BEGIN NOT ATOMIC SELECT 1; END", nil), ("PREPARE q AS SELECT 1", nil), ("START SLAVE", nil),
-        ("SAVEPOINT s", nil), ("RELEASE SAVEPOINT s", nil), ("SELECT 'COMMIT'", nil), ("COMMITTED", nil),
-        ("/*! COMMIT */", nil), ("", nil), ("-- only a comment", nil), ("INSERT INTO t VALUES (1)", nil),
-        ("(SELECT 1)", nil), ("ENDS", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("COMMIT", "COMMIT"), ("commit work", "COMMIT"), ("  end", "END"), ("ABORT", "ABORT"),
+            ("ROLLBACK", "ROLLBACK"), ("rollback transaction", "ROLLBACK"), ("ROLLBACK AND CHAIN", "ROLLBACK"),
+            ("BEGIN", "BEGIN"), ("BEGIN IMMEDIATE TRANSACTION", "BEGIN"), ("begin;", "BEGIN"),
+            ("START TRANSACTION READ ONLY", "START TRANSACTION"), ("PREPARE TRANSACTION 'x'", "PREPARE TRANSACTION"),
+            ("/* a */ -- b\n# c\n\tCOMMIT", "COMMIT"), ("COMMIT/* c */", "COMMIT"),
+            ("ROLLBACK TO SAVEPOINT s", nil), ("ROLLBACK WORK TO s", nil), ("ROLLBACK TRANSACTION TO SAVEPOINT s", nil),
+            ("BEGIN NOT ATOMIC SELECT 1; END", nil), ("PREPARE q AS SELECT 1", nil), ("START SLAVE", nil),
+            ("SAVEPOINT s", nil), ("RELEASE SAVEPOINT s", nil), ("SELECT 'COMMIT'", nil), ("COMMITTED", nil),
+            ("/*! COMMIT */", nil), ("", nil), ("-- only a comment", nil), ("INSERT INTO t VALUES (1)", nil),
+            ("(SELECT 1)", nil), ("ENDS", nil)
+        ] as [(String, String?)])
     func theWordsThatEndOrStartATransaction(sql: String, word: String?) {
         #expect(TransactionControl.word(of: sql) == word, "\(sql)")
         // The cheap first look never rules out what the whole look finds.

@@ -76,7 +76,7 @@ import Testing
     /// a second session.
     @Test(arguments: [
         "CREATE TABLE notes(a INT)", "ALTER TABLE notes ADD COLUMN body TEXT", "DROP TABLE no_such_table",
-        "TRUNCATE TABLE no_such_table", "/*! COMMIT */",
+        "TRUNCATE TABLE no_such_table", "/*! COMMIT */"
     ])
     func anEarlyEndFollowedByAFailureIsNeverReportedAsRolledBack(statement: String) throws {
         let (pool, outside) = try makeMariaDBPool()

@@ -141,12 +141,14 @@ extension Database {
     /// common statements cost a look at their first bytes.
     @inlinable @inline(__always)
     func checkNotTransactionControl(_ query: SQL) throws {
-        if runsATransactionsBody, TransactionControl.mayControl(query.sql) { try refuseTransactionControl(query.sql) }
+        if runsATransactionsBody { try refuseTransactionControl(query.sql) }
     }
 
-    @usableFromInline
+    /// (Not inlined: the generic reads that call it stay small enough to be inlined into
+    /// their callers. Callgrind, W3 on PostgreSQL.)
+    @usableFromInline @inline(never)
     func refuseTransactionControl(_ sql: String) throws {
-        guard let word = TransactionControl.word(of: sql) else { return }
+        guard TransactionControl.mayControl(sql), let word = TransactionControl.word(of: sql) else { return }
         throw DALError(
             .unsupportedOperation,
             "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and was not sent: "

@@ -5,7 +5,6 @@
 /// something else (SQLite commits, then fails the transaction's own `COMMIT`; PostgreSQL
 /// commits and goes on outside any transaction; MariaDB commits and starts another), and
 /// the call's outcome would no longer say what was written.
-@usableFromInline
 package enum TransactionControl {
     /// The first word of `sql` (upper case; with `TRANSACTION` after `START` and `PREPARE`) when
     /// `sql` ends or starts a transaction; `nil` for any other statement. Blanks and
@@ -38,20 +37,21 @@ package enum TransactionControl {
         }
     }
 
-    /// Whether `sql` may end or start a transaction: a cheap look at its first byte, so
-    /// that the common statements (`SELECT`, `INSERT`, `UPDATE`, `DELETE`, `WITH`) cost a
-    /// few instructions; ``word(of:)`` decides for the rest.
-    @inlinable @inline(__always)
+    /// Whether `sql` may end or start a transaction: a look at its first two bytes, so that
+    /// the common statements (`SELECT`, `INSERT`, `UPDATE`, `DELETE`, `WITH`, `SET`,
+    /// `SAVEPOINT`) cost a few instructions; ``word(of:)`` decides for the rest.
     package static func mayControl(_ sql: String) -> Bool {
-        guard let byte = sql.utf8.first else { return false }
-        switch byte | 0x20 {
-        case UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "c"), UInt8(ascii: "e"), UInt8(ascii: "p"),
-            UInt8(ascii: "r"), UInt8(ascii: "s"):
-            // `SELECT` and `SAVEPOINT` are told apart by ``word(of:)``.
-            return byte | 0x20 != UInt8(ascii: "s") || sql.utf8.dropFirst().first.map { $0 | 0x20 } == UInt8(ascii: "t")
-        case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"), UInt8(ascii: "w"): return false
-        default: return true  // blanks, comments, parentheses: looked at whole
+        let look = sql.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard let first = bytes.first else { return false }
+            switch first | 0x20 {
+            case UInt8(ascii: "s"):
+                // `START`, not `SELECT`, `SET` or `SAVEPOINT`.
+                return bytes.count > 1 && bytes[1] | 0x20 == UInt8(ascii: "t")
+            case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"), UInt8(ascii: "w"): return false
+            default: return true  // `ABORT`, `BEGIN`, `COMMIT`, `END`, `PREPARE`, `ROLLBACK`; blanks, comments
+            }
         }
+        return look ?? true
     }
 
     private static let commit = packed("COMMIT")
