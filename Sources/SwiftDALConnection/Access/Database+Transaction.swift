@@ -29,6 +29,10 @@ extension Database {
     ///
     /// On PostgreSQL, `isolation` sets the isolation level (`nil`: the server's default,
     /// read committed); SQLite transactions are always serializable and ignore it.
+    ///
+    /// The transaction ends with `body`: a statement of it that would end or start one
+    /// (`COMMIT`, `ROLLBACK`, `BEGIN`, `START TRANSACTION`, …) throws
+    /// ``DALError/Code/unsupportedOperation`` and is not sent. Savepoints run as written.
     @discardableResult
     public func inTransaction<T>(
         _ kind: TransactionKind = .deferred, isolation: IsolationLevel? = nil, _ body: () throws -> T
