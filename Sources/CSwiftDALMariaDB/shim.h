@@ -18,11 +18,11 @@ static const unsigned long swiftdal_mariadb_cursor_type_read_only = CURSOR_TYPE_
 
 // mariadb_get_infov is variadic (Swift calls no variadic C function): one wrapper per value.
 
-/// The server status flags of the last answer (SERVER_STATUS_IN_TRANS, …).
+/// The server status flags of the last answer (SERVER_STATUS_IN_TRANS, …), read from the
+/// connection's public struct, where mariadb_get_infov reads it too: it runs around every
+/// statement inside a transaction, and the call cost ~80 instructions (callgrind, W6).
 static inline unsigned int swiftdal_mariadb_server_status(MYSQL *mysql) {
-    unsigned int status = 0;
-    if (mariadb_get_infov(mysql, MARIADB_CONNECTION_SERVER_STATUS, &status)) return 0;
-    return status;
+    return mysql->server_status;
 }
 
 /// The connection's socket, or -1.
@@ -65,8 +65,17 @@ static inline int swiftdal_mariadb_fields_match(const MYSQL_FIELD *fields, size_
             return 0;
         }
         /* Compared here, not with memcmp: column names are short, and a call per column
-           cost more than the bytes (callgrind, W3 on MariaDB: ~20 instructions a column). */
-        for (uint64_t byte = 0; byte < length; byte++) {
+           cost more than the bytes (callgrind, W3 on MariaDB: ~20 instructions a column).
+           Eight bytes at a time: an expression's name is its text (`EXISTS(SELECT …)`,
+           ~300 instructions a call byte by byte, W6). */
+        uint64_t byte = 0;
+        for (; byte + 8 <= length; byte += 8) {
+            uint64_t left, right;
+            memcpy(&left, field->name + byte, 8);
+            memcpy(&right, names + byte, 8);
+            if (left != right) return 0;
+        }
+        for (; byte < length; byte++) {
             if (field->name[byte] != names[byte]) return 0;
         }
         names += length;

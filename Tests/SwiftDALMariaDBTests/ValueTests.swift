@@ -498,6 +498,16 @@ import Testing
         let renamed = try pool.read { db in try db.fetchAll(query) }
         #expect(renamed.first?.columnNames == ["id", "title"])
         #expect(try renamed.map { try $0.decode(String.self, named: "title") } == ["a", "b"])
+        // Long names, renamed to names of the same length differing in one byte: inside
+        // an eight-byte block, then in the tail after the blocks (names compare eight bytes
+        // at a time).
+        for (old, new) in [
+            ("title", "a_long_title_one_x"), ("a_long_title_one_x", "a_long_tiXle_one_x"),
+            ("a_long_tiXle_one_x", "a_long_tiXle_one_y")
+        ] {
+            try pool.write { db in try db.execute(sql: "ALTER TABLE kv RENAME COLUMN \(old) TO \(new)") }
+            #expect(try pool.read { db in try db.fetchAll(query) }.first?.columnNames == ["id", new])
+        }
     }
 
     @Test func fourByteCharactersAndBinaryExactComparisons() throws {
