@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a transaction takes its locks.
 ///
 /// For example, `try db.inTransaction(.immediate) { … }`.
@@ -52,8 +54,8 @@ extension Database {
         try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
-            runsATransactionsBody = true
-            defer { runsATransactionsBody = false }
+            runsATransactionsBody.store(true, ordering: .relaxed)
+            defer { runsATransactionsBody.store(false, ordering: .relaxed) }
             result = try body()
         } catch {
             // A statement ended the transaction before its end (MariaDB's DDL, or an
@@ -143,22 +145,19 @@ extension Database {
     /// commits, then fails the call's `COMMIT` with the rows written; PostgreSQL commits and
     /// runs the rest outside any transaction; MariaDB commits and starts another). The
     /// common statements cost a look at their first bytes.
-    @inlinable @inline(__always)
+    /// (A call, not inlined: the flag is atomic, and the generic reads that call this stay
+    /// small enough to be inlined into their callers. Callgrind, W3 on PostgreSQL.)
+    @usableFromInline
     func checkNotTransactionControl(_ query: SQL) throws {
-        if runsATransactionsBody { try refuseTransactionControl(query.sql) }
-    }
-
-    /// (Not inlined: the generic reads that call it stay small enough to be inlined into
-    /// their callers. Callgrind, W3 on PostgreSQL.)
-    @usableFromInline @inline(never)
-    func refuseTransactionControl(_ sql: String) throws {
-        guard TransactionControl.mayControl(sql), let word = TransactionControl.word(of: sql) else { return }
+        guard runsATransactionsBody.load(ordering: .relaxed), TransactionControl.mayControl(query.sql),
+            let word = TransactionControl.word(of: query.sql)
+        else { return }
         throw DALError(
             .unsupportedOperation,
             "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and was not sent: "
                 + "the transaction ends with the call (return from its closure to commit, throw to roll back; "
                 + "inSavepoint undoes a part)",
-            sql: sql)
+            sql: query.sql)
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).

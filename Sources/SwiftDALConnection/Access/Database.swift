@@ -63,8 +63,10 @@ public final class Database {
     var savepointDepth = 0
     /// Whether the body of a transaction this `Database` began runs now (`write`, `read`,
     /// ``inTransaction(_:isolation:_:)``): its statements may not end or start one
-    /// (``checkNotTransactionControl(_:)``).
-    @usableFromInline @exclusivity(unchecked) var runsATransactionsBody = false
+    /// (``checkNotTransactionControl(_:)``). Atomic: it is read before a call's access is
+    /// checked, by any thread that calls (a connection that escaped its closure), and a
+    /// relaxed load is a plain one.
+    let runsATransactionsBody = Atomic<Bool>(false)
     /// Set by ``discardAfterUse()``.
     private var discardRequested = false
 

@@ -83,7 +83,9 @@ public struct StatementEvent: Sendable {
 public struct PoolStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Connections open now (a pool opens them on first need).
     public var connectionsOpen: Int
-    /// Connections lent to a call now.
+    /// Connections lent to a call now, counting a call whose connection is still being
+    /// opened, or was given up on (a hung server's) and is not yet handed back: for a
+    /// moment it can exceed ``connectionsOpen``.
     public var connectionsInUse: Int
     /// Callers waiting for a connection now.
     public var callersWaiting: Int
