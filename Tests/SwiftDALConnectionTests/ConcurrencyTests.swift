@@ -271,11 +271,13 @@ private final class LockedFlag: Sendable {
         let pool = try DatabasePool(path: directory.file("grace.sqlite"), configuration: configuration)
         try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
         let running = DispatchSemaphore(value: 0)
-        // The first call holds the only reader, a statement at a time, until it is stopped.
+        // The first call holds the only reader, a statement at a time, until it is stopped
+        // (300 s: under Address Sanitizer the waits below took over 30 s once, and a loop
+        // that ran out let the call end unstopped).
         let first = Task {
             try await pool.read { db in
                 running.signal()
-                let end = ContinuousClock.now.advanced(by: .seconds(30))
+                let end = ContinuousClock.now.advanced(by: .seconds(300))
                 while ContinuousClock.now < end {
                     try db.execute(sql: "SELECT count(*) FROM t")
                     Thread.sleep(forTimeInterval: 0.005)
