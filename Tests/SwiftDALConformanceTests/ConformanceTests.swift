@@ -430,7 +430,34 @@ import Testing
                 try sample.database.read { db in _ = try db.fetchAll(sql: control) }
             }
         }
+        // A script that holds one is refused whole, before any of it is sent.
+        for (index, control) in ["COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION", "END"].enumerated() {
+            let script =
+                "INSERT INTO users(name, email, age) VALUES ('s', 's\(index)@x.org', 1); \(control); "
+                + "INSERT INTO users(name, email, age) VALUES ('t', 't\(index)@x.org', 1)"
+            let error = #expect(throws: DALError.self, "\(control)") {
+                try sample.database.write { db in
+                    try db.execute("INSERT INTO users(name, email, age) VALUES ('r', \("r\(index)@x.org"), 1)")
+                    try db.executeScript(script)
+                }
+            }
+            #expect(error?.code == .unsupportedOperation, "\(control): \(String(describing: error))")
+            #expect(error?.sql == script)
+        }
         #expect(try count() == before, "a refused statement's transaction wrote nothing")
+        // A script without one runs in the body's transaction, a `;` in a literal included.
+        struct Undo: Error {}
+        #expect(throws: Undo.self) {
+            try sample.database.write { db in
+                try db.executeScript(
+                    "INSERT INTO users(name, email, age) VALUES ('e; COMMIT', 'e@x.org', 1); "
+                        + "INSERT INTO users(name, email, age) VALUES ('f', 'f@x.org', 1)")
+                let written: SQL = "SELECT COUNT(*) FROM users WHERE email IN ('e@x.org', 'f@x.org')"
+                #expect(try db.fetchScalar(Int.self, written) == 2)
+                throw Undo()
+            }
+        }
+        #expect(try count() == before, "the script's rows were rolled back with the body's transaction")
         // A body's own savepoints, and words that only look like control, run.
         try sample.database.write { db in
             try db.execute(sql: "SAVEPOINT mine")

@@ -274,4 +274,39 @@ import Testing
         // The cheap first look never rules out what the whole look finds.
         if word != nil { #expect(TransactionControl.mayControl(sql), "\(sql)") }
     }
+
+    /// A script's statements, split as each engine reads it: the one that ends or starts a
+    /// transaction is found wherever it stands; a `;` inside a literal, a quoted name, a
+    /// comment, a dollar quote or the body of a trigger, a routine or a compound block
+    /// splits nothing, so that none of those is taken for control.
+    @Test(
+        arguments: [
+            ("INSERT INTO t VALUES (1); COMMIT; INSERT INTO t VALUES (2)", "COMMIT"),
+            ("INSERT INTO t VALUES (1);\n  -- done\n  rollback", "ROLLBACK"),
+            ("SELECT 1;;BEGIN", "BEGIN"), ("END", "END"),
+            ("INSERT INTO t VALUES ('a; COMMIT'); SELECT \"b;COMMIT\"", nil),
+            ("SELECT 1 /* ; COMMIT */; -- ; ROLLBACK\nSELECT 2", nil),
+            (
+                "CREATE TRIGGER r AFTER INSERT ON t BEGIN UPDATE t SET x = CASE WHEN x > 1 THEN 1 ELSE 2 END; "
+                    + "DELETE FROM u; END; CREATE TABLE v(y)", nil
+            ),
+            ("CREATE TRIGGER r AFTER INSERT ON t BEGIN DELETE FROM u; END; COMMIT", "COMMIT"),
+            ("CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END; SELECT f()", nil),
+            ("CREATE FUNCTION f() RETURNS int AS $$ BEGIN; COMMIT; END $$ LANGUAGE plpgsql; SELECT 1", nil),
+            (
+                "CREATE PROCEDURE p() BEGIN IF 1 THEN SELECT 1; END IF; WHILE 0 DO SELECT 2; END WHILE; END; "
+                    + "CALL p()", nil
+            ),
+            ("BEGIN NOT ATOMIC SELECT 1; SELECT 2; END; SELECT 3", nil),
+            ("BEGIN NOT ATOMIC SELECT 1; END; START TRANSACTION", "START TRANSACTION"),
+            ("SELECT 'unclosed; COMMIT", nil), ("SAVEPOINT a; ROLLBACK TO a; RELEASE a", nil)
+        ] as [(String, String?)])
+    func theStatementOfAScriptThatEndsOrStartsATransaction(script: String, word: String?) {
+        var rules = SQLLexicon.Rules()
+        rules.dollarQuotes = true
+        rules.backtickNames = true
+        for lexicon in [SQLLexicon.sqlite, SQLLexicon(rules)] {
+            #expect(TransactionControl.statement(in: script, lexicon: lexicon)?.word == word, "\(script)")
+        }
+    }
 }

@@ -81,11 +81,14 @@ extension Database {
 
     /// Runs a script of several statements separated by `;` (a schema file), in order,
     /// without arguments. The first failing statement stops the script and its error
-    /// names that statement. Wrap it in ``inTransaction(_:isolation:_:)`` to make it atomic.
+    /// names that statement. Wrap it in ``inTransaction(_:isolation:_:)`` to make it atomic;
+    /// inside a transaction SwiftDAL runs, a script that would end or start one (`COMMIT`,
+    /// `ROLLBACK`, `BEGIN`…) is refused before any of it is sent.
     ///
     /// For example, `try db.executeScript(String(contentsOfFile: "schema.sql", encoding: .utf8))`.
     public func executeScript(_ script: String) throws {
         try access.check()
+        try checkNoTransactionControl(inScript: script)
         guard let observation = callObservation else { return try connection.executeScript(script) }
         let start = MonotonicTime.now
         do {

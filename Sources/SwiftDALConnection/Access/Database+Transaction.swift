@@ -152,12 +152,31 @@ extension Database {
         guard runsATransactionsBody.load(ordering: .relaxed), TransactionControl.mayControl(query.sql),
             let word = TransactionControl.word(of: query.sql)
         else { return }
-        throw DALError(
+        throw transactionControlRefused(word, sql: query.sql, inScript: false)
+    }
+
+    /// Throws, sending nothing, when a statement of `script` would end or start a
+    /// transaction inside the body of one this `Database` runs (see
+    /// ``checkNotTransactionControl(_:)``): the script is split into statements as the
+    /// engine reads it (each of its readings, where a session setting changes it).
+    func checkNoTransactionControl(inScript script: String) throws {
+        guard runsATransactionsBody.load(ordering: .relaxed) else { return }
+        for lexicon in engine.dialect.lexicons {
+            if let found = TransactionControl.statement(in: script, lexicon: lexicon) {
+                throw transactionControlRefused(found.word, sql: script, inScript: true)
+            }
+        }
+    }
+
+    @inline(never)
+    private func transactionControlRefused(_ word: String, sql: String, inScript: Bool) -> DALError {
+        DALError(
             .unsupportedOperation,
-            "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and was not sent: "
+            "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and "
+                + (inScript ? "no statement of the script was sent: " : "was not sent: ")
                 + "the transaction ends with the call (return from its closure to commit, throw to roll back; "
                 + "inSavepoint undoes a part)",
-            sql: query.sql)
+            sql: sql)
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).

@@ -37,6 +37,83 @@ package enum TransactionControl {
         }
     }
 
+    /// The first statement of `script` that ends or starts a transaction, as ``word(of:)``
+    /// names it (with the statement), or `nil`. The script is split at each `;` outside
+    /// the literals, quoted names and comments `lexicon` reads; a `CREATE` statement (a
+    /// trigger's, a routine's) or MariaDB's `BEGIN NOT ATOMIC` block runs to the `END` of
+    /// its own `BEGIN` (`CASE … END` counted alike, `END IF`, `END LOOP`, `END WHILE`,
+    /// `END REPEAT` and `END FOR` not), so that the `;` inside its body split nothing, as
+    /// SQLite, PostgreSQL (`BEGIN ATOMIC`) and MariaDB read them. Text the lexicon cannot
+    /// read (an unclosed literal) ends the look there: the engine refuses it.
+    ///
+    /// For example, `TransactionControl.statement(in: "INSERT …; COMMIT", lexicon: .sqlite)?.word
+    /// == "COMMIT"`.
+    package static func statement(in script: String, lexicon: SQLLexicon) -> (word: String, sql: String)? {
+        let bytes = Array(script.utf8)
+        var statementStart = 0
+        var index = 0
+        var depth = 0  // the open `BEGIN` and `CASE` of a block statement
+        var firstWord: UInt64 = 0  // of the statement being read; 0 before its first word
+        var isBlockStatement = false
+        var previousWord: UInt64 = 0
+        func control(upTo end: Int) -> (word: String, sql: String)? {
+            let text = String(decoding: bytes[statementStart..<end], as: UTF8.self)
+            return word(of: text).map { ($0, text) }
+        }
+        scan: while index < bytes.count {
+            let region: SQLLexicon.Region?
+            do {
+                region = try lexicon.region(in: bytes, at: index, sql: script)
+            } catch {
+                break scan
+            }
+            guard let region, region.end > index else {
+                if bytes[index] == UInt8(ascii: ";") && depth == 0 {
+                    if let found = control(upTo: index) { return found }
+                    statementStart = index + 1
+                    firstWord = 0
+                    isBlockStatement = false
+                    previousWord = 0
+                }
+                index += 1
+                continue
+            }
+            if region.kind == .word {
+                var packed: UInt64 = 0
+                for byte in bytes[index..<min(region.end, index + 8)] { packed = packed << 8 | UInt64(byte & 0xDF) }
+                if region.end - index > 8 { packed |= 1 << 63 }
+                if firstWord == 0 {
+                    firstWord = packed
+                    isBlockStatement = packed == create
+                } else if firstWord == begin && previousWord == begin && packed == not {
+                    isBlockStatement = true  // MariaDB's `BEGIN NOT ATOMIC … END`
+                    depth += 1
+                }
+                if isBlockStatement {
+                    if packed == begin || packed == caseWord {
+                        depth += 1
+                    } else if packed == end, depth > 0 {
+                        // `END IF` and the like close no `BEGIN`: look at the next word.
+                        var next = region.end
+                        while next < bytes.count, bytes[next] == 0x20 || (0x09...0x0D).contains(bytes[next]) {
+                            next += 1
+                        }
+                        let closesALoop = [ifWord, loop, whileWord, repeatWord, forWord].contains { letters in
+                            guard next + letters.count <= bytes.count else { return false }
+                            let after = next + letters.count
+                            return zip(bytes[next..<after], letters).allSatisfy { $0 & 0xDF == $1 }
+                                && (after == bytes.count || !SQLLexicon.isNameByte(bytes[after]))
+                        }
+                        if !closesALoop { depth -= 1 }
+                    }
+                }
+                previousWord = packed
+            }
+            index = region.end
+        }
+        return control(upTo: bytes.count)
+    }
+
     /// Whether `sql` may end or start a transaction: a look at its first two bytes, so that
     /// the common statements (`SELECT`, `INSERT`, `UPDATE`, `DELETE`, `WITH`, `SET`,
     /// `SAVEPOINT`) cost a few instructions; ``word(of:)`` decides for the rest.
@@ -65,6 +142,13 @@ package enum TransactionControl {
     private static let work = packed("WORK")
     private static let to = packed("TO")
     private static let not = packed("NOT")
+    private static let create = packed("CREATE")
+    private static let caseWord = packed("CASE")
+    private static let ifWord: [UInt8] = Array("IF".utf8)
+    private static let loop: [UInt8] = Array("LOOP".utf8)
+    private static let whileWord: [UInt8] = Array("WHILE".utf8)
+    private static let repeatWord: [UInt8] = Array("REPEAT".utf8)
+    private static let forWord: [UInt8] = Array("FOR".utf8)
 
     /// `word`'s letters packed as ``word(in:at:)`` packs them.
     private static func packed(_ word: String) -> UInt64 {
