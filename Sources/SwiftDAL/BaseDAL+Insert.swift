@@ -188,7 +188,7 @@ extension BaseDAL {
                 rows.reserveCapacity(entities.count)
                 for entity in entities {
                     var columns = try applyingTenant(try encode(entity, mapping), mapping)
-                    let plan = try mapping.insertPlan(for: columns.names)
+                    let plan = try mapping.insertPlan(for: columns)
                     let values = columns.takeValues()
                     rows.append((values, plan, plan.writtenPositions(of: values)))
                 }
@@ -266,7 +266,7 @@ extension BaseDAL {
         var columns = columns
         let key = mapping.primaryKey.map { columns.value(for: $0) ?? .null }
         if !key.contains(where: \.isNull), try updateChangedColumns(columns, key: key, db, mapping) { return }
-        let plan = try mapping.insertPlan(for: columns.names)
+        let plan = try mapping.insertPlan(for: columns)
         let query = plan.query(columns.takeValues(), upsert: true)
         let changed = try refusingOutOfScopeUpserts(mapping) { try db.execute(query) }
         if changed == 0 && mapping.isScoped {
@@ -328,7 +328,7 @@ extension BaseDAL {
     /// The `INSERT` (or upsert) for `entity` (see ``InsertPlan/query(_:upsert:)``).
     func insertQuery(_ entity: T, _ mapping: TableMapping, upsert: Bool, returningKey: Bool = false) throws -> SQL {
         var columns = try applyingTenant(try encode(entity, mapping), mapping)
-        let plan = try mapping.insertPlan(for: columns.names)
+        let plan = try mapping.insertPlan(for: columns)
         return plan.query(columns.takeValues(), upsert: upsert, returningKey: returningKey)
     }
 

@@ -71,7 +71,7 @@ extension BaseDAL {
     /// `columns` with the DAL's tenant in the tenant column (added when the entity does
     /// not encode it, set when it is `NULL`); an entity carrying another tenant's value
     /// throws ``DALError/Code/scopeViolation``. Unchanged without a tenant scope.
-    func applyingTenant(_ columns: ColumnValues, _ mapping: TableMapping) throws -> ColumnValues {
+    func applyingTenant(_ columns: consuming ColumnValues, _ mapping: TableMapping) throws -> ColumnValues {
         guard let column = mapping.scope.tenantColumn, let tenant = scopeValues.first else { return columns }
         let key = column.identifierKey
         guard let index = columns.names.firstIndex(where: { $0.identifierKey == key }) else {

@@ -155,7 +155,7 @@ extension BaseDAL {
                         }
                     } else {
                         var columns = row.columns
-                        let plan = try mapping.insertPlan(for: columns.names)
+                        let plan = try mapping.insertPlan(for: columns)
                         writes.append((index, plan.query(columns.takeValues(), upsert: true)))
                     }
                 }

@@ -271,6 +271,12 @@ final class TableMapping: Sendable {
     /// mapping's plan, or for a Codable entity the plan of the previous insert when the
     /// names are the same (the usual case: one entity type, one shape), else a new one,
     /// validated against the table.
+    func insertPlan(for columns: ColumnValues) throws -> InsertPlan {
+        // An explicit entity that wrote exactly its columns: its names need not be read.
+        if columns.hasExactlyTheExpectedNames, let explicitInsertPlan { return explicitInsertPlan }
+        return try insertPlan(for: columns.names)
+    }
+
     func insertPlan(for names: [String]) throws -> InsertPlan {
         // (An explicit entity's names were checked against its columnNames; a scope may
         // have added the tenant column after them.)

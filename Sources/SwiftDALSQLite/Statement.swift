@@ -264,7 +264,7 @@ public final class Statement {
         return names
     }
 
-    private func bind(_ value: DatabaseValue, at index: Int32) throws {
+    private func bind(_ value: borrowing DatabaseValue, at index: Int32) throws {
         let code: Int32
         switch value {
         case .null:
@@ -273,14 +273,22 @@ public final class Statement {
             code = sqlite3_bind_int64(handle, index, integer)
         case .real(let double):
             code = sqlite3_bind_double(handle, index, double)
-        case .text(var string):
-            if string.utf8.count > Self.largeValueBytes { holdsLargeValue = true }
-            code = string.withUTF8 { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { chars in
+        case .text(let string):
+            // Read in place (a native string's bytes, a small one's copied to the stack):
+            // `withUTF8` needs a `var`, a copy of the value (callgrind, W1).
+            func bindText(_ buffer: UnsafeBufferPointer<UInt8>) -> Int32 {
+                if buffer.count > Self.largeValueBytes { holdsLargeValue = true }
+                return buffer.withMemoryRebound(to: CChar.self) { chars in
                     sqlite3_bind_text64(
                         handle, index, chars.baseAddress ?? Statement.emptyCString, UInt64(chars.count),
                         sqliteTransient, UInt8(SQLITE_UTF8))
                 }
+            }
+            if let bound = string.utf8.withContiguousStorageIfAvailable(bindText) {
+                code = bound
+            } else {
+                var contiguous = string
+                code = contiguous.withUTF8(bindText)
             }
         case .blob(let data):
             if data.count > Self.largeValueBytes { holdsLargeValue = true }

@@ -171,6 +171,36 @@ func note(_ title: String) -> Note {
         #expect(misordered?.code == .schemaMismatch)
     }
 
+    /// Names written in the expected order are not stored but read back the same; a name
+    /// out of that order (or past its end) stores the names from there on, in order.
+    @Test func columnValuesReadBackTheNamesWrittenWhateverTheOrder() throws {
+        let expected = ["id", "name", "email"]
+        var following = ColumnValues(expecting: expected)
+        try following.encode(1, for: "id")
+        #expect(following.names == ["id"])
+        try following.encode("Ann", for: "name")
+        try following.encode("a@x.org", for: "email")
+        #expect(following.names == expected && following.hasExactlyTheExpectedNames)
+        #expect(following.values == [.integer(1), .text("Ann"), .text("a@x.org")])
+        #expect(following.value(for: "EMAIL") == .text("a@x.org"))
+
+        var leaving = ColumnValues(expecting: expected)
+        try leaving.encode(1, for: "id")
+        try leaving.encode("a@x.org", for: "email")
+        try leaving.encode("Ann", for: "name")
+        #expect(leaving.names == ["id", "email", "name"] && !leaving.hasExactlyTheExpectedNames)
+        #expect(leaving.value(for: "name") == .text("Ann") && leaving.count == 3)
+
+        var longer = ColumnValues(expecting: expected)
+        for name in expected + ["bio"] { try longer.encode(name, for: name) }
+        #expect(longer.names == expected + ["bio"] && !longer.hasExactlyTheExpectedNames)
+        #expect(longer.values.last == .text("bio"))
+
+        var shorter = ColumnValues(expecting: expected)
+        try shorter.encode(1, for: "id")
+        #expect(!shorter.hasExactlyTheExpectedNames && shorter.names == ["id"])
+    }
+
     @Test func codableEntityWithNaNIsRefusedWithATypedError() throws {
         let (_, notes) = try makeNotes()
         var bad = note("nan")
