@@ -66,10 +66,18 @@ final class MariaDBParameterBinding {
                 binds[index].buffer = pointer
                 binds[index].buffer_length = 8
                 offset += 8
-            case .text(var text):
-                let length = text.utf8.count
-                text.withUTF8 { utf8 in
-                    if let base = utf8.baseAddress { pointer.copyMemory(from: base, byteCount: length) }
+            case .text(let text):
+                // Read in place (`withUTF8` needs a `var`: a copy of the string).
+                func copyIn(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+                    if let base = utf8.baseAddress { pointer.copyMemory(from: base, byteCount: utf8.count) }
+                    return utf8.count
+                }
+                let length: Int
+                if let copied = text.utf8.withContiguousStorageIfAvailable(copyIn) {
+                    length = copied
+                } else {
+                    var contiguous = text
+                    length = contiguous.withUTF8(copyIn)
                 }
                 binds[index].buffer_type = MYSQL_TYPE_STRING
                 binds[index].buffer = pointer
