@@ -186,11 +186,22 @@ extension BaseDAL {
                 // Every row encoded first: rows that write the same columns share a COPY.
                 var rows = [(values: [DatabaseValue], plan: InsertPlan, written: [Int])]()
                 rows.reserveCapacity(entities.count)
+                // The previous row's written positions, shared by the next rows that leave out
+                // the same columns (one array for them all, and equal at once by identity).
+                var previous: (plan: InsertPlan, omitted: UInt64, written: [Int])?
                 for entity in entities {
                     var columns = try applyingTenant(try encode(entity, mapping), mapping)
                     let plan = try mapping.insertPlan(for: columns)
                     let values = columns.takeValues()
-                    rows.append((values, plan, plan.writtenPositions(of: values)))
+                    let omitted = plan.omittedBits(of: values)
+                    let written: [Int]
+                    if let previous, previous.plan === plan, let omitted, previous.omitted == omitted {
+                        written = previous.written
+                    } else {
+                        written = plan.writtenPositions(of: values)
+                        if let omitted { previous = (plan, omitted, written) }
+                    }
+                    rows.append((values, plan, written))
                 }
                 // Runs of rows that write the same columns, each a COPY (two round trips): when
                 // the rows alternate, pipelined INSERTs cost fewer.
@@ -230,8 +241,9 @@ extension BaseDAL {
                                 into: mapping.quotedTable, columns: rows[run.lowerBound].plan.columnNames(at: written),
                                 blobColumns: blobs, count: run.count
                             ) { index, values in
-                                let row = rows[run.lowerBound + index]
-                                for position in written { values.append(row.values[position]) }
+                                // (The row read in place: a copy of it retained its three parts.)
+                                let row = run.lowerBound + index
+                                for position in written { values.append(rows[row].values[position]) }
                             }
                         }
                     loaded += try copied ?? insert(run)

@@ -469,6 +469,18 @@ final class InsertPlan: Sendable {
         return values.indices.filter { !omitted.contains($0) }
     }
 
+    /// Which of ``writtenPositions(of:)``'s omittable positions `values` leaves out, as
+    /// bits (the n-th omittable position's is bit n): rows with the same bits write the
+    /// same positions. `nil` past 64 omittable positions.
+    func omittedBits(of values: [DatabaseValue]) -> UInt64? {
+        guard omittablePositions.count <= 64 else { return nil }
+        var bits: UInt64 = 0
+        for (bit, position) in omittablePositions.enumerated() where values[position].isNull {
+            bits |= 1 << UInt64(bit)
+        }
+        return bits
+    }
+
     /// The names of the columns at `positions`.
     func columnNames(at positions: [Int]) -> [String] {
         positions.map { resolved[$0] }
