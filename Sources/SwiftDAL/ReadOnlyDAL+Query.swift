@@ -81,6 +81,15 @@ extension ReadOnlyDAL {
         _ mapping: TableMapping, _ key: (String?) -> GeneratedSQLKey, head: () -> String, condition: SQL?,
         suffix: String = "", rows: ScopeRows = .visible
     ) throws -> SQL {
+        guard mapping.hasScope else {
+            // No scope to add: the condition is read where it is (`scopedCondition` copied
+            // it, its text and arguments retained and released; callgrind, W7).
+            guard let condition, !condition.isEmpty else {
+                return SQL(sql: try mapping.sql(key(nil)) { head() + suffix })
+            }
+            let text = try mapping.sql(key(condition.sql)) { head() + " WHERE (\(condition.sql))" + suffix }
+            return SQL(sql: text, arguments: condition.arguments)
+        }
         let condition = try scopedCondition(condition, mapping, rows: rows)
         let text = try mapping.sql(key(condition?.sql)) {
             var sql = head()
