@@ -1,3 +1,4 @@
+internal import CSwiftDALSQLite
 public import SwiftDALConnection
 
 extension DatabaseEngine {
@@ -71,6 +72,26 @@ package struct SQLiteEngineDialect: EngineDialect {
     // MARK: BaseDAL's statements
 
     package var lexicons: [SQLLexicon] { [.sqlite] }
+
+    /// SQLite's own split: a statement ends at the first `;` after which the text so far
+    /// is a complete statement by `sqlite3_complete` (SQLite's tokenizer: a trigger runs
+    /// to its `; END;`, whatever its body names `begin`, `case` or `end`).
+    package func scriptStatements(_ script: String) -> [String]? {
+        let bytes = Array(script.utf8)
+        var statements = [String]()
+        var start = 0
+        var text = [CChar]()
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ";") {
+            text.removeAll(keepingCapacity: true)
+            text.append(contentsOf: bytes[start...index].map { CChar(bitPattern: $0) })
+            text.append(0)
+            guard sqlite3_complete(text) != 0 else { continue }
+            statements.append(String(decoding: bytes[start..<index], as: UTF8.self))
+            start = index + 1
+        }
+        if start < bytes.count { statements.append(String(decoding: bytes[start...], as: UTF8.self)) }
+        return statements
+    }
 
     /// Keys travel as one JSON array (any number, one cached statement) when JSON carries
     /// them exactly, else as a bound `VALUES` list.

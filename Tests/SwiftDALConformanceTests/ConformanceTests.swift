@@ -431,7 +431,9 @@ import Testing
             }
         }
         // A script that holds one is refused whole, before any of it is sent.
-        for (index, control) in ["COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION", "END"].enumerated() {
+        // (MariaDB has no `END` statement: its `END` closes a compound statement.)
+        let scriptControls = ["COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION"] + (engine == .mariadb ? [] : ["END"])
+        for (index, control) in scriptControls.enumerated() {
             let script =
                 "INSERT INTO users(name, email, age) VALUES ('s', 's\(index)@x.org', 1); \(control); "
                 + "INSERT INTO users(name, email, age) VALUES ('t', 't\(index)@x.org', 1)"
@@ -471,6 +473,15 @@ import Testing
         // Outside a transaction SwiftDAL runs, the check does not apply: a connection
         // opened by hand may begin and end one itself (SQLite).
         if engine == .sqlite {
+            // A schema whose trigger names `end` and ends with `END;` runs in a transaction.
+            try sample.database.write { db in
+                try db.executeScript(
+                    "CREATE TABLE shifts(id INTEGER PRIMARY KEY, start TEXT, end TEXT); "
+                        + "CREATE TRIGGER shifts_end AFTER INSERT ON shifts BEGIN "
+                        + "UPDATE shifts SET end = new.start WHERE id = new.id; END; "
+                        + "INSERT INTO shifts(start) VALUES ('9')")
+            }
+            #expect(try sample.database.read { try $0.fetchScalar(String.self, "SELECT end FROM shifts") } == "9")
             let db = try Database.inMemory()
             try db.execute(sql: "CREATE TABLE t(x)")
             try db.execute(sql: "BEGIN")

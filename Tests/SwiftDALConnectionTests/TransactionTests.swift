@@ -277,8 +277,9 @@ import Testing
 
     /// A script's statements, split as each engine reads it: the one that ends or starts a
     /// transaction is found wherever it stands; a `;` inside a literal, a quoted name, a
-    /// comment, a dollar quote or the body of a trigger, a routine or a compound block
-    /// splits nothing, so that none of those is taken for control.
+    /// comment, a dollar quote or the body of a trigger or a routine splits nothing, so
+    /// that none of those is taken for control; names that look like keywords (`begin`,
+    /// `end`) are names. SQLite splits as `sqlite3_complete` does.
     @Test(
         arguments: [
             ("INSERT INTO t VALUES (1); COMMIT; INSERT INTO t VALUES (2)", "COMMIT"),
@@ -287,26 +288,76 @@ import Testing
             ("INSERT INTO t VALUES ('a; COMMIT'); SELECT \"b;COMMIT\"", nil),
             ("SELECT 1 /* ; COMMIT */; -- ; ROLLBACK\nSELECT 2", nil),
             (
-                "CREATE TRIGGER r AFTER INSERT ON t BEGIN UPDATE t SET x = CASE WHEN x > 1 THEN 1 ELSE 2 END; "
+                "CREATE TABLE s(id INTEGER PRIMARY KEY, start TEXT, end TEXT); CREATE TRIGGER r AFTER INSERT ON s "
+                    + "BEGIN UPDATE s SET end = CASE WHEN new.start > 1 THEN 1 ELSE 2 END WHERE id = new.id; "
                     + "DELETE FROM u; END; CREATE TABLE v(y)", nil
             ),
             ("CREATE TRIGGER r AFTER INSERT ON t BEGIN DELETE FROM u; END; COMMIT", "COMMIT"),
-            ("CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END; SELECT f()", nil),
-            ("CREATE FUNCTION f() RETURNS int AS $$ BEGIN; COMMIT; END $$ LANGUAGE plpgsql; SELECT 1", nil),
-            (
-                "CREATE PROCEDURE p() BEGIN IF 1 THEN SELECT 1; END IF; WHILE 0 DO SELECT 2; END WHILE; END; "
-                    + "CALL p()", nil
-            ),
-            ("BEGIN NOT ATOMIC SELECT 1; SELECT 2; END; SELECT 3", nil),
-            ("BEGIN NOT ATOMIC SELECT 1; END; START TRANSACTION", "START TRANSACTION"),
+            ("CREATE TABLE shifts(id INTEGER, begin TEXT); COMMIT; BEGIN;", "COMMIT"),
             ("SELECT 'unclosed; COMMIT", nil), ("SAVEPOINT a; ROLLBACK TO a; RELEASE a", nil)
         ] as [(String, String?)])
-    func theStatementOfAScriptThatEndsOrStartsATransaction(script: String, word: String?) {
-        var rules = SQLLexicon.Rules()
-        rules.dollarQuotes = true
-        rules.backtickNames = true
-        for lexicon in [SQLLexicon.sqlite, SQLLexicon(rules)] {
-            #expect(TransactionControl.statement(in: script, lexicon: lexicon)?.word == word, "\(script)")
+    func theStatementOfASQLiteScriptThatEndsOrStartsATransaction(script: String, word: String?) {
+        #expect(control(in: SQLiteEngineDialect().scriptStatements(script)) == word, "\(script)")
+    }
+
+    /// The same under PostgreSQL's reading (dollar quotes, nested comments, `--` ended by
+    /// a carriage return, `BEGIN ATOMIC` bodies) and MariaDB's (compound statements,
+    /// `END IF`/`END CASE`, `BEGIN NOT ATOMIC` blocks whose statements run at once,
+    /// backslash escapes, executable comments).
+    @Test func theStatementOfAServerScriptThatEndsOrStartsATransaction() {
+        var postgres = SQLLexicon.Rules()
+        postgres.dollarQuotes = true
+        postgres.escapeStrings = true
+        postgres.continuedLiterals = true
+        postgres.nestedBlockComments = true
+        postgres.lineCommentEndsAtCarriageReturn = true
+        let postgresCases: [(String, String?)] = [
+            ("CREATE TABLE shifts(id int, begin text); COMMIT", "COMMIT"),
+            ("CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END; SELECT f()", nil),
+            ("CREATE FUNCTION f() RETURNS int AS $$ BEGIN; COMMIT; END $$ LANGUAGE plpgsql; SELECT 1", nil),
+            ("CREATE OR REPLACE PROCEDURE p() LANGUAGE sql BEGIN ATOMIC SELECT 1; END; END", "END"),
+            ("INSERT INTO t VALUES (1); /* a /* b */ c */ COMMIT; BEGIN", "COMMIT"),
+            ("SELECT 1;-- done\rCOMMIT", "COMMIT"), ("SELECT E'a\\'; COMMIT'", nil)
+        ]
+        for (script, word) in postgresCases {
+            #expect(
+                control(in: TransactionControl.statements(in: script, lexicon: SQLLexicon(postgres))) == word,
+                "\(script)")
         }
+        var mariadb = SQLLexicon.Rules()
+        mariadb.backslashEscapesInEveryString = true
+        mariadb.backtickNames = true
+        mariadb.lineCommentNeedsSpace = true
+        mariadb.hashComments = true
+        mariadb.executableComments = true
+        let mariadbCases: [(String, String?)] = [
+            (
+                "CREATE PROCEDURE p(x INT) BEGIN CASE x WHEN 1 THEN SELECT 1; ELSE SELECT 2; END CASE; END; "
+                    + "COMMIT; START TRANSACTION", "COMMIT"
+            ),
+            (
+                "CREATE DEFINER=`a`@`%` PROCEDURE p() BEGIN IF 1 THEN SELECT 1; END IF; WHILE 0 DO SELECT 2; "
+                    + "END WHILE; END; CALL p()", nil
+            ),
+            ("CREATE PROCEDURE c(p INT) BEGIN UPDATE shifts SET end = NOW() WHERE id = p; COMMIT; END", nil),
+            ("CREATE PROCEDURE c() BEGIN IF 1 THEN SELECT 1; END /* x */ IF; COMMIT; END", nil),
+            ("BEGIN NOT ATOMIC INSERT INTO t VALUES (1); ROLLBACK; START TRANSACTION; END", "ROLLBACK"),
+            ("BEGIN NOT ATOMIC SELECT 1; SELECT 2; END; SELECT 3", nil),
+            ("INSERT INTO notes VALUES ('it\\'s; commit later')", nil),
+            ("# a note\nCOMMIT", "COMMIT")
+        ]
+        for (script, word) in mariadbCases {
+            #expect(
+                control(in: TransactionControl.statements(in: script, lexicon: SQLLexicon(mariadb))) == word,
+                "\(script)")
+        }
+        // A versioned comment that reads two ways hides what runs: no statement is read.
+        #expect(
+            TransactionControl.statements(in: "SELECT 1 /*!99999 ( */; COMMIT", lexicon: SQLLexicon(mariadb)) == nil)
+    }
+
+    /// The first statement of `statements` that ends or starts a transaction.
+    private func control(in statements: [String]?) -> String? {
+        statements?.lazy.compactMap { TransactionControl.word(of: $0) }.first
     }
 }

@@ -149,21 +149,32 @@ extension Database {
     /// small enough to be inlined into their callers. Callgrind, W3 on PostgreSQL.)
     @usableFromInline
     func checkNotTransactionControl(_ query: SQL) throws {
-        guard runsATransactionsBody.load(ordering: .relaxed), TransactionControl.mayControl(query.sql),
-            let word = TransactionControl.word(of: query.sql)
-        else { return }
-        throw transactionControlRefused(word, sql: query.sql, inScript: false)
+        guard runsATransactionsBody.load(ordering: .relaxed), TransactionControl.mayControl(query.sql) else { return }
+        if let word = TransactionControl.word(of: query.sql) {
+            throw transactionControlRefused(word, sql: query.sql, inScript: false)
+        }
+        // Blanks or comments first: read as the engine reads them (PostgreSQL nests `/* */`
+        // and ends `--` at a carriage return too).
+        if !TransactionControl.startsWithALetter(query.sql) { try checkNoTransactionControl(inStatements: query.sql) }
     }
 
     /// Throws, sending nothing, when a statement of `script` would end or start a
     /// transaction inside the body of one this `Database` runs (see
     /// ``checkNotTransactionControl(_:)``): the script is split into statements as the
-    /// engine reads it (each of its readings, where a session setting changes it).
+    /// engine reads it (``EngineDialect/scriptStatements(_:)``).
     func checkNoTransactionControl(inScript script: String) throws {
         guard runsATransactionsBody.load(ordering: .relaxed) else { return }
-        for lexicon in engine.dialect.lexicons {
-            if let found = TransactionControl.statement(in: script, lexicon: lexicon) {
-                throw transactionControlRefused(found.word, sql: script, inScript: true)
+        try checkNoTransactionControl(inStatements: script)
+    }
+
+    private func checkNoTransactionControl(inStatements script: String) throws {
+        guard let statements = engine.dialect.scriptStatements(script) else {
+            throw transactionControlRefused(
+                "text whose executable comment reads two ways (/*!…*/)", sql: script, inScript: true)
+        }
+        for statement in statements {
+            if let word = TransactionControl.word(of: statement) {
+                throw transactionControlRefused(word, sql: script, inScript: true)
             }
         }
     }

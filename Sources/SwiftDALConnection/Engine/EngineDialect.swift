@@ -120,10 +120,22 @@ package protocol EngineDialect: Sendable {
     /// The Swift type the generator writes for a column declared as `declaredType` (as the
     /// catalog writes it), and whether the type needs Foundation.
     func swiftType(forDeclaredType declaredType: String) -> (name: String, needsFoundation: Bool)
+
+    /// The statements of `script` as the engine splits it, each from its first word; `nil`
+    /// when the text cannot be read as the server reads it. Used to refuse transaction
+    /// control inside a transaction SwiftDAL runs. By default, as
+    /// ``TransactionControl/statements(in:lexicon:)`` reads it under the engine's first
+    /// lexicon (the session settings SwiftDAL sets).
+    func scriptStatements(_ script: String) -> [String]?
 }
 
 extension EngineDialect {
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
+
+    package func scriptStatements(_ script: String) -> [String]? {
+        guard let lexicon = lexicons.first else { return [script] }
+        return TransactionControl.statements(in: script, lexicon: lexicon)
+    }
 
     package var placeholder: String { "?" }
 

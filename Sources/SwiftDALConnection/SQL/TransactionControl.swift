@@ -37,81 +37,152 @@ package enum TransactionControl {
         }
     }
 
-    /// The first statement of `script` that ends or starts a transaction, as ``word(of:)``
-    /// names it (with the statement), or `nil`. The script is split at each `;` outside
-    /// the literals, quoted names and comments `lexicon` reads; a `CREATE` statement (a
-    /// trigger's, a routine's) or MariaDB's `BEGIN NOT ATOMIC` block runs to the `END` of
-    /// its own `BEGIN` (`CASE … END` counted alike, `END IF`, `END LOOP`, `END WHILE`,
-    /// `END REPEAT` and `END FOR` not), so that the `;` inside its body split nothing, as
-    /// SQLite, PostgreSQL (`BEGIN ATOMIC`) and MariaDB read them. Text the lexicon cannot
-    /// read (an unclosed literal) ends the look there: the engine refuses it.
+    /// The statements of `script` as `lexicon` reads it, each from its first word (the
+    /// blanks and comments before it left out), for ``word(of:)``; `nil` when the text
+    /// holds something the lexicon cannot read the way the server would (an executable
+    /// comment whose two readings differ), so that no statement can be told apart.
     ///
-    /// For example, `TransactionControl.statement(in: "INSERT …; COMMIT", lexicon: .sqlite)?.word
-    /// == "COMMIT"`.
-    package static func statement(in script: String, lexicon: SQLLexicon) -> (word: String, sql: String)? {
+    /// The script is split at each `;` outside literals, quoted names and comments. A
+    /// routine's body (`CREATE [OR REPLACE] … FUNCTION | PROCEDURE | TRIGGER | EVENT |
+    /// PACKAGE`, among its first eight words) runs to the `END` of its `BEGIN`, as `psql`
+    /// reads one: `BEGIN` opens a block, `CASE` inside one opens another (`END CASE`
+    /// closes it), `END IF`, `END LOOP`, `END WHILE`, `END REPEAT` and `END FOR` close
+    /// none, and an `END` that reads as a name (before `=`, `,`, `)` or `.`, or after a
+    /// `.`) is one. SQLite's dialect splits with SQLite's own reading instead
+    /// (``EngineDialect/scriptStatements(_:)``).
+    ///
+    /// For example, `TransactionControl.statements(in: "INSERT …; /* c */ COMMIT", lexicon: l)
+    /// == ["INSERT …", "COMMIT"]`.
+    package static func statements(in script: String, lexicon: SQLLexicon) -> [String]? {
         let bytes = Array(script.utf8)
-        var statementStart = 0
-        var index = 0
-        var depth = 0  // the open `BEGIN` and `CASE` of a block statement
-        var firstWord: UInt64 = 0  // of the statement being read; 0 before its first word
-        var isBlockStatement = false
-        var previousWord: UInt64 = 0
-        func control(upTo end: Int) -> (word: String, sql: String)? {
-            let text = String(decoding: bytes[statementStart..<end], as: UTF8.self)
-            return word(of: text).map { ($0, text) }
+        var statements = [String]()
+        var firstWordAt: Int?  // of the statement being read
+        var wordCount = 0
+        var isRoutine = false
+        var depth = 0  // the open blocks of a routine's body
+        var skipsCase = false  // the `CASE` of an `END CASE`
+        var previousWasDot = false
+        // MariaDB has no `END` statement (its `END` closes a compound statement: `BEGIN NOT
+        // ATOMIC … END`, whose statements run at once and are read one by one here).
+        let endIsAStatement = !lexicon.rules.executableComments
+        func finish(upTo end: Int) {
+            if let firstWordAt, firstWordAt < end, endIsAStatement || word(at: firstWordAt) != Self.end {
+                statements.append(String(decoding: bytes[firstWordAt..<end], as: UTF8.self))
+            }
+            firstWordAt = nil
+            wordCount = 0
+            isRoutine = false
+            depth = 0
+            skipsCase = false
         }
-        scan: while index < bytes.count {
+        /// The next byte at or after `from` that is neither blank nor in a comment (0 at the end).
+        func nextCode(from: Int) -> (byte: UInt8, at: Int) {
+            var index = from
+            while index < bytes.count {
+                if bytes[index] == 0x20 || (0x09...0x0D).contains(bytes[index]) {
+                    index += 1
+                    continue
+                }
+                guard let region = try? lexicon.region(in: bytes, at: index, sql: script),
+                    region.kind == .lineComment || region.kind == .blockComment, region.end > index
+                else { return (bytes[index], index) }
+                index = region.end
+            }
+            return (0, index)
+        }
+        var index = 0
+        while index < bytes.count {
             let region: SQLLexicon.Region?
             do {
                 region = try lexicon.region(in: bytes, at: index, sql: script)
             } catch {
-                break scan
+                break  // an unclosed literal or comment: the engine refuses the text
             }
             guard let region, region.end > index else {
-                if bytes[index] == UInt8(ascii: ";") && depth == 0 {
-                    if let found = control(upTo: index) { return found }
-                    statementStart = index + 1
-                    firstWord = 0
-                    isBlockStatement = false
-                    previousWord = 0
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ";") && depth == 0 {
+                    finish(upTo: index)
+                } else if byte > 0x20, firstWordAt == nil {
+                    firstWordAt = index  // `(SELECT …)`, MariaDB's `/*!…*/` code
                 }
+                previousWasDot = byte == UInt8(ascii: ".")
                 index += 1
                 continue
+            }
+            if region.kind == .lineComment, region.end == bytes.count, bytes[index] == UInt8(ascii: "/") {
+                return nil  // an executable comment read two ways (`SQLLexicon`)
+            }
+            if region.kind == .blockComment, firstWordAt == nil,
+                SQLLexicon.executableCommentMarker(bytes, index) != nil
+            {
+                firstWordAt = index  // its code runs: it starts the statement
+            }
+            if region.kind == .word || region.kind == .literal || region.kind == .quotedName
+                || region.kind == .parameter
+            {
+                if firstWordAt == nil { firstWordAt = index }
             }
             if region.kind == .word {
                 var packed: UInt64 = 0
                 for byte in bytes[index..<min(region.end, index + 8)] { packed = packed << 8 | UInt64(byte & 0xDF) }
                 if region.end - index > 8 { packed |= 1 << 63 }
-                if firstWord == 0 {
-                    firstWord = packed
-                    isBlockStatement = packed == create
-                } else if firstWord == begin && previousWord == begin && packed == not {
-                    isBlockStatement = true  // MariaDB's `BEGIN NOT ATOMIC … END`
-                    depth += 1
+                wordCount += 1
+                if wordCount == 1 {
+                    isRoutine = false
+                } else if wordCount <= 8,
+                    packed == function || packed == procedure || packed == trigger
+                        || packed == event || packed == package, firstWord(of: bytes, at: firstWordAt) == create
+                {
+                    isRoutine = true
                 }
-                if isBlockStatement {
-                    if packed == begin || packed == caseWord {
+                if isRoutine && !previousWasDot {
+                    let next = nextCode(from: region.end)
+                    let isName = [UInt8(ascii: "="), UInt8(ascii: ","), UInt8(ascii: ")"), UInt8(ascii: ".")]
+                        .contains(next.byte)
+                    if packed == begin && !isName {
                         depth += 1
-                    } else if packed == end, depth > 0 {
-                        // `END IF` and the like close no `BEGIN`: look at the next word.
-                        var next = region.end
-                        while next < bytes.count, bytes[next] == 0x20 || (0x09...0x0D).contains(bytes[next]) {
-                            next += 1
+                    } else if packed == caseWord && !isName {
+                        if skipsCase {
+                            skipsCase = false
+                        } else if depth > 0 {
+                            depth += 1
                         }
-                        let closesALoop = [ifWord, loop, whileWord, repeatWord, forWord].contains { letters in
-                            guard next + letters.count <= bytes.count else { return false }
-                            let after = next + letters.count
-                            return zip(bytes[next..<after], letters).allSatisfy { $0 & 0xDF == $1 }
-                                && (after == bytes.count || !SQLLexicon.isNameByte(bytes[after]))
+                    } else if packed == end && !isName && depth > 0 {
+                        let following = word(at: next.at)
+                        if following == caseWord {
+                            depth -= 1
+                            skipsCase = true
+                        } else if ![ifPacked, loopPacked, whilePacked, repeatPacked, forPacked].contains(following) {
+                            depth -= 1
                         }
-                        if !closesALoop { depth -= 1 }
                     }
                 }
-                previousWord = packed
             }
+            previousWasDot = false
             index = region.end
         }
-        return control(upTo: bytes.count)
+        finish(upTo: bytes.count)
+        return statements
+
+        /// The packed word at `at` (0 when none starts there).
+        func word(at: Int) -> UInt64 {
+            var packed: UInt64 = 0
+            var letters = 0
+            var position = at
+            while position < bytes.count, SQLLexicon.isWordByte(bytes[position]) {
+                if letters < 8 { packed = packed << 8 | UInt64(bytes[position] & 0xDF) }
+                letters += 1
+                position += 1
+            }
+            return letters > 8 ? packed | 1 << 63 : packed
+        }
+        func firstWord(of bytes: [UInt8], at: Int?) -> UInt64 { at.map(word(at:)) ?? 0 }
+    }
+
+    /// Whether `sql` starts with an ASCII letter (no blank or comment before its first word).
+    package static func startsWithALetter(_ sql: String) -> Bool {
+        guard let first = sql.utf8.first else { return false }
+        return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first & 0xDF)
     }
 
     /// Whether `sql` may end or start a transaction: a look at its first two bytes, so that
@@ -144,11 +215,16 @@ package enum TransactionControl {
     private static let not = packed("NOT")
     private static let create = packed("CREATE")
     private static let caseWord = packed("CASE")
-    private static let ifWord: [UInt8] = Array("IF".utf8)
-    private static let loop: [UInt8] = Array("LOOP".utf8)
-    private static let whileWord: [UInt8] = Array("WHILE".utf8)
-    private static let repeatWord: [UInt8] = Array("REPEAT".utf8)
-    private static let forWord: [UInt8] = Array("FOR".utf8)
+    private static let function = packed("FUNCTION")
+    private static let procedure = packed("PROCEDURE")
+    private static let trigger = packed("TRIGGER")
+    private static let event = packed("EVENT")
+    private static let package = packed("PACKAGE")
+    private static let ifPacked = packed("IF")
+    private static let loopPacked = packed("LOOP")
+    private static let whilePacked = packed("WHILE")
+    private static let repeatPacked = packed("REPEAT")
+    private static let forPacked = packed("FOR")
 
     /// `word`'s letters packed as ``word(in:at:)`` packs them.
     private static func packed(_ word: String) -> UInt64 {
