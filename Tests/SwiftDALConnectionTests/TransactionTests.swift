@@ -319,11 +319,7 @@ import Testing
             ("INSERT INTO t VALUES (1); /* a /* b */ c */ COMMIT; BEGIN", "COMMIT"),
             ("SELECT 1;-- done\rCOMMIT", "COMMIT"), ("SELECT E'a\\'; COMMIT'", nil)
         ]
-        for (script, word) in postgresCases {
-            #expect(
-                control(in: TransactionControl.statements(in: script, lexicon: SQLLexicon(postgres))) == word,
-                "\(script)")
-        }
+        expectControl(postgresCases, SQLLexicon(postgres))
         var mariadb = SQLLexicon.Rules()
         mariadb.backslashEscapesInEveryString = true
         mariadb.backtickNames = true
@@ -346,14 +342,18 @@ import Testing
             ("INSERT INTO notes VALUES ('it\\'s; commit later')", nil),
             ("# a note\nCOMMIT", "COMMIT")
         ]
-        for (script, word) in mariadbCases {
-            #expect(
-                control(in: TransactionControl.statements(in: script, lexicon: SQLLexicon(mariadb))) == word,
-                "\(script)")
-        }
+        expectControl(mariadbCases, SQLLexicon(mariadb))
         // A versioned comment that reads two ways hides what runs: no statement is read.
         #expect(
             TransactionControl.statements(in: "SELECT 1 /*!99999 ( */; COMMIT", lexicon: SQLLexicon(mariadb)) == nil)
+    }
+
+    /// Expects each script's first transaction control, as `lexicon` splits it, to be the
+    /// word given.
+    private func expectControl(_ cases: [(String, String?)], _ lexicon: SQLLexicon) {
+        for (script, word) in cases {
+            #expect(control(in: TransactionControl.statements(in: script, lexicon: lexicon)) == word, "\(script)")
+        }
     }
 
     /// The first statement of `statements` that ends or starts a transaction.
