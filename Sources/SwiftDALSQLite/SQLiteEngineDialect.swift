@@ -75,13 +75,28 @@ package struct SQLiteEngineDialect: EngineDialect {
 
     /// SQLite's own split: a statement ends at the first `;` after which the text so far
     /// is a complete statement by `sqlite3_complete` (SQLite's tokenizer: a trigger runs
-    /// to its `; END;`, whatever its body names `begin`, `case` or `end`).
+    /// to its `; END;`, whatever its body names `begin`, `case` or `end`). Only a `;`
+    /// outside literals, names and comments is asked about, so that the time stays linear
+    /// in a statement whose literals hold many.
     package func scriptStatements(_ script: String) -> [String]? {
         let bytes = Array(script.utf8)
         var statements = [String]()
         var start = 0
         var text = [CChar]()
-        for index in bytes.indices where bytes[index] == UInt8(ascii: ";") {
+        var index = 0
+        while index < bytes.count {
+            let region: SQLLexicon.Region?
+            do {
+                region = try SQLLexicon.sqlite.region(in: bytes, at: index, sql: script)
+            } catch {
+                break  // an unclosed literal or comment: the rest is one statement, which SQLite refuses
+            }
+            if let region, region.end > index {
+                index = region.end
+                continue
+            }
+            defer { index += 1 }
+            guard bytes[index] == UInt8(ascii: ";") else { continue }
             text.removeAll(keepingCapacity: true)
             text.append(contentsOf: bytes[start...index].map { CChar(bitPattern: $0) })
             text.append(0)

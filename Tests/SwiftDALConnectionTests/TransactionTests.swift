@@ -300,6 +300,15 @@ import Testing
         #expect(control(in: SQLiteEngineDialect().scriptStatements(script)) == word, "\(script)")
     }
 
+    /// A literal holding many `;` is read once (only a `;` outside literals asks SQLite
+    /// whether the statement is complete): a data script splits in linear time.
+    @Test func aScriptWhoseLiteralsHoldManySemicolonsSplitsAtItsOwn() {
+        let data = String(repeating: "a;", count: 50_000)
+        let statements = SQLiteEngineDialect().scriptStatements("INSERT INTO t VALUES ('\(data)'); COMMIT")
+        #expect(statements?.count == 2)
+        #expect(control(in: statements) == "COMMIT")
+    }
+
     /// The same under PostgreSQL's reading (dollar quotes, nested comments, `--` ended by
     /// a carriage return, `BEGIN ATOMIC` bodies) and MariaDB's (compound statements,
     /// `END IF`/`END CASE`, `BEGIN NOT ATOMIC` blocks whose statements run at once,
