@@ -123,15 +123,11 @@ package enum TransactionControl {
                 if firstWordAt == nil { firstWordAt = index }
             }
             if region.kind == .word {
-                var packed: UInt64 = 0
-                for byte in bytes[index..<min(region.end, index + 8)] { packed = packed << 8 | UInt64(byte & 0xDF) }
-                if region.end - index > 8 { packed |= 1 << 63 }
+                let packed = word(at: index)
                 wordCount += 1
-                if wordCount == 1 {
-                    isRoutine = false
-                } else if wordCount <= 8,
-                    packed == function || packed == procedure || packed == trigger
-                        || packed == event || packed == package, firstWord(of: bytes, at: firstWordAt) == create
+                if wordCount <= 8,
+                    packed == function || packed == procedure || packed == trigger || packed == event
+                        || packed == package, firstWordAt.map(word(at:)) == create
                 {
                     isRoutine = true
                 }
@@ -176,7 +172,6 @@ package enum TransactionControl {
             }
             return letters > 8 ? packed | 1 << 63 : packed
         }
-        func firstWord(of bytes: [UInt8], at: Int?) -> UInt64 { at.map(word(at:)) ?? 0 }
     }
 
     /// Whether `sql` starts with an ASCII letter (no blank or comment before its first word).
