@@ -26,6 +26,8 @@ final class PostgresStatementText: Sendable {
     /// The text for PostgreSQL.
     let sql: String
     let parameters: Parameters
+    /// The number of parameters (`$1`…`$n`).
+    let parameterCount: Int
     /// The parameters (1-based) bound to a list of values as one array: their argument,
     /// the JSON array SwiftDAL's `\(values:)` builds for a long list, is sent as an array
     /// literal (`{…}`), whose element type the server takes from the other side of
@@ -42,6 +44,22 @@ final class PostgresStatementText: Sendable {
         let (rewritten, parameters) = try scanner.rewrite(original: text)
         (sql, arrayParameters) = Self.anyArrays(in: rewritten)
         self.parameters = parameters
+        // More than the server takes: refused before anything is sent (the statement's
+        // preparation was sent first, and its description broke the connection).
+        switch parameters {
+        case .positional(let positional): parameterCount = positional
+        case .named(let names): parameterCount = names.count
+        }
+        guard parameterCount <= Self.parameterLimit else { throw Self.tooManyParameters(parameterCount, sql: sql) }
+    }
+
+    /// The error for a statement of `count` parameters, more than PostgreSQL takes.
+    static func tooManyParameters(_ count: Int, sql: String) -> DALError {
+        DALError(
+            .argumentMismatch,
+            "the statement has \(count) parameters; PostgreSQL takes at most \(parameterLimit) "
+                + "(a long list of values travels as one parameter through \\(values:))",
+            sql: sql)
     }
 
     /// `x IN (SELECT value FROM json_array_elements_text(CAST($k AS json)))` (SwiftDAL's
@@ -87,13 +105,7 @@ final class PostgresStatementText: Sendable {
     /// PostgreSQL takes (65,535: refused here, before anything is sent).
     func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
         var values = try matchedValues(for: arguments)
-        guard values.count <= Self.parameterLimit else {
-            throw DALError(
-                .argumentMismatch,
-                "the statement has \(values.count) parameters; PostgreSQL takes at most \(Self.parameterLimit) "
-                    + "(a long list of values travels as one parameter through \\(values:))",
-                sql: sql)
-        }
+        guard values.count <= Self.parameterLimit else { throw Self.tooManyParameters(values.count, sql: sql) }
         for parameter in arrayParameters where parameter <= values.count {
             guard case .text(let json) = values[parameter - 1], let literal = postgresArrayLiteral(fromJSON: json)
             else { continue }

@@ -1148,7 +1148,7 @@ final class PostgresConnection: EngineConnection {
             name = statementName
         }
         let statement = PreparedStatement(text: text, name: name, changesSchema: Self.isSchemaChange(sql))
-        if statement.hasPinnedColumns, Self.returnsRows(text.sql) {
+        if statement.hasPinnedColumns, Self.returnsRows(text.sql), text.parameterCount <= Self.describableParameters {
             do {
                 try describe(statement)
             } catch {
@@ -1179,6 +1179,13 @@ final class PostgresConnection: EngineConnection {
         let columns = Int(PQnfields(description))
         statement.readsInBinary(columnTypes: (0..<columns).map { PQftype(description, Int32($0)) })
     }
+
+    /// The most parameters of a statement described before its first run: the server
+    /// describes each parameter in 4 bytes, and libpq drops the connection at a parameter
+    /// description longer than 30,000 bytes ("lost synchronization with server"). A
+    /// statement of more reads its first result in text, and binary from its second
+    /// (``PreparedStatement/adopt(_:)``).
+    static let describableParameters = 7_000
 
     /// Whether `sql` returns rows when it runs: a query (`SELECT`, `WITH`, `VALUES`,
     /// `TABLE`), or a statement with `RETURNING` (as SwiftDAL writes it). Only those are

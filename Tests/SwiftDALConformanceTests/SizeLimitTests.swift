@@ -81,6 +81,25 @@ private struct Pair: Entity, Codable {
         #expect(try pairs.getRecordCount(condition: "a IN (\(values: (0..<20_000).map { Int64($0) }))") == 10_000)
     }
 
+    /// A statement of 10,000 parameters, prepared on the server and described before its
+    /// first run (its parameters' description, 40,006 bytes, is longer than the 30,000
+    /// bytes libpq reads of such a message): it runs, on a connection that stays usable.
+    @Test func aStatementOfManyParametersRuns() throws {
+        let pool = try makePostgresPool()
+        defer { try? pool.close() }
+        try pool.reentrantWrite { db in try db.executeScript("CREATE TABLE t(x DOUBLE PRECISION)") }
+        try pool.reentrantWrite { db in try db.execute("INSERT INTO t VALUES (\(2.5)), (\(7.5)), (\(20_000.5))") }
+        let reals = (0..<10_000).map { Double($0) + 0.5 }  // reals keep one parameter each
+        for _ in 0..<2 {
+            let count = try pool.reentrantRead { db in
+                try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM t WHERE x IN (\(values: reals))")
+            }
+            #expect(count == 2)
+        }
+        #expect(try pool.reentrantRead { db in try db.fetchScalar(Int.self, "SELECT 1") } == 1)
+        #expect(pool.statistics.connectionsOpen == 1)
+    }
+
     /// More parameters than PostgreSQL takes (65,535): a typed error before anything is
     /// sent, the connection untouched (it used to come back as a dropped connection).
     @Test func tooManyParametersAreRefusedBeforeAnythingIsSent() throws {
