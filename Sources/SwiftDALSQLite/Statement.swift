@@ -64,6 +64,10 @@ public final class Statement {
     /// `ROLLBACK`, `SAVEPOINT`, `RELEASE`): the connection notes whether a transaction is
     /// open after it (``ConnectionAccess/transactionOpen``).
     private let controlsTransaction: Bool
+    /// Why it is refused inside the body of a transaction SwiftDAL runs
+    /// (``ConnectionAccess/refusesTransactionControl``): it would end or start that
+    /// transaction. Read once, at its preparation, so that running it costs a test of this.
+    private let transactionControlRefusal: DALError?
     /// When the current execution's first step ran, if an observer is told of it.
     private var observedStart: MonotonicTime?
     /// The rows the current execution has produced.
@@ -85,7 +89,11 @@ public final class Statement {
                 return code
             }
         }
+        // Read before the text's preparation: what SQLite cannot prepare (`COMMIT WORK`, `START
+        // TRANSACTION`) is refused as on the other engines.
+        let refusal = TransactionControl.refusal(of: sql, dialect: SQLiteEngineDialect())
         guard code == SQLITE_OK else {
+            if let refusal, access.refusesTransactionControl { throw refusal }
             let error = SQLiteError(connection: database, code: code, sql: sql)
             if error.message.hasPrefix("too many SQL variables") {
                 let limit = sqlite3_limit(database, SQLITE_LIMIT_VARIABLE_NUMBER, -1)
@@ -108,6 +116,7 @@ public final class Statement {
         isRollback = sql.hasPrefix("ROLLBACK")
         let words = Statement.leadingWords(of: sql).words
         controlsTransaction = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(words.first)
+        transactionControlRefusal = refusal
         isWholeRollback = Statement.isWholeRollback(words)
         // A statement made for the holder of a pooled connection belongs to that access;
         // on a connection you opened yourself it lives as long as you keep it.
@@ -313,6 +322,7 @@ public final class Statement {
         rows.advance()
         if isFirstStep {
             if access.stopRequested.load(ordering: .acquiring), !isRollback { throw stopped(arguments) }
+            if let refusal = transactionControlRefusal, access.refusesTransactionControl { throw refusal }
             if access.transactionEnded, try runsNothingAfterTransactionEnded() { return false }
             if access.observation != nil {
                 observedStart = MonotonicTime.now

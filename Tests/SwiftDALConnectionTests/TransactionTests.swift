@@ -20,6 +20,52 @@ import Testing
         #expect(!db.isInTransaction)
     }
 
+    /// On SQLite each statement knows at its preparation whether it would end or start a
+    /// transaction, and refuses its first step inside a transaction's body, however it is
+    /// run: a statement prepared by hand (`makeStatement`), a cached one run again, one
+    /// SQLite cannot even prepare (`COMMIT WORK`). Nothing is committed early (counted from
+    /// a second connection), the body's error rolls the rest back, and the same statement
+    /// runs outside a body.
+    @Test func aStatementThatWouldEndTheTransactionIsRefusedAtItsFirstStep() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("refused.sqlite")
+        let db = try Database(path: path)
+        let outside = try Database(path: path)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        let commit = try db.makeStatement(sql: "COMMIT")
+        var refusals = [DALError.Code?]()
+        var countInside: Int?
+        func refusal(_ run: () throws -> Void) -> DALError.Code? {
+            do {
+                try run()
+                return nil
+            } catch {
+                return (error as? DALError)?.code
+            }
+        }
+        let thrown = refusal {
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                refusals.append(refusal { _ = try commit.execute() })
+                refusals.append(refusal { try db.execute(sql: "COMMIT") })
+                refusals.append(refusal { try db.execute(sql: "COMMIT") })  // cached
+                refusals.append(refusal { try db.execute(sql: "commit work") })
+                countInside = try outside.fetchScalar(Int.self, "SELECT count(*) FROM t")
+                throw DALError(.invalidValue, "the body's own error")
+            }
+        }
+        #expect(thrown == .invalidValue)
+        #expect(countInside == 0)
+        #expect(refusals == Array(repeating: .unsupportedOperation, count: 4))
+        #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
+        #expect(!db.isInTransaction)
+        // Outside a body the same statements run.
+        try db.execute(sql: "BEGIN")
+        try db.execute(sql: "INSERT INTO t VALUES (2)")
+        _ = try commit.execute()
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [2])
+    }
+
     /// A constraint declared `ON CONFLICT ROLLBACK` rolls the whole transaction back, and
     /// SQLite would run the next statements in autocommit mode, each committing on its own,
     /// with the `COMMIT` after them failing. A body that catches the error and goes on: its

@@ -70,6 +70,12 @@ package final class ConnectionAccess: @unchecked Sendable {
         set { cleanupFlag = newValue }
     }
     @exclusivity(unchecked) private var cleanupFlag = false
+    /// Whether the body of a transaction SwiftDAL runs (`write`, `read`, `inTransaction`)
+    /// runs now, set by its ``Database``: a statement that would end or start that
+    /// transaction is refused, unsent. SQLite's statements check this at their first step
+    /// (each knows at its preparation whether it would); the other engines' are checked by
+    /// ``Database`` before they are sent. Written and read by the holder only.
+    @exclusivity(unchecked) package var refusesTransactionControl = false
     /// SQLite: whether a transaction was open after the last transaction-control statement
     /// (`BEGIN`, `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`) ran. Written and read
     /// by the holder only.

@@ -6,7 +6,6 @@ extension Database {
     /// For example, `let changed = try db.execute("UPDATE users SET age = \(age) WHERE id = \(id)")`.
     @discardableResult
     public func execute(_ query: SQL) throws -> Int {
-        try checkNotTransactionControl(query)
         if let changed = try stepping?.execute(query) { return changed }
         engineChanges = try run(query) { _ in }
         return engineChanges
@@ -104,7 +103,6 @@ extension Database {
     ///
     /// For example, `let rows = try db.fetchAll("SELECT * FROM users WHERE age > \(18)")`.
     public func fetchAll(_ query: SQL) throws -> [Row] {
-        try checkNotTransactionControl(query)
         if let rows = try stepping?.fetchRows(query) { return rows }
         return try engineFetchAll(query) { try $0.copy() }
     }
@@ -120,7 +118,6 @@ extension Database {
     ///
     /// For example, `let row = try db.fetchOne("SELECT * FROM users WHERE id = \(id)")`.
     public func fetchOne(_ query: SQL) throws -> Row? {
-        try checkNotTransactionControl(query)
         if stepping != nil { return try stepping?.fetchFirstRow(query) }
         return try engineFetchFirst(query) { try $0.copy() }
     }
@@ -130,7 +127,6 @@ extension Database {
     /// For example, `let name = try db.fetchFirst("SELECT name FROM t") { try $0.decode(String.self, at: 0) }`.
     @inlinable
     public func fetchFirst<T>(_ query: SQL, _ transform: (RowView) throws -> T) throws -> T? {
-        try checkNotTransactionControl(query)
         if let statement = try stepping?.start(query) {
             return try finish(statement) { statement, result in
                 try statement.step(query).map { try transform(RowView(result: result, row: $0)) }
@@ -150,7 +146,6 @@ extension Database {
     /// ``fetchAll(_:_:)`` with room reserved for `expectedCount` results (a `LIMIT`).
     @inlinable
     package func fetchAll<T>(_ query: SQL, expectedCount: Int, _ transform: (RowView) throws -> T) throws -> [T] {
-        try checkNotTransactionControl(query)
         if let statement = try stepping?.start(query) {
             return try finish(statement) { statement, result in
                 var results = [T]()
@@ -170,7 +165,6 @@ extension Database {
     /// For example, `let count = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")`.
     @inlinable
     public func fetchScalar<T: DatabaseValueConvertible>(_ type: T.Type, _ query: SQL) throws -> T? {
-        try checkNotTransactionControl(query)
         if stepping == nil {
             // Read through the type's typed path, as a row's columns are: no value in
             // between (callgrind, PostgreSQL W7 and W6: a count or an existence check).
@@ -188,7 +182,6 @@ extension Database {
     /// For example, `let names = try db.fetchColumn(String.self, "SELECT name FROM users")`.
     @inlinable
     public func fetchColumn<T: DatabaseValueConvertible>(_ type: T.Type, _ query: SQL) throws -> [T] {
-        try checkNotTransactionControl(query)
         var converted = [T]()
         for value in try firstColumn(query) {
             guard let item = T(databaseValue: value) else {
@@ -226,7 +219,6 @@ extension Database {
     /// For example, `try db.forEachRow("SELECT id FROM users") { ids.append(try $0[0]) }`.
     @inlinable
     public func forEachRow(_ query: SQL, _ body: (RowView) throws -> Void) throws {
-        try checkNotTransactionControl(query)
         if let statement = try stepping?.start(query) {
             return try finish(statement) { statement, result in
                 while let row = try statement.step(query) { try body(RowView(result: result, row: row)) }
@@ -260,6 +252,7 @@ extension Database {
     /// Runs `query` on the engine connection, telling the observer (if any) of it.
     @usableFromInline
     func run(_ query: SQL, _ body: (RowView) throws -> Void) throws -> Int {
+        try checkNotTransactionControl(query)
         try access.check()
         guard let observation = callObservation else { return try connection.run(query, body) }
         let start = MonotonicTime.now

@@ -55,7 +55,11 @@ extension Database {
         let result: T
         do {
             runsATransactionsBody.store(true, ordering: .relaxed)
-            defer { runsATransactionsBody.store(false, ordering: .relaxed) }
+            access.refusesTransactionControl = true
+            defer {
+                runsATransactionsBody.store(false, ordering: .relaxed)
+                access.refusesTransactionControl = false
+            }
             result = try body()
         } catch {
             // A statement ended the transaction before its end (MariaDB's DDL, or an
@@ -144,18 +148,14 @@ extension Database {
     /// throws to roll back), and each engine would do something else with it (SQLite
     /// commits, then fails the call's `COMMIT` with the rows written; PostgreSQL commits and
     /// runs the rest outside any transaction; MariaDB commits and starts another). The
-    /// common statements cost a look at their first bytes.
-    /// (A call, not inlined: the flag is atomic, and the generic reads that call this stay
-    /// small enough to be inlined into their callers. Callgrind, W3 on PostgreSQL.)
-    @usableFromInline
+    /// common statements cost a look at their first bytes. An engine that steps its own
+    /// statements (SQLite) checks each when it is prepared, and refuses it at its first
+    /// step (``ConnectionAccess/refusesTransactionControl``): its calls do not come here.
+    /// Called where every statement of the other engines goes (``run(_:_:)``, and a
+    /// stream's start), not in the generic reads inlined into their callers.
     func checkNotTransactionControl(_ query: SQL) throws {
         guard runsATransactionsBody.load(ordering: .relaxed), TransactionControl.mayControl(query.sql) else { return }
-        if let word = TransactionControl.word(of: query.sql) {
-            throw transactionControlRefused(word, sql: query.sql, inScript: false)
-        }
-        // Blanks or comments first: read as the engine reads them (PostgreSQL nests `/* */`
-        // and ends `--` at a carriage return too).
-        if !TransactionControl.startsWithALetter(query.sql) { try checkNoTransactionControl(inStatements: query.sql) }
+        if let refusal = TransactionControl.refusal(of: query.sql, dialect: engine.dialect) { throw refusal }
     }
 
     /// Throws, sending nothing, when a statement of `script` would end or start a
@@ -164,30 +164,7 @@ extension Database {
     /// engine reads it (``EngineDialect/scriptStatements(_:)``).
     func checkNoTransactionControl(inScript script: String) throws {
         guard runsATransactionsBody.load(ordering: .relaxed) else { return }
-        try checkNoTransactionControl(inStatements: script)
-    }
-
-    private func checkNoTransactionControl(inStatements script: String) throws {
-        guard let statements = engine.dialect.scriptStatements(script) else {
-            throw transactionControlRefused(
-                "text whose executable comment reads two ways (/*!…*/)", sql: script, inScript: true)
-        }
-        for statement in statements {
-            if let word = TransactionControl.word(of: statement) {
-                throw transactionControlRefused(word, sql: script, inScript: true)
-            }
-        }
-    }
-
-    @inline(never)
-    private func transactionControlRefused(_ word: String, sql: String, inScript: Bool) -> DALError {
-        DALError(
-            .unsupportedOperation,
-            "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and "
-                + (inScript ? "no statement of the script was sent: " : "was not sent: ")
-                + "the transaction ends with the call (return from its closure to commit, throw to roll back; "
-                + "inSavepoint undoes a part)",
-            sql: sql)
+        if let refusal = TransactionControl.refusal(ofScript: script, dialect: engine.dialect) { throw refusal }
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).

@@ -180,6 +180,41 @@ package enum TransactionControl {
         return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first & 0xDF)
     }
 
+    /// The error for `sql`, sent as one statement inside the body of a transaction SwiftDAL
+    /// runs, when it would end or start that transaction (its first word, or for a text
+    /// that begins with blanks or comments any of its statements as `dialect` splits them:
+    /// PostgreSQL nests `/* */` and ends `--` at a carriage return too); `nil` when it may run.
+    package static func refusal(of sql: String, dialect: any EngineDialect) -> DALError? {
+        guard mayControl(sql) else { return nil }
+        if let word = word(of: sql) { return refused(word, sql: sql, inScript: false) }
+        guard !startsWithALetter(sql) else { return nil }
+        return refusal(ofScript: sql, dialect: dialect)
+    }
+
+    /// The error for `script` inside the body of a transaction SwiftDAL runs when one of
+    /// its statements, as `dialect` splits them (``EngineDialect/scriptStatements(_:)``),
+    /// would end or start that transaction, or when it cannot be split; `nil` when it may run.
+    package static func refusal(ofScript script: String, dialect: any EngineDialect) -> DALError? {
+        guard let statements = dialect.scriptStatements(script) else {
+            return refused("text whose executable comment reads two ways (/*!…*/)", sql: script, inScript: true)
+        }
+        for statement in statements {
+            if let word = word(of: statement) { return refused(word, sql: script, inScript: true) }
+        }
+        return nil
+    }
+
+    @inline(never)
+    private static func refused(_ word: String, sql: String, inScript: Bool) -> DALError {
+        DALError(
+            .unsupportedOperation,
+            "\(word) inside a transaction SwiftDAL runs (write, read, inTransaction) is refused, and "
+                + (inScript ? "no statement of the script was sent: " : "was not sent: ")
+                + "the transaction ends with the call (return from its closure to commit, throw to roll back; "
+                + "inSavepoint undoes a part)",
+            sql: sql)
+    }
+
     /// Whether `sql` may end or start a transaction: a look at its first two bytes, so that
     /// the common statements (`SELECT`, `INSERT`, `UPDATE`, `DELETE`, `WITH`, `SET`,
     /// `SAVEPOINT`) cost a few instructions; ``word(of:)`` decides for the rest.
