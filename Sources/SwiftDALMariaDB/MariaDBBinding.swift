@@ -20,9 +20,19 @@ final class MariaDBParameterBinding {
 
     init() {
         bindCapacity = 8
-        binds = .allocate(capacity: bindCapacity)
+        binds = Self.zeroedBinds(bindCapacity)
         byteCapacity = 512
         bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+    }
+
+    /// `count` binds, every field zero: ``bind(_:)`` writes only a bind's type, buffer and
+    /// length, the fields it uses (zeroing every bind on every call cost ~50 instructions
+    /// a statement of two parameters: callgrind, W5 on MariaDB). Connector/C copies the
+    /// binds (`mysql_stmt_bind_param`) and writes only its copy.
+    private static func zeroedBinds(_ count: Int) -> UnsafeMutablePointer<MYSQL_BIND> {
+        let binds = UnsafeMutablePointer<MYSQL_BIND>.allocate(capacity: count)
+        binds.initialize(repeating: MYSQL_BIND(), count: count)
+        return binds
     }
 
     /// The binds for `values`, in order, pointing into this binding's buffer: valid until
@@ -31,9 +41,8 @@ final class MariaDBParameterBinding {
         if values.count > bindCapacity {
             binds.deallocate()
             bindCapacity = values.count
-            binds = .allocate(capacity: bindCapacity)
+            binds = Self.zeroedBinds(bindCapacity)
         }
-        binds.initialize(repeating: MYSQL_BIND(), count: max(1, values.count))
         var size = 0
         for value in values {
             switch value {
@@ -54,6 +63,8 @@ final class MariaDBParameterBinding {
             switch value {
             case .null:
                 binds[index].buffer_type = MYSQL_TYPE_NULL
+                binds[index].buffer = nil
+                binds[index].buffer_length = 0
             case .integer(let integer):
                 pointer.storeBytes(of: integer, as: Int64.self)
                 binds[index].buffer_type = MYSQL_TYPE_LONGLONG
@@ -108,7 +119,7 @@ final class MariaDBParameterBinding {
         if bindCapacity > Self.keptBinds {
             binds.deallocate()
             bindCapacity = 8
-            binds = .allocate(capacity: bindCapacity)
+            binds = Self.zeroedBinds(bindCapacity)
         }
     }
 

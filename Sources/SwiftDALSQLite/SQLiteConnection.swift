@@ -164,7 +164,9 @@ package final class SQLiteConnection: SteppingConnection {
     @usableFromInline package func execute(_ query: SQL) throws -> Int {
         try withStatement(query) { statement in
             while try statement.step(arguments: query.arguments) {}
-            return Int(sqlite3_changes64(try openHandle()))
+            // The statement's own connection: its access was checked when it was taken
+            // (checking again cost ~30 instructions an update: callgrind, W5).
+            return Int(sqlite3_changes64(sqlite3_db_handle(statement.handle)))
         }
     }
 
