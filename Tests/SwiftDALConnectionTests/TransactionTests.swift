@@ -66,6 +66,35 @@ import Testing
         #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [2])
     }
 
+    /// A savepoint outside any transaction begins one on SQLite: its closure may not end it
+    /// either, however deep (a nested `inTransaction` is a savepoint inside it). The
+    /// `COMMIT` is refused, the error undoes the savepoint, nothing is written (counted
+    /// from a second connection), and no transaction is left open.
+    @Test func aSavepointThatBeginsTheTransactionGuardsItsClosureToo() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("savepoint.sqlite")
+        let db = try Database(path: path)
+        let outside = try Database(path: path)
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        var code: DALError.Code?
+        do {
+            try db.inSavepoint {
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                try db.inTransaction { try db.execute(sql: "COMMIT") }
+            }
+        } catch {
+            code = (error as? DALError)?.code
+        }
+        #expect(code == .unsupportedOperation)
+        #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
+        #expect(!db.isInTransaction)
+        // Outside any closure, the connection controls its transactions by hand.
+        try db.execute(sql: "BEGIN")
+        try db.execute(sql: "INSERT INTO t VALUES (2)")
+        try db.execute(sql: "COMMIT")
+        #expect(try outside.fetchColumn(Int.self, "SELECT id FROM t") == [2])
+    }
+
     /// A constraint declared `ON CONFLICT ROLLBACK` rolls the whole transaction back, and
     /// SQLite would run the next statements in autocommit mode, each committing on its own,
     /// with the `COMMIT` after them failing. A body that catches the error and goes on: its

@@ -96,9 +96,23 @@ extension Database {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "swiftdal_savepoint_\(savepointDepth)"
+        let outermost = !isInTransaction
         try execute(sql: "SAVEPOINT \(name)")
+        // A savepoint outside any transaction begins one (SQLite): its body may not end or
+        // start it either (its own `COMMIT` would commit, and the `RELEASE` then fail).
+        let guardsItsBody = outermost && isInTransaction && !runsATransactionsBody.load(ordering: .relaxed)
         let result: T
         do {
+            if guardsItsBody {
+                runsATransactionsBody.store(true, ordering: .relaxed)
+                access.refusesTransactionControl = true
+            }
+            defer {
+                if guardsItsBody {
+                    runsATransactionsBody.store(false, ordering: .relaxed)
+                    access.refusesTransactionControl = false
+                }
+            }
             result = try body()
         } catch {
             // If SQLite already rolled the whole transaction back (SQLITE_FULL, …),
