@@ -92,20 +92,17 @@ final class PostgresStatementText: Sendable {
     func withValues<R>(
         for arguments: StatementArguments, _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R
     ) throws -> R {
-        if arrayParameters.isEmpty, case .positional(let count) = parameters, count <= Self.parameterLimit,
-            arguments.positionalCount == count
-        {
+        if arrayParameters.isEmpty, case .positional(let count) = parameters, arguments.positionalCount == count {
             return try arguments.withPositionalValues(body)
         }
         return try values(for: arguments).withUnsafeBufferPointer(body)
     }
 
     /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
-    /// when the arguments do not match the parameters, or when there are more than
-    /// PostgreSQL takes (65,535: refused here, before anything is sent).
+    /// when the arguments do not match the parameters (a statement of more parameters than
+    /// PostgreSQL takes was refused when its text was read).
     func values(for arguments: StatementArguments) throws -> [DatabaseValue] {
         var values = try matchedValues(for: arguments)
-        guard values.count <= Self.parameterLimit else { throw Self.tooManyParameters(values.count, sql: sql) }
         for parameter in arrayParameters where parameter <= values.count {
             guard case .text(let json) = values[parameter - 1], let literal = postgresArrayLiteral(fromJSON: json)
             else { continue }
