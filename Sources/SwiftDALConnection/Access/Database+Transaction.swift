@@ -54,12 +54,8 @@ extension Database {
         try execute(sql: connection.beginStatement(kind, isolation: isolation, readOnly: readOnly))
         let result: T
         do {
-            runsATransactionsBody.store(true, ordering: .relaxed)
-            access.refusesTransactionControl = true
-            defer {
-                runsATransactionsBody.store(false, ordering: .relaxed)
-                access.refusesTransactionControl = false
-            }
+            markTransactionsBody(true)
+            defer { markTransactionsBody(false) }
             result = try body()
         } catch {
             // A statement ended the transaction before its end (MariaDB's DDL, or an
@@ -103,16 +99,8 @@ extension Database {
         let guardsItsBody = outermost && isInTransaction && !runsATransactionsBody.load(ordering: .relaxed)
         let result: T
         do {
-            if guardsItsBody {
-                runsATransactionsBody.store(true, ordering: .relaxed)
-                access.refusesTransactionControl = true
-            }
-            defer {
-                if guardsItsBody {
-                    runsATransactionsBody.store(false, ordering: .relaxed)
-                    access.refusesTransactionControl = false
-                }
-            }
+            if guardsItsBody { markTransactionsBody(true) }
+            defer { if guardsItsBody { markTransactionsBody(false) } }
             result = try body()
         } catch {
             // If SQLite already rolled the whole transaction back (SQLITE_FULL, …),
@@ -179,6 +167,15 @@ extension Database {
     func checkNoTransactionControl(inScript script: String) throws {
         guard runsATransactionsBody.load(ordering: .relaxed) else { return }
         if let refusal = TransactionControl.refusal(ofScript: script, dialect: engine.dialect) { throw refusal }
+    }
+
+    /// Marks the start (`true`) or end of the body of a transaction this `Database` runs,
+    /// for both places that refuse its transaction control: ``checkNotTransactionControl(_:)``
+    /// here, and SQLite's statements at their first step
+    /// (``ConnectionAccess/refusesTransactionControl``).
+    private func markTransactionsBody(_ runs: Bool) {
+        runsATransactionsBody.store(runs, ordering: .relaxed)
+        access.refusesTransactionControl = runs
     }
 
     /// Rolls back, unless SQLite already did (some errors roll back on their own).
