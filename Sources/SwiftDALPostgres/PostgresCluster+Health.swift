@@ -33,20 +33,57 @@ struct PrimaryReading: Sendable {
     /// The primary's current WAL insert position (past every commit record written so
     /// far, flushed or not: an asynchronous commit, `synchronous_commit = off`, returns
     /// before its record is written out, and a token at the write position would let a
-    /// standby without it serve the session), timeline and system identifier, read on `db`
-    /// (a connection to the primary); `nil` when the server did not give all three.
+    /// standby without it serve the session), as a replica's replay position compares with
+    /// it (``replayComparable(insertPosition:blockSize:)``), timeline and system
+    /// identifier, read on `db` (a connection to the primary); `nil` when the server did
+    /// not give them all.
     static func read(on db: Database) throws -> PrimaryReading? {
         guard
             let row = try db.fetchOne(
                 """
-                SELECT pg_current_wal_insert_lsn()::text, pg_walfile_name(pg_current_wal_insert_lsn()),
-                       (SELECT system_identifier::text FROM pg_control_system())
+                SELECT position::text, pg_walfile_name(position),
+                       (SELECT system_identifier::text FROM pg_control_system()),
+                       current_setting('wal_block_size')
+                FROM (SELECT pg_current_wal_insert_lsn() AS position) AS current
                 """),
             let position = try row.decode(String?.self, at: 0).flatMap(walPosition(ofLSN:)),
             let timeline = try row.decode(String?.self, at: 1).flatMap(PostgresCluster.timeline(ofWALFile:)),
-            let system = try row.decode(String?.self, at: 2).flatMap({ UInt64($0) })
+            let system = try row.decode(String?.self, at: 2).flatMap({ UInt64($0) }),
+            let blockSize = try row.decode(String?.self, at: 3).flatMap({ UInt64($0) })
         else { return nil }
-        return PrimaryReading(position: position, timeline: timeline, system: system)
+        return PrimaryReading(
+            position: replayComparable(insertPosition: position, blockSize: blockSize), timeline: timeline,
+            system: system)
+    }
+
+    /// The most bytes a WAL page's header takes on any platform PostgreSQL supports
+    /// (`SizeOfXLogLongPHD`, the first page of a segment, on a 64-bit server; the other
+    /// pages' headers are 24 bytes, 20 on a 32-bit one), and fewer than a page header and
+    /// the smallest record together (a record's header alone is 24 bytes).
+    static let largestPageHeader: UInt64 = 40
+
+    /// `insertPosition` (`pg_current_wal_insert_lsn()`) as a replica's replay position
+    /// (`pg_last_wal_replay_lsn()`, the end of the last record replayed) compares with it.
+    ///
+    /// The insert position never points into a page header: when the last record ended at
+    /// the end of a page (after a WAL switch, `pg_basebackup`'s or `archive_timeout`'s,
+    /// always: the switch fills the segment), it points past the next page's header, a
+    /// position no record ends at, while a replica that has replayed everything reports the
+    /// page's start. Without this, every replica of a quiet primary stayed out of rotation
+    /// ("staleness unknown") until the primary wrote again: some 13 s after a base backup
+    /// in the tests, never on a primary that stays idle. So a position within the first
+    /// ``largestPageHeader`` bytes of a page reads as the page's start. That is exact:
+    /// between the page's start and such a position there is the header and at most the
+    /// end of a record begun on the previous page (then no record ends at the page's start,
+    /// and a replica's replay position is either before the page or at the record's end),
+    /// never a whole record; so a replica's position is at or past the page's start exactly
+    /// when it is at or past `insertPosition`. `blockSize` is the server's
+    /// `wal_block_size`.
+    static func replayComparable(insertPosition: UInt64, blockSize: UInt64) -> UInt64 {
+        guard blockSize > largestPageHeader else { return insertPosition }
+        let offset = insertPosition % blockSize
+        guard offset > 0, offset <= largestPageHeader else { return insertPosition }
+        return insertPosition - offset
     }
 }
 

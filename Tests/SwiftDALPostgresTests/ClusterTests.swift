@@ -251,6 +251,51 @@ func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> Postg
         try waitUntil { cluster.replicaStatuses.allSatisfy(\.isInRotation) }
     }
 
+    /// After a WAL switch the primary's insert position points past the next segment's
+    /// page header, where no record ends: a standby that has replayed everything (the
+    /// switch) reports the segment's start. It stays in rotation: it used to be held out
+    /// ("staleness unknown") until the primary wrote again, which a quiet primary may never
+    /// do. Checked on the servers: the positions are read with psql, and the health check
+    /// is the one the test asks for (the cluster's own thread checks once an hour).
+    @Test func aStandbyThatReplayedAWALSwitchStaysInRotationOnAQuietPrimary() throws {
+        let servers = try ReplicatedServers(standbys: 1)
+        defer { servers.stop() }
+        var configuration = PostgresClusterConfiguration()
+        configuration.healthCheckInterval = .seconds(3600)
+        let cluster = try PostgresCluster(
+            primary: servers.primaryURL, replicas: servers.standbyURLs, configuration: configuration)
+        defer { try? cluster.close() }
+        let standby = servers.standbys[0]
+        var judged = false
+        // Tried again when the primary wrote a record of its own (a checkpoint's, the
+        // background writer's snapshot) between the readings: the position then moved on.
+        for _ in 0..<5 where !judged {
+            _ = try servers.primary.psql("SELECT pg_switch_wal()", database: servers.database)
+            let position = try servers.primary.psql(
+                "SELECT pg_current_wal_insert_lsn() || ' ' || (pg_walfile_name_offset(pg_current_wal_insert_lsn())).file_offset",
+                database: servers.database
+            ).split(whereSeparator: \.isWhitespace)
+            #expect(position.count == 2 && position[1] == "40")  // past the new segment's first page header
+            guard position.count == 2 else { break }
+            let lsn = String(position[0])
+            try waitUntil {
+                try standby.psql(
+                    "SELECT pg_last_wal_replay_lsn() >= '\(lsn)'::pg_lsn - 40", database: servers.database
+                ).hasPrefix("t")
+            }
+            let statuses = cluster.checkHealth()
+            let after = try servers.primary.psql("SELECT pg_current_wal_insert_lsn()", database: servers.database)
+            guard after.trimmingCharacters(in: .whitespacesAndNewlines) == lsn else { continue }
+            judged = true
+            #expect(statuses.count == 1)
+            let problems = statuses.compactMap(\.problem)
+            #expect(problems.isEmpty, "\(problems)")
+            #expect(statuses.first?.isInRotation == true)
+            #expect(statuses.first?.lagBytes == 0)
+        }
+        #expect(judged)
+    }
+
     @Test func aStandbyStoppedUnderLoadLeavesTheRotationAndReadsCarryOn() throws {
         let servers = try ReplicatedServers()
         defer { servers.stop() }
