@@ -57,9 +57,11 @@ struct PrimaryReading: Sendable {
     }
 
     /// The most bytes a WAL page's header takes on any platform PostgreSQL supports
-    /// (`SizeOfXLogLongPHD`, the first page of a segment, on a 64-bit server; the other
-    /// pages' headers are 24 bytes, 20 on a 32-bit one), and fewer than a page header and
-    /// the smallest record together (a record's header alone is 24 bytes).
+    /// (`SizeOfXLogLongPHD`, the first page of a segment, with 8-byte alignment; the other
+    /// pages' headers are 24 bytes, 20 where the maximum alignment is 4), and fewer than a
+    /// page header and the smallest record together (a record's header alone is 24 bytes).
+    /// The insert position also lands within these bytes in ordinary operation (a record
+    /// ended on the page before, or one begun there ended within them).
     static let largestPageHeader: UInt64 = 40
 
     /// `insertPosition` (`pg_current_wal_insert_lsn()`) as a replica's replay position
