@@ -5,6 +5,28 @@ import Testing
 
 @testable import SwiftDALSQLite
 
+/// A connection to the database file at `path`, where it runs `table` (the test's table
+/// `t`), and a second connection that sees the file from outside (a promise about the
+/// rows is checked there, not through the connection under test).
+private func tableAndOutsideView(
+    at path: String, table: String = "CREATE TABLE t(id INTEGER PRIMARY KEY)"
+) throws -> (db: Database, outside: Database) {
+    let db = try Database(path: path)
+    let outside = try Database(path: path)
+    try db.execute(sql: table)
+    return (db, outside)
+}
+
+/// The ``DALError`` code `run` throws; `nil` when it throws none (or another error).
+private func errorCode(_ run: () throws -> Void) -> DALError.Code? {
+    do {
+        try run()
+        return nil
+    } catch {
+        return (error as? DALError)?.code
+    }
+}
+
 @Suite struct TransactionTests {
     @Test func commitsOnReturnAndRollsBackOnThrow() throws {
         let db = try Database.inMemory()
@@ -28,28 +50,17 @@ import Testing
     /// runs outside a body.
     @Test func aStatementThatWouldEndTheTransactionIsRefusedAtItsFirstStep() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("refused.sqlite")
-        let db = try Database(path: path)
-        let outside = try Database(path: path)
-        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        let (db, outside) = try tableAndOutsideView(at: directory.file("refused.sqlite"))
         let commit = try db.makeStatement(sql: "COMMIT")
         var refusals = [DALError.Code?]()
         var countInside: Int?
-        func refusal(_ run: () throws -> Void) -> DALError.Code? {
-            do {
-                try run()
-                return nil
-            } catch {
-                return (error as? DALError)?.code
-            }
-        }
-        let thrown = refusal {
+        let thrown = errorCode {
             try db.inTransaction(.immediate) {
                 try db.execute(sql: "INSERT INTO t VALUES (1)")
-                refusals.append(refusal { _ = try commit.execute() })
-                refusals.append(refusal { try db.execute(sql: "COMMIT") })
-                refusals.append(refusal { try db.execute(sql: "COMMIT") })  // cached
-                refusals.append(refusal { try db.execute(sql: "commit work") })
+                refusals.append(errorCode { _ = try commit.execute() })
+                refusals.append(errorCode { try db.execute(sql: "COMMIT") })
+                refusals.append(errorCode { try db.execute(sql: "COMMIT") })  // cached
+                refusals.append(errorCode { try db.execute(sql: "commit work") })
                 countInside = try outside.fetchScalar(Int.self, "SELECT count(*) FROM t")
                 throw DALError(.invalidValue, "the body's own error")
             }
@@ -72,18 +83,12 @@ import Testing
     /// from a second connection), and no transaction is left open.
     @Test func aSavepointThatBeginsTheTransactionGuardsItsClosureToo() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("savepoint.sqlite")
-        let db = try Database(path: path)
-        let outside = try Database(path: path)
-        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)")
-        var code: DALError.Code?
-        do {
+        let (db, outside) = try tableAndOutsideView(at: directory.file("savepoint.sqlite"))
+        let code = errorCode {
             try db.inSavepoint {
                 try db.execute(sql: "INSERT INTO t VALUES (1)")
                 try db.inTransaction { try db.execute(sql: "COMMIT") }
             }
-        } catch {
-            code = (error as? DALError)?.code
         }
         #expect(code == .unsupportedOperation)
         #expect(try outside.fetchScalar(Int.self, "SELECT count(*) FROM t") == 0)
@@ -102,10 +107,9 @@ import Testing
     /// nothing is written (seen from a second connection), and the connection goes on.
     @Test func aTransactionSQLiteRolledBackOnItsOwnWritesNothingMore() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("rolled.sqlite")
-        let db = try Database(path: path)
-        let outside = try Database(path: path)
-        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
+        let (db, outside) = try tableAndOutsideView(
+            at: directory.file("rolled.sqlite"),
+            table: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
         var conflict: SQLiteError?
         var refused: SQLiteError?
         func failure(_ sql: String) -> SQLiteError? {
@@ -158,10 +162,9 @@ import Testing
     /// Everything checked from a second connection.
     @Test func aTransactionAScriptBeganAndSQLiteRolledBackWritesNothingMore() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("script.sqlite")
-        let db = try Database(path: path)
-        let outside = try Database(path: path)
-        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
+        let (db, outside) = try tableAndOutsideView(
+            at: directory.file("script.sqlite"),
+            table: "CREATE TABLE t(id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK, v TEXT)")
         let scriptFailure = #expect(throws: SQLiteError.self) {
             try db.executeScript("BEGIN; INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (1, 'b')")
         }

@@ -274,8 +274,10 @@ func clusterKeepingLaggingReplicas(_ servers: ReplicatedServers) throws -> Postg
         for _ in 0..<5 where !judged {
             _ = try servers.primary.psql("SELECT pg_switch_wal()", database: servers.database)
             let position = try servers.primary.psql(
-                "SELECT pg_current_wal_insert_lsn() || ' ' || (pg_walfile_name_offset(pg_current_wal_insert_lsn())).file_offset",
-                database: servers.database
+                """
+                SELECT lsn || ' ' || (pg_walfile_name_offset(lsn)).file_offset
+                FROM (SELECT pg_current_wal_insert_lsn() AS lsn) AS current
+                """, database: servers.database
             ).split(whereSeparator: \.isWhitespace)
             // Past the new segment's first page header; else the primary wrote since: again.
             guard position.count == 2, position[1] == "40" else { continue }
