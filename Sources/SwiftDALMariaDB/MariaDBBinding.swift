@@ -9,6 +9,14 @@ import SwiftDALConnection
 /// in the connection's character set (`utf8mb4`), `.blob` as `BLOB` (bytes, never converted).
 final class MariaDBParameterBinding {
     private var binds: UnsafeMutablePointer<MYSQL_BIND>
+    /// The byte counts of the text and blob parameters, which their binds point to: read
+    /// by Connector/C at each execution, so that a value of another length needs no new
+    /// `mysql_stmt_bind_param` (as raw C binds once).
+    private var lengths: UnsafeMutablePointer<UInt>
+    /// The parameters' NULL indicators, which their binds point to: a `NULL` keeps the type
+    /// its parameter had (the server reads the indicator, not the value), so that a column
+    /// NULL in some rows and not in others needs no new `mysql_stmt_bind_param` either.
+    private var nullIndicators: UnsafeMutablePointer<my_bool>
     private var bindCapacity: Int
     private var bytes: UnsafeMutableRawPointer
     private var byteCapacity: Int
@@ -21,6 +29,8 @@ final class MariaDBParameterBinding {
     init() {
         bindCapacity = 8
         binds = Self.zeroedBinds(bindCapacity)
+        lengths = .allocate(capacity: bindCapacity)
+        nullIndicators = .allocate(capacity: bindCapacity)
         byteCapacity = 512
         bytes = .allocate(byteCount: byteCapacity, alignment: 8)
     }
@@ -38,18 +48,14 @@ final class MariaDBParameterBinding {
     /// The binds for `values`, in order, pointing into this binding's buffer: valid until
     /// the next call of ``bind(_:)`` or ``releaseLargeBuffers()``.
     func bind(_ values: UnsafeBufferPointer<DatabaseValue>) -> UnsafeMutablePointer<MYSQL_BIND> {
-        if values.count > bindCapacity {
-            binds.deallocate()
-            bindCapacity = values.count
-            binds = Self.zeroedBinds(bindCapacity)
-        }
+        if values.count > bindCapacity { resize(values.count) }
         var size = 0
         for value in values {
             switch value {
             case .null: break
             case .integer, .real: size += 8
-            case .text(let text): size += (text.utf8.count + 7) & ~7
-            case .blob(let data): size += (data.count + 7) & ~7
+            case .text(let text): size += Self.slotSize(text.utf8.count)
+            case .blob(let data): size += Self.slotSize(data.count)
             }
         }
         if size > byteCapacity {
@@ -62,20 +68,32 @@ final class MariaDBParameterBinding {
             let pointer = bytes + offset
             switch value {
             case .null:
-                binds[index].buffer_type = MYSQL_TYPE_NULL
-                binds[index].buffer = nil
-                binds[index].buffer_length = 0
+                nullIndicators[index] = 1
+                binds[index].is_null = nullIndicators + index
+                // The type of the parameter's last value is kept (with its length and
+                // buffer, which are not read): only a parameter that had none binds as NULL.
+                switch binds[index].buffer_type {
+                case MYSQL_TYPE_LONGLONG, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB: break
+                default:
+                    binds[index].buffer_type = MYSQL_TYPE_NULL
+                    binds[index].buffer_length = 0
+                    binds[index].length = nil
+                }
+                binds[index].buffer = pointer
+                continue
             case .integer(let integer):
                 pointer.storeBytes(of: integer, as: Int64.self)
                 binds[index].buffer_type = MYSQL_TYPE_LONGLONG
                 binds[index].buffer = pointer
                 binds[index].buffer_length = 8
+                binds[index].length = nil
                 offset += 8
             case .real(let double):
                 pointer.storeBytes(of: double, as: Double.self)
                 binds[index].buffer_type = MYSQL_TYPE_DOUBLE
                 binds[index].buffer = pointer
                 binds[index].buffer_length = 8
+                binds[index].length = nil
                 offset += 8
             case .text(let text):
                 // Read in place (`withUTF8` needs a `var`: a copy of the string).
@@ -91,18 +109,26 @@ final class MariaDBParameterBinding {
                     length = contiguous.withUTF8(copyIn)
                 }
                 binds[index].buffer_type = MYSQL_TYPE_STRING
+                let slot = Self.slotSize(length)
                 binds[index].buffer = pointer
-                binds[index].buffer_length = UInt(length)
-                offset += (length + 7) & ~7
+                binds[index].buffer_length = UInt(slot)
+                lengths[index] = UInt(length)
+                binds[index].length = lengths + index
+                offset += slot
             case .blob(let data):
                 data.withUnsafeBytes { source in
                     if let base = source.baseAddress { pointer.copyMemory(from: base, byteCount: source.count) }
                 }
                 binds[index].buffer_type = MYSQL_TYPE_BLOB
+                let slot = Self.slotSize(data.count)
                 binds[index].buffer = pointer
-                binds[index].buffer_length = UInt(data.count)
-                offset += (data.count + 7) & ~7
+                binds[index].buffer_length = UInt(slot)
+                lengths[index] = UInt(data.count)
+                binds[index].length = lengths + index
+                offset += slot
             }
+            nullIndicators[index] = 0
+            binds[index].is_null = nullIndicators + index
         }
         return binds
     }
@@ -116,15 +142,35 @@ final class MariaDBParameterBinding {
             byteCapacity = 512
             bytes = .allocate(byteCount: byteCapacity, alignment: 8)
         }
-        if bindCapacity > Self.keptBinds {
-            binds.deallocate()
-            bindCapacity = 8
-            binds = Self.zeroedBinds(bindCapacity)
-        }
+        if bindCapacity > Self.keptBinds { resize(8) }
+    }
+
+    /// New zeroed binds and lengths for `capacity` parameters.
+    private func resize(_ capacity: Int) {
+        binds.deallocate()
+        lengths.deallocate()
+        nullIndicators.deallocate()
+        bindCapacity = capacity
+        binds = Self.zeroedBinds(bindCapacity)
+        lengths = .allocate(capacity: bindCapacity)
+        nullIndicators = .allocate(capacity: bindCapacity)
+    }
+
+    /// The bytes a text or blob of `count` bytes takes in the buffer: a size class (16, 32,
+    /// 64, … bytes up to 4 KiB; beyond, the count rounded up to 8), so that the values
+    /// after it keep their places while its length varies within the class, and the binds
+    /// stay the same from one execution to the next (only the lengths change).
+    @inline(__always)
+    static func slotSize(_ count: Int) -> Int {
+        guard count > 16 else { return 16 }
+        guard count <= 4096 else { return (count + 7) & ~7 }
+        return 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
     }
 
     deinit {
         binds.deallocate()
+        lengths.deallocate()
+        nullIndicators.deallocate()
         bytes.deallocate()
     }
 }

@@ -154,7 +154,13 @@ final class MariaDBConnection: EngineConnection {
         var targetUndoesAFailure: Bool?
         /// The row its results are read from, and the views' handle on it: made with its
         /// first result, used by every execution.
-        private(set) var reader: (row: MariaDBFetchedRow, result: EngineResult)?
+        private(set) var reader: (row: MariaDBFetchedRow, result: EngineResult)? {
+            didSet { unretainedReader = reader.map { Unmanaged.passUnretained($0.row) } }
+        }
+        /// ``reader``'s row, for the reading of every execution without a retain and a
+        /// release of the row and its result: ``reader`` holds it for the statement's life
+        /// (set once, never cleared).
+        private(set) var unretainedReader: Unmanaged<MariaDBFetchedRow>?
         /// A byte copy of the parameters it was last bound with (`mysql_stmt_bind_param`
         /// copies them into the statement): bound again only when they differ, as raw C
         /// binds once (Connector/C then sends the parameters' types once, not at every
@@ -185,8 +191,8 @@ final class MariaDBConnection: EngineConnection {
         func beginReading(_ binding: MariaDBResultBinding, rowCount: Int) {
             // The kept row read in place: through `fetchedRow(for:)` the tuple was copied
             // (~36 instructions a statement, callgrind, W7 on MariaDB).
-            if let reader {
-                reader.row.begin(binding, rowCount: rowCount)
+            if let reader = unretainedReader {
+                reader._withUnsafeGuaranteedRef { $0.begin(binding, rowCount: rowCount) }
             } else {
                 fetchedRow(for: binding).row.begin(binding, rowCount: rowCount)
             }
@@ -198,6 +204,14 @@ final class MariaDBConnection: EngineConnection {
             self.role = role
             isControl = MariaDBConnection.textProtocolForm(of: text.sql) != nil
             readsOffTheWire = FirstWord.sendingOneResult.contains(FirstWord(text.sql))
+        }
+
+        /// ``MariaDBStatementText/bindsInPlace(_:)`` of its text, read from the text's count
+        /// in place: the method called on `text` copied it (its string and parameters
+        /// retained and released) at every execution.
+        func bindsInPlace(_ arguments: StatementArguments) -> Bool {
+            let count = text.inOrderCount
+            return count >= 0 && arguments.positionalCount == count
         }
 
         /// Whether the statement is bound to exactly `binds` (`count` of them).
@@ -396,30 +410,32 @@ final class MariaDBConnection: EngineConnection {
 
     /// Throws when the connection may not send `sql` now: it broke, it was abandoned, or
     /// its call was stopped (only a `ROLLBACK` runs then, once the kill was answered).
-    private func checkMaySend(_ sql: String, role: MariaDBStatementRole) throws {
-        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql) }
+    /// (`sql` is read only for an error: the statement's text is not copied on the way.)
+    private func checkMaySend(_ sql: @autoclosure () -> String, role: MariaDBStatementRole) throws {
+        if failed || abandoned.load(ordering: .acquiring) { throw notSentError(sql()) }
         guard cancelRequested.load(ordering: .sequentiallyConsistent) else {
-            return try checkTransactionLives(role, sql)
+            return try checkTransactionLives(role, sql())
         }
         guard role == .rollback else {
             throw MariaDBError(
                 code: 1317, sqlState: "70100", message: "Query execution was interrupted (the call was stopped)",
-                sql: sql)
+                sql: sql())
         }
         guard settleKillRequests() else {
             throw MariaDBError(
                 code: 2013, sqlState: "HY000",
                 message: "the server did not answer KILL QUERY within \(configuration.stopGracePeriod): the "
                     + "connection is closed, and the server rolls its transaction back as the session ends (the "
-                    + "pool ends it with KILL CONNECTION where the server lets it tell the session apart)", sql: sql)
+                    + "pool ends it with KILL CONNECTION where the server lets it tell the session apart)", sql: sql())
         }
-        try checkTransactionLives(role, sql)
+        try checkTransactionLives(role, sql())
     }
 
     /// Throws when the server rolled the transaction back on its own and `role` is not the
     /// `ROLLBACK` that ends it here (which clears the mark).
-    private func checkTransactionLives(_ role: MariaDBStatementRole, _ sql: String) throws {
+    private func checkTransactionLives(_ role: MariaDBStatementRole, _ sql: @autoclosure () -> String) throws {
         guard transactionMarked else { return }
+        let sql = sql()
         // A `ROLLBACK` ends it here too; so does a new transaction's start (its implicit
         // commit has nothing to commit: every statement since was refused).
         if role == .rollback || FirstWord(sql) == .start || Self.beginsATransaction(sql) {
@@ -694,7 +710,7 @@ final class MariaDBConnection: EngineConnection {
         }
         let role = statement.role
         // Arguments bound as given are read where they are stored (no array per execution).
-        let inPlace = statement.text.bindsInPlace(query.arguments)
+        let inPlace = statement.bindsInPlace(query.arguments)
         let values = inPlace ? [] : try statement.text.values(for: query.arguments)
         func execute(_ statement: PreparedStatement) throws -> Executed {
             guard inPlace else { return try values.withUnsafeBufferPointer { try self.execute(statement, $0) } }
@@ -735,7 +751,7 @@ final class MariaDBConnection: EngineConnection {
                 for row in 0..<rows.rowCount { try body(RowView(result: result, row: row)) }
                 return rows.rowCount
             case .stored(let offTheWire):
-                guard let (fetched, result) = statement.reader else {
+                guard let reader = statement.unretainedReader else {
                     throw DALError(
                         .unsupportedOperation, "the statement's result has no reader (an internal error of SwiftDAL)")
                 }
@@ -745,7 +761,7 @@ final class MariaDBConnection: EngineConnection {
                 defer {
                     if readingOffTheWire === statement { readingOffTheWire = nil }
                     statement.readFailure = nil
-                    fetched.end()
+                    reader._withUnsafeGuaranteedRef { $0.end() }
                     // A result read off the wire to its end holds nothing (no rows were
                     // stored: none was buffered for another statement), and the next
                     // execution starts from it as from a freed one (raw C frees nothing):
@@ -769,7 +785,8 @@ final class MariaDBConnection: EngineConnection {
                         throw statementError(handle, sql: statement.text.sql)
                     }
                     do {
-                        try body(RowView(result: result, row: fetched.advance()))
+                        let row = reader._withUnsafeGuaranteedRef { $0.advance() }
+                        try body(RowView(result: EngineResult(reader.takeUnretainedValue()), row: row))
                     } catch {
                         // Left before the last row: an error the server sends in the rest
                         // (the statement failed after these rows: a deadlock that ended
@@ -861,12 +878,13 @@ final class MariaDBConnection: EngineConnection {
         _ statement: PreparedStatement, _ values: UnsafeBufferPointer<DatabaseValue>
     ) throws -> Executed {
         let handle = statement.handle
-        let sql = statement.text.sql
+        // The text is read only where an error or the results after the first need it: a
+        // copy here retained and released it at every execution.
         guard Int(mysql_stmt_param_count(handle)) == values.count else {
             throw DALError(
                 .argumentMismatch,
                 "the statement has \(mysql_stmt_param_count(handle)) parameter(s) but \(values.count) value(s) were bound",
-                sql: sql)
+                sql: statement.text.sql)
         }
         defer { parameters.releaseLargeBuffers() }
         if !values.isEmpty {
@@ -874,12 +892,12 @@ final class MariaDBConnection: EngineConnection {
             if !statement.isBound(to: binds, count: values.count) {
                 guard mysql_stmt_bind_param(handle, binds) == 0 else {
                     statement.forgetBound()
-                    throw statementError(handle, sql: sql)
+                    throw statementError(handle, sql: statement.text.sql)
                 }
                 statement.noteBound(to: binds, count: values.count)
             }
         }
-        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: sql) }
+        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: statement.text.sql) }
         guard mysql_stmt_field_count(handle) > 0 else {
             let affected = mysql_stmt_affected_rows(handle)
             return .changed(affected == UInt64.max ? 0 : Int(clamping: affected))
@@ -888,7 +906,7 @@ final class MariaDBConnection: EngineConnection {
         defer {
             if !stored {
                 Self.freeResult(of: statement)
-                drainResults(handle, sql: sql)
+                drainResults(handle, sql: statement.text.sql)
             }
         }
         let binding: MariaDBResultBinding
@@ -902,13 +920,15 @@ final class MariaDBConnection: EngineConnection {
             if statement.sendsSeveralResults || handle.pointee.bind_result_done == 0,
                 mysql_stmt_bind_result(handle, binding.binds) != 0
             {
-                throw statementError(handle, sql: sql)
+                throw statementError(handle, sql: statement.text.sql)
             }
         } else {
-            guard let made = MariaDBResultBinding(handle) else { throw statementError(handle, sql: sql) }
+            guard let made = MariaDBResultBinding(handle) else { throw statementError(handle, sql: statement.text.sql) }
             statement.resultBinding = made
             binding = made
-            guard mysql_stmt_bind_result(handle, binding.binds) == 0 else { throw statementError(handle, sql: sql) }
+            guard mysql_stmt_bind_result(handle, binding.binds) == 0 else {
+                throw statementError(handle, sql: statement.text.sql)
+            }
         }
         if statement.readsOffTheWire && !statement.sendsSeveralResults {
             // Fetched as raw C fetches them: each row read off the wire into the binding.
@@ -922,7 +942,7 @@ final class MariaDBConnection: EngineConnection {
             // The read failed part way (an error after some rows: a runtime error, `KILL
             // QUERY`). Connector/C leaves the statement waiting for rows, and its next
             // execution would read the wire for them until the read timeout: reset it.
-            let error = statementError(handle, sql: sql)
+            let error = statementError(handle, sql: statement.text.sql)
             mysql_stmt_reset(handle)
             throw error
         }
@@ -940,14 +960,14 @@ final class MariaDBConnection: EngineConnection {
             let code = mysql_stmt_fetch(handle)
             if code == swiftdal_mariadb_no_data { break }
             guard code == 0 || code == swiftdal_mariadb_data_truncated else {
-                throw statementError(handle, sql: sql)
+                throw statementError(handle, sql: statement.text.sql)
             }
             try binding.appendRow(of: handle, to: &values)
         }
         // The further results read now: an error in them is the call's.
         stored = true
         Self.freeResult(of: statement)
-        if let error = drainResults(handle, sql: sql) { throw error }
+        if let error = drainResults(handle, sql: statement.text.sql) { throw error }
         return .rows(MariaDBRows(layout: binding.layout, columnCount: binding.count, values: values))
     }
 

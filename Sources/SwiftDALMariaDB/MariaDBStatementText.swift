@@ -55,7 +55,7 @@ struct MariaDBStatementText: Sendable, Equatable {
     /// The number of positional arguments when the `?`s take them one each, in order
     /// (``bindsInOrder``); -1 otherwise. Read at every execution, where matching
     /// ``parameters`` copied its array (a retain and a release, callgrind, W3 on MariaDB).
-    private let inOrderCount: Int
+    let inOrderCount: Int
 
     /// Rewrites `text`; throws ``DALError/Code/invalidSQL`` for a text that mixes named and
     /// positional parameters or leaves a literal, identifier or comment open.

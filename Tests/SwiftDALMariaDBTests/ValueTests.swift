@@ -473,6 +473,49 @@ import Testing
         #expect(echoed == values.map { [$0, $0] })
     }
 
+    /// The binds of one `INSERT` stay the same while its values change length within a
+    /// size class, turn NULL and back, or change type (the lengths and NULL indicators are
+    /// read at each execution): every row is written as given, checked from outside.
+    @Test func oneInsertRunWithChangingLengthsAndNullsWritesEachRow() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one statement cache
+        let (pool, outside) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(id BIGINT PRIMARY KEY, a LONGTEXT, b LONGTEXT)") }
+        func text(_ count: Int, _ letter: String) -> DatabaseValue { .text(String(repeating: letter, count: count)) }
+        // Lengths across the classes' edges (16|17, 32|33), empty text, NULL before and
+        // after text, and an integer where text was (stored as its text by the column).
+        let rows: [(DatabaseValue, DatabaseValue)] = [
+            (text(16, "a"), text(3, "b")), (text(17, "c"), .null), (.null, text(33, "d")),
+            (text(1, "e"), text(32, "f")),
+            (.text(""), .null), (.null, .null), (.integer(42), text(16, "g")), (text(5_000, "h"), text(2, "i")),
+            (text(2, "j"), text(17, "k")), (.null, .text("é"))
+        ]
+        try pool.write { db in
+            for (index, row) in rows.enumerated() {
+                try db.execute(
+                    SQL(
+                        sql: "INSERT INTO t(id, a, b) VALUES (?, ?, ?)",
+                        arguments: StatementArguments(values: [.integer(Int64(index)), row.0, row.1])))
+            }
+        }
+        func shown(_ value: DatabaseValue) -> String {
+            switch value {
+            case .null: "NULL"
+            case .integer(let integer): String(integer)
+            case .text(let text): "\(text.utf8.count):" + (text.utf8.first.map { String(format: "%02X", $0) } ?? "")
+            default: "?"
+            }
+        }
+        let expected = rows.enumerated().map { "\($0.offset)\t\(shown($0.element.0))\t\(shown($0.element.1))" }
+        let written = try outside.sql(
+            """
+            SELECT id, IF(a IS NULL, 'NULL', IF(a = '42', a, CONCAT(OCTET_LENGTH(a), ':', LEFT(HEX(a), 2)))),
+            IF(b IS NULL, 'NULL', CONCAT(OCTET_LENGTH(b), ':', LEFT(HEX(b), 2))) FROM t ORDER BY id
+            """)
+        #expect(written.split(separator: "\n").map(String.init) == expected)
+    }
+
     /// A procedure's result (a `CALL` sends it, then a status of its own, and Connector/C
     /// resets the statement's result binding) read again and again on one connection, and
     /// a column renamed under a cached statement read by its new name.
