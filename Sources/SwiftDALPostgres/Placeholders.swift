@@ -86,18 +86,6 @@ final class PostgresStatementText: Sendable {
         return (result, numbers)
     }
 
-    /// Calls `body` with the values to bind (see ``values(for:)``): positional arguments
-    /// that match the parameters one for one, none of them a list sent as an array, are
-    /// passed where they are stored, without making an array per execution.
-    func withValues<R>(
-        for arguments: StatementArguments, _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R
-    ) throws -> R {
-        if arrayParameters.isEmpty, case .positional(let count) = parameters, arguments.positionalCount == count {
-            return try arguments.withPositionalValues(body)
-        }
-        return try values(for: arguments).withUnsafeBufferPointer(body)
-    }
-
     /// The values to bind, in parameter order; throws ``DALError/Code/argumentMismatch``
     /// when the arguments do not match the parameters (a statement of more parameters than
     /// PostgreSQL takes was refused when its text was read).

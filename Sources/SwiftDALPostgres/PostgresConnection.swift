@@ -121,8 +121,31 @@ final class PostgresConnection: EngineConnection {
             resultFormat = 1
         }
 
+        /// The number of positional arguments bound where they are stored when exactly that
+        /// many are given (no parameter is a list sent as an array); -1 when none are.
+        private let inPlaceCount: Int
+
+        /// Calls `body` with the values to bind (see ``PostgresStatementText/values(for:)``):
+        /// positional arguments that match the parameters one for one, none of them a list
+        /// sent as an array, are passed where they are stored, without making an array per
+        /// execution. (Decided by the count kept above: a method of `text` copied the text,
+        /// its string and collections retained and released, at every execution.)
+        func withValues<R>(
+            for arguments: StatementArguments, _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R
+        ) throws -> R {
+            if inPlaceCount >= 0, arguments.positionalCount == inPlaceCount {
+                return try arguments.withPositionalValues(body)
+            }
+            return try text.values(for: arguments).withUnsafeBufferPointer(body)
+        }
+
         init(text: PostgresStatementText, name: String?, changesSchema: Bool) {
             self.text = text
+            if text.arrayParameters.isEmpty, case .positional(let count) = text.parameters {
+                inPlaceCount = count
+            } else {
+                inPlaceCount = -1
+            }
             self.name = name
             cName = name?.utf8CString
             self.changesSchema = changesSchema
@@ -437,7 +460,7 @@ final class PostgresConnection: EngineConnection {
         let commitsAnAbortedTransaction =
             statement.role == .commit && connection.map { PQtransactionStatus($0) == PQTRANS_INERROR } == true
         do {
-            var result = try statement.text.withValues(for: query.arguments) { try execute(statement, $0) }
+            var result = try statement.withValues(for: query.arguments) { try execute(statement, $0) }
             if Self.isStalePlan(result) {
                 // Another connection's schema change altered a prepared statement's result
                 // columns: prepare it again. Inside a transaction the failure has aborted it:
@@ -449,7 +472,7 @@ final class PostgresConnection: EngineConnection {
                     PQclear(result)
                     try forget(query.sql)
                     statement = try prepared(query.sql)
-                    result = try statement.text.withValues(for: query.arguments) { try execute(statement, $0) }
+                    result = try statement.withValues(for: query.arguments) { try execute(statement, $0) }
                 }
             }
             let affected = try consume(result, sql: statement.text.sql, statement: statement, body)
@@ -634,7 +657,7 @@ final class PostgresConnection: EngineConnection {
                             index: index, sql: preparation, written: statement.sql,
                             time: ended == nil ? nil : .now, statement: nil, isPreparation: true))
                 }
-                let accepted = try prepared.text.withValues(for: statement.arguments) { values in
+                let accepted = try prepared.withValues(for: statement.arguments) { values in
                     try withParameters(values, sql: prepared.text.sql) { count, pointers, lengths, formats in
                         if let name = prepared.cName {
                             return name.withUnsafeBufferPointer { name in
@@ -1018,7 +1041,7 @@ final class PostgresConnection: EngineConnection {
         let declare = PreparedStatement(
             text: try PostgresStatementText(prefix + postgresText(query.sql)), name: nil, changesSchema: false)
         let sql = String(declare.text.sql.dropFirst(prefix.count))  // the query as PostgreSQL runs it, for errors
-        _ = try consume(try declare.text.withValues(for: query.arguments) { try execute(declare, $0) }, sql: sql) { _ in
+        _ = try consume(try declare.withValues(for: query.arguments) { try execute(declare, $0) }, sql: sql) { _ in
         }
         // Keeps the columns' shape from one batch to the next.
         let fetch = PreparedStatement(

@@ -218,10 +218,16 @@ public final class Statement {
         if let error = arguments.conversionError { throw error }
         let count = Int(parameters)
         switch arguments.storage {
-        case .positional(let values):
-            guard values.count == count else { throw positionalCountMismatch(given: values.count) }
-            for index in values.indices {
-                try bind(values[index], at: Int32(index + 1))
+        case .positional:
+            // Bound where the array holds them: read through the array's subscript, each
+            // value was copied (retained and released) around its bind (callgrind, W1 on
+            // SQLite: −122 instructions an insert of five values).
+            try arguments.withPositionalValues { values in
+                guard values.count == count else { throw positionalCountMismatch(given: values.count) }
+                guard let first = values.baseAddress else { return }  // no values
+                for index in 0..<count {
+                    try bind(pointee: first + index, at: Int32(index + 1))
+                }
             }
         case .single(let value):
             guard count == 1 else { throw positionalCountMismatch(given: 1) }
@@ -273,9 +279,15 @@ public final class Statement {
         return names
     }
 
-    private func bind(_ value: borrowing DatabaseValue, at index: Int32) throws {
+    /// Binds `value` to parameter `index` (1-based).
+    private func bind(_ value: DatabaseValue, at index: Int32) throws {
+        try withUnsafePointer(to: value) { try bind(pointee: $0, at: index) }
+    }
+
+    /// Binds the value `value` points to, read in place, to parameter `index` (1-based).
+    private func bind(pointee value: UnsafePointer<DatabaseValue>, at index: Int32) throws {
         let code: Int32
-        switch value {
+        switch value.pointee {
         case .null:
             code = sqlite3_bind_null(handle, index)
         case .integer(let integer):
