@@ -13,10 +13,6 @@ final class MariaDBParameterBinding {
     /// by Connector/C at each execution, so that a value of another length needs no new
     /// `mysql_stmt_bind_param` (as raw C binds once).
     private var lengths: UnsafeMutablePointer<UInt>
-    /// The parameters' NULL indicators, which their binds point to: a `NULL` keeps the type
-    /// its parameter had (the server reads the indicator, not the value), so that a column
-    /// NULL in some rows and not in others needs no new `mysql_stmt_bind_param` either.
-    private var nullIndicators: UnsafeMutablePointer<my_bool>
     private var bindCapacity: Int
     private var bytes: UnsafeMutableRawPointer
     private var byteCapacity: Int
@@ -30,7 +26,6 @@ final class MariaDBParameterBinding {
         bindCapacity = 8
         binds = Self.zeroedBinds(bindCapacity)
         lengths = .allocate(capacity: bindCapacity)
-        nullIndicators = .allocate(capacity: bindCapacity)
         byteCapacity = 512
         bytes = .allocate(byteCount: byteCapacity, alignment: 8)
     }
@@ -71,19 +66,13 @@ final class MariaDBParameterBinding {
             let pointer = bytes + offset
             switch (first + index).pointee {
             case .null:
-                nullIndicators[index] = 1
-                binds[index].is_null = nullIndicators + index
-                // The type of the parameter's last value is kept (with its length and
-                // buffer, which are not read): only a parameter that had none binds as NULL.
-                switch binds[index].buffer_type {
-                case MYSQL_TYPE_LONGLONG, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_STRING, MYSQL_TYPE_BLOB: break
-                default:
-                    binds[index].buffer_type = MYSQL_TYPE_NULL
-                    binds[index].buffer_length = 0
-                    binds[index].length = nil
-                }
-                binds[index].buffer = pointer
-                continue
+                // Always typed NULL: the server keeps a parameter's type for a NULL value too,
+                // and types `COALESCE(?, 0)` or `IFNULL(?, x)` by it (a NULL that kept the
+                // type of a text bound before at its place read back as text).
+                binds[index].buffer_type = MYSQL_TYPE_NULL
+                binds[index].buffer = nil
+                binds[index].buffer_length = 0
+                binds[index].length = nil
             case .integer(let integer):
                 pointer.storeBytes(of: integer, as: Int64.self)
                 binds[index].buffer_type = MYSQL_TYPE_LONGLONG
@@ -130,8 +119,6 @@ final class MariaDBParameterBinding {
                 binds[index].length = lengths + index
                 offset += slot
             }
-            nullIndicators[index] = 0
-            binds[index].is_null = nullIndicators + index
         }
         return binds
     }
@@ -152,11 +139,9 @@ final class MariaDBParameterBinding {
     private func resize(_ capacity: Int) {
         binds.deallocate()
         lengths.deallocate()
-        nullIndicators.deallocate()
         bindCapacity = capacity
         binds = Self.zeroedBinds(bindCapacity)
         lengths = .allocate(capacity: bindCapacity)
-        nullIndicators = .allocate(capacity: bindCapacity)
     }
 
     /// The bytes a text or blob of `count` bytes takes in the buffer: a size class (16, 32,
@@ -173,7 +158,6 @@ final class MariaDBParameterBinding {
     deinit {
         binds.deallocate()
         lengths.deallocate()
-        nullIndicators.deallocate()
         bytes.deallocate()
     }
 }

@@ -897,7 +897,12 @@ final class MariaDBConnection: EngineConnection {
                 statement.noteBound(to: binds, count: values.count)
             }
         }
-        guard mysql_stmt_execute(handle) == 0 else { throw statementError(handle, sql: statement.text.sql) }
+        guard mysql_stmt_execute(handle) == 0 else {
+            // Connector/C marks the types sent as it builds the request: one that failed on
+            // the way may not have carried them, so the next execution binds (and sends) anew.
+            statement.forgetBound()
+            throw statementError(handle, sql: statement.text.sql)
+        }
         guard mysql_stmt_field_count(handle) > 0 else {
             let affected = mysql_stmt_affected_rows(handle)
             return .changed(affected == UInt64.max ? 0 : Int(clamping: affected))

@@ -473,6 +473,30 @@ import Testing
         #expect(echoed == values.map { [$0, $0] })
     }
 
+    /// A NULL is bound as NULL whatever was bound at its place before (by this statement or
+    /// another on the connection): the server types `COALESCE(?, 0)` by its parameter, and
+    /// a NULL that kept an earlier text's or double's type read back as text or a double.
+    @Test func aNullTakesNoTypeFromTheValueBoundBeforeIt() throws {
+        var configuration = MariaDBConfiguration()
+        configuration.maximumConnections = 1  // one connection: one set of binds
+        let (pool, _) = try makeMariaDBPool(configuration)
+        defer { try? pool.close() }
+        let read = try pool.read { db in
+            try [DatabaseValue.text("abc"), .real(2.5), .blob(Data([1])), .integer(7)].flatMap { before in
+                let earlier = try db.fetchOne(SQL(sql: "SELECT ? AS v", arguments: StatementArguments(value: before)))
+                let coalesced = SQL(sql: "SELECT COALESCE(?, 0) AS v", arguments: StatementArguments(value: .null))
+                return try [earlier, db.fetchOne(coalesced), db.fetchOne(coalesced)].map {
+                    try $0?.decode(DatabaseValue.self, at: 0)
+                }
+            }
+        }
+        #expect(
+            read == [
+                .text("abc"), .integer(0), .integer(0), .real(2.5), .integer(0), .integer(0),
+                .blob(Data([1])), .integer(0), .integer(0), .integer(7), .integer(0), .integer(0)
+            ])
+    }
+
     /// The binds of one `INSERT` stay the same while its values change length within a
     /// size class, turn NULL and back, or change type (the lengths and NULL indicators are
     /// read at each execution): every row is written as given, checked from outside.
