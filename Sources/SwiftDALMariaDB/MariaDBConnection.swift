@@ -206,9 +206,10 @@ final class MariaDBConnection: EngineConnection {
             readsOffTheWire = FirstWord.sendingOneResult.contains(FirstWord(text.sql))
         }
 
-        /// ``MariaDBStatementText/bindsInPlace(_:)`` of its text, read from the text's count
-        /// in place: the method called on `text` copied it (its string and parameters
-        /// retained and released) at every execution.
+        /// Whether `arguments` are bound as given: positional, one per `?`, each in its own
+        /// place (then the text's `values(for:)` would return them unchanged). Decided here,
+        /// from the text's count read in place: as a method of `text`, the call copied the
+        /// text (its string and parameters retained and released) at every execution.
         func bindsInPlace(_ arguments: StatementArguments) -> Bool {
             let count = text.inOrderCount
             return count >= 0 && arguments.positionalCount == count

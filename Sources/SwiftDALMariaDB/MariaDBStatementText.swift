@@ -184,13 +184,6 @@ struct MariaDBStatementText: Sendable, Equatable {
         DALError(.invalidSQL, "the SQL text mixes named and positional parameters", sql: text)
     }
 
-    /// Whether `arguments` are bound as given: positional, one per `?`, each in its own
-    /// place (then ``values(for:)`` would return them unchanged).
-    func bindsInPlace(_ arguments: StatementArguments) -> Bool {
-        guard inOrderCount >= 0 else { return false }
-        return arguments.positionalCount == inOrderCount
-    }
-
     /// Whether the statement inserts exactly one row each time it runs without an error:
     /// `INSERT INTO target [(columns)] VALUES (?, …)` and nothing after the values (no
     /// `IGNORE`, `ON DUPLICATE KEY UPDATE`, `RETURNING`, `SELECT` or second row; no comment:

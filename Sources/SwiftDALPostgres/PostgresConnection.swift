@@ -128,8 +128,9 @@ final class PostgresConnection: EngineConnection {
         /// Calls `body` with the values to bind (see ``PostgresStatementText/values(for:)``):
         /// positional arguments that match the parameters one for one, none of them a list
         /// sent as an array, are passed where they are stored, without making an array per
-        /// execution. (Decided by the count kept above: a method of `text` copied the text,
-        /// its string and collections retained and released, at every execution.)
+        /// execution. (Decided by the count kept above: matching the text's parameters and
+        /// list set at every execution cost ~60 instructions a call, callgrind, W7 on
+        /// PostgreSQL.)
         func withValues<R>(
             for arguments: StatementArguments, _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R
         ) throws -> R {
