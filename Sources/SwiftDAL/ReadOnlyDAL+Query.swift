@@ -26,6 +26,17 @@ extension ReadOnlyDAL {
             }
             return sql
         }
+        guard limit != nil || offset != nil else {
+            return SQL(sql: text, arguments: condition?.arguments ?? StatementArguments())
+        }
+        if !named {
+            // Appended where they are: no array of extras, and none of the copies a merge
+            // makes (callgrind, W4: ~2,900 instructions a `find` with a limit).
+            var arguments = condition?.arguments ?? StatementArguments()
+            if let limit { arguments.append(converted: .integer(Int64(limit))) }
+            if let offset { arguments.append(converted: .integer(Int64(offset))) }
+            return SQL(sql: text, arguments: arguments)
+        }
         var extra = [(String, DatabaseValue)]()
         if let limit { extra.append(("swiftdal_limit", .integer(Int64(limit)))) }
         if let offset { extra.append(("swiftdal_offset", .integer(Int64(offset)))) }

@@ -6,6 +6,54 @@ import Testing
 @testable import SwiftDALSQLite
 
 @Suite struct StatementTests {
+    /// Arguments joined (a condition's, then a scope's or a limit's) keep every value in
+    /// order whatever each side holds (one value, two, an array), carry a conversion
+    /// error, and refuse positional and named values together.
+    @Test func appendedArgumentsKeepTheirOrderAndRefuseMixing() throws {
+        func positional(_ values: [DatabaseValue]) -> StatementArguments { StatementArguments(values: values) }
+        let one = positional([.integer(1)])
+        let two = positional([.text("a"), .null])
+        let three = positional([.real(0.5), .integer(2), .text("b")])
+        var joined = one
+        try joined.append(contentsOf: two)
+        #expect(joined.positionalValues == [.integer(1), .text("a"), .null])
+        try joined.append(contentsOf: three)
+        #expect(joined.positionalValues == [.integer(1), .text("a"), .null, .real(0.5), .integer(2), .text("b")])
+        var fromPair = two
+        try fromPair.append(contentsOf: one)
+        #expect(fromPair.positionalValues == [.text("a"), .null, .integer(1)])
+        var fromMany = three
+        try fromMany.append(contentsOf: two)
+        #expect(fromMany.positionalValues == [.real(0.5), .integer(2), .text("b"), .text("a"), .null])
+        var fromNothing = StatementArguments()
+        try fromNothing.append(contentsOf: one)
+        #expect(fromNothing.positionalValues == [.integer(1)])
+        try fromNothing.append(contentsOf: StatementArguments())
+        #expect(fromNothing.positionalValues == [.integer(1)])
+
+        let named = StatementArguments(namedValues: ["x": .integer(3)])
+        var namedFromNothing = StatementArguments()
+        try namedFromNothing.append(contentsOf: named)
+        #expect(namedFromNothing.namedValues == ["x": .integer(3)])
+        var namedKept = named
+        try namedKept.append(contentsOf: StatementArguments())
+        #expect(namedKept.namedValues == ["x": .integer(3)])
+        var mixed = one
+        #expect(throws: DALError.self) { try mixed.append(contentsOf: named) }
+        var mixedBack = named
+        let refused = #expect(throws: DALError.self) { try mixedBack.append(contentsOf: one) }
+        #expect(refused?.code == .argumentMismatch)
+        var twoNamed = named
+        #expect(throws: DALError.self) { try twoNamed.append(contentsOf: named) }
+
+        let failing: SQL = "\(UInt64.max)"  // above Int64.max: not storable
+        #expect(failing.arguments.conversionError != nil)
+        var carried = one
+        try carried.append(contentsOf: failing.arguments)
+        #expect(carried.positionalValues == [.integer(1), .null])
+        #expect(carried.conversionError != nil)
+    }
+
     @Test func interpolatedValuesBecomeBoundParameters() throws {
         let minAge = 18
         let pattern = "%ann%"
