@@ -91,4 +91,14 @@ extension ReadOnlyDAL {
     {
         try await onReader { try self.sqlValueList(sql, as: type) }
     }
+
+    /// For example, `try await users.fetchEntities("SELECT * FROM users WHERE age > \(30)")`.
+    public final func fetchEntities(_ sql: SQL) async throws -> [T] {
+        try await onReader { try self.fetchEntities(sql) }
+    }
+
+    /// For example, at a service's startup, `try await users.verifySchema()`.
+    public final func verifySchema() async throws {
+        try await onReader { try self.verifySchema() }
+    }
 }

@@ -230,6 +230,24 @@ public struct TableDefinition: Sendable, Hashable {
         columns[index].type = type
     }
 
+    /// Sets (or with `nil` removes) the default of column `column`, keeping the rest of
+    /// its definition: for instance a default for a column of a definition derived from a
+    /// Codable entity, which has none. Throws ``DALError/Code/invalidColumn`` when the
+    /// table has no such column.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var orders = try TableDefinition(deriving: Order.self)
+    /// try orders.setDefault(.value("new"), ofColumn: "status")
+    /// ```
+    public mutating func setDefault(_ value: DefaultValue?, ofColumn column: String) throws {
+        guard let index = columns.firstIndex(where: { $0.name == column }) else {
+            throw DALError(.invalidColumn, "table \(name) has no column \(column)", table: name, column: column)
+        }
+        columns[index].defaultValue = value
+    }
+
     /// Sets the primary key. A single `INTEGER` column becomes SQLite's rowid alias;
     /// `autoincrement` forbids reusing the ids of deleted rows.
     ///

@@ -157,6 +157,51 @@ import Testing
         #expect(throws: DALError.self) { try sample.queue.read { try $0.checkSchema(of: Drifted.self) } }
     }
 
+    /// The async form checks as the synchronous one does: a matching table passes, a
+    /// drifted entity throws the same mismatch.
+    @Test func theAsyncSchemaCheckReportsWhatTheSynchronousOneDoes() async throws {
+        struct Drifted: Entity, Codable {
+            static let tableName = "users"
+            var id: Int64?
+            var nickname: String  // missing from the table
+        }
+        let sample = try Sample()
+        try await sample.users.verifySchema()
+        let error = await #expect(throws: DALError.self) {
+            try await BaseDAL<Drifted>(database: sample.queue).verifySchema()
+        }
+        #expect(error?.code == .schemaMismatch)
+        #expect(error?.message.contains("column nickname is missing") == true)
+    }
+
+    /// A default set on a derived definition is in the table's DDL (read back from
+    /// SQLite's own description of the column), and fills a row written without it; an
+    /// unknown column is refused.
+    @Test func aDefaultSetOnADerivedDefinitionReachesTheTable() throws {
+        struct Order: Entity, Codable {
+            static let tableName = "orders_t"
+            var id: Int64?
+            var customer: String
+            var status: String?  // nil: the column's default
+        }
+        var definition = try TableDefinition(deriving: Order.self)
+        try definition.setDefault(.value("new"), ofColumn: "status")
+        let unknown = #expect(throws: DALError.self) { try definition.setDefault(.value(1), ofColumn: "nope") }
+        #expect(unknown?.code == .invalidColumn)
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { try $0.create(definition) }
+        let declared = try queue.read { db in
+            try db.fetchScalar(
+                String.self, "SELECT dflt_value FROM pragma_table_info('orders_t') WHERE name = 'status'")
+        }
+        #expect(declared == "'new'")
+        let orders = BaseDAL<Order>(database: queue)
+        let id = try orders.insert2(Order(customer: "ann", status: nil))
+        #expect(try orders.findById(id)?.status == "new")
+        try definition.setDefault(nil, ofColumn: "status")
+        #expect(definition.columns.first { $0.name == "status" }?.defaultValue == nil)
+    }
+
     @Test func schemaChecksFollowSQLiteAffinityAndReportOnlyWhatWouldFail() throws {
         // What a real schema holds (Northwind/Chinook style): every mapping below works.
         struct Product: Entity, Codable {
