@@ -429,16 +429,44 @@ package final class SQLiteConnection: SteppingConnection {
     }
 
     @usableFromInline package func columns(in table: String) throws -> [ColumnInfo] {
-        let columns = try fetchAll(
-            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(\(table)) ORDER BY cid"
+        // `pragma_table_xinfo`, not `_info`: the latter leaves generated columns out, which
+        // then could be neither read nor told apart from columns the table lacks. `hidden`
+        // is 2 for a virtual generated column, 3 for a stored one, 1 for a virtual table's
+        // hidden column (left out: it is not one of the table's columns).
+        var generated = [(index: Int, stored: Bool)]()
+        var columns = [ColumnInfo]()
+        try forEachRow(
+            "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(\(table)) ORDER BY cid"
         ) { row in
-            ColumnInfo(
-                name: try row.decode(String.self, at: 0), declaredType: try row.decode(String?.self, at: 1) ?? "",
-                isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: try row.decode(String?.self, at: 3),
-                primaryKeyIndex: try row.decode(Int.self, at: 4))
+            let hidden = try row.decode(Int.self, at: 5)
+            guard hidden != 1 else { return }
+            if hidden == 2 || hidden == 3 { generated.append((columns.count, hidden == 3)) }
+            columns.append(
+                ColumnInfo(
+                    name: try row.decode(String.self, at: 0), declaredType: try row.decode(String?.self, at: 1) ?? "",
+                    isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: try row.decode(String?.self, at: 3),
+                    primaryKeyIndex: try row.decode(Int.self, at: 4)))
         }
         guard !columns.isEmpty else {
             throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
+        }
+        guard !generated.isEmpty else { return columns }
+        // Said as PostgreSQL and MariaDB say a generated column, so that BaseDAL never
+        // writes it; its expression as the table's CREATE TABLE writes it.
+        let createTable = try fetchFirst(
+            """
+            SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
+            UNION ALL SELECT sql FROM sqlite_temp_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
+            """
+        ) { try $0.decode(String?.self, at: 0) }
+        let expressions = GeneratedColumns.expressions(in: (createTable ?? nil) ?? "")
+        for (index, stored) in generated {
+            let column = columns[index]
+            let expression = expressions[column.name.identifierKey] ?? "…"
+            columns[index] = ColumnInfo(
+                name: column.name, declaredType: column.declaredType, isNotNull: column.isNotNull,
+                defaultValueSQL: "GENERATED ALWAYS AS (\(expression)) \(stored ? "STORED" : "VIRTUAL")",
+                primaryKeyIndex: column.primaryKeyIndex)
         }
         return columns
     }

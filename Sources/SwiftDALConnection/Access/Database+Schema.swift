@@ -1,4 +1,5 @@
-/// A column of a table, as the database itself describes it (`pragma_table_info`).
+/// A column of a table, as the database itself describes it (SQLite's
+/// `pragma_table_xinfo`, generated columns included; the catalogs of the server engines).
 ///
 /// For example, `try db.columns(in: "users").map(\.name)`.
 public struct ColumnInfo: Sendable, Hashable {
@@ -25,8 +26,10 @@ public struct ColumnInfo: Sendable, Hashable {
     }
 
     /// Whether the database computes the column's value (`GENERATED ALWAYS AS (…)`,
-    /// stored or virtual: its ``defaultValueSQL`` says so on PostgreSQL and MariaDB). It is
-    /// read, never written: BaseDAL leaves it out of every `INSERT` and `UPDATE`.
+    /// stored or virtual: its ``defaultValueSQL`` says so, as `GENERATED ALWAYS AS (expression)
+    /// STORED` or `VIRTUAL`, on every engine; SQLite's expression is read from the table's
+    /// `CREATE TABLE` text). It is read, never written: BaseDAL leaves it out of every
+    /// `INSERT` and `UPDATE`.
     ///
     /// For example, `columns.filter(\.isGenerated).map(\.name)`.
     public var isGenerated: Bool { defaultValueSQL.map(Self.saysGenerated) ?? false }
