@@ -224,10 +224,7 @@ public struct TableDefinition: Sendable, Hashable {
     /// try products.changeType(ofColumn: "price", to: .numeric)
     /// ```
     public mutating func changeType(ofColumn column: String, to type: ColumnType) throws {
-        guard let index = columns.firstIndex(where: { $0.name == column }) else {
-            throw DALError(.invalidColumn, "table \(name) has no column \(column)", table: name, column: column)
-        }
-        columns[index].type = type
+        columns[try index(ofColumn: column)].type = type
     }
 
     /// Sets (or with `nil` removes) the default of column `column`, keeping the rest of
@@ -242,10 +239,16 @@ public struct TableDefinition: Sendable, Hashable {
     /// try orders.setDefault(.value("new"), ofColumn: "status")
     /// ```
     public mutating func setDefault(_ value: DefaultValue?, ofColumn column: String) throws {
+        columns[try index(ofColumn: column)].defaultValue = value
+    }
+
+    /// The position of column `column`; throws ``DALError/Code/invalidColumn`` when the
+    /// table has none.
+    private func index(ofColumn column: String) throws -> Int {
         guard let index = columns.firstIndex(where: { $0.name == column }) else {
             throw DALError(.invalidColumn, "table \(name) has no column \(column)", table: name, column: column)
         }
-        columns[index].defaultValue = value
+        return index
     }
 
     /// Sets the primary key. A single `INTEGER` column becomes SQLite's rowid alias;

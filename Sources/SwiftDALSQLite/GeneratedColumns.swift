@@ -43,12 +43,7 @@ enum GeneratedColumns {
                 }
                 index = max(region.end, index + 1)
             } else {
-                let byte = bytes[index]
-                if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\n")
-                    && byte != UInt8(ascii: "\r")
-                {
-                    tokens.append(Token(kind: nil, range: index..<(index + 1)))
-                }
+                if !SQLLexicon.isSpace(bytes[index]) { tokens.append(Token(kind: nil, range: index..<(index + 1))) }
                 index += 1
             }
         }

@@ -453,13 +453,14 @@ package final class SQLiteConnection: SteppingConnection {
         guard !generated.isEmpty else { return columns }
         // Said as PostgreSQL and MariaDB say a generated column, so that BaseDAL never
         // writes it; its expression as the table's CREATE TABLE writes it.
-        let createTable = try fetchFirst(
-            """
-            SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
-            UNION ALL SELECT sql FROM sqlite_temp_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
-            """
-        ) { try $0.decode(String?.self, at: 0) }
-        let expressions = GeneratedColumns.expressions(in: (createTable ?? nil) ?? "")
+        let createTable =
+            try fetchFirst(
+                """
+                SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
+                UNION ALL SELECT sql FROM sqlite_temp_schema WHERE type = 'table' AND name = \(table) COLLATE NOCASE
+                """
+            ) { try $0.decode(String.self, at: 0) } ?? ""
+        let expressions = GeneratedColumns.expressions(in: createTable)
         for (index, stored) in generated {
             let column = columns[index]
             let expression = expressions[column.name.identifierKey] ?? "…"

@@ -30,6 +30,8 @@ import Testing
             in: "CREATE TABLE t([my col] INT, `b``q` AS ([my col] + 1), \"c\"\"d\" INT GENERATED ALWAYS AS (2) STORED)")
         #expect(quoted == ["b`q": "[my col] + 1", "c\"d": "2"])
         #expect(GeneratedColumns.expressions(in: "CREATE TABLE t(a INT") == [:])
+        // A form feed is white space to SQLite, as to its lexicon.
+        #expect(GeneratedColumns.expressions(in: "CREATE TABLE t(a INT,\u{0C}b AS (a)\u{0C}STORED)") == ["b": "a"])
     }
 
     @Test func generatedColumnsAreReadAndNeverWritten() throws {

@@ -364,7 +364,9 @@ package struct SQLLexicon: Sendable {
         return nameLength > 0 ? index : nil
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool {
+    /// Whether `byte` is white space between tokens (space, tab, line feed, vertical tab,
+    /// form feed, carriage return).
+    package static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
