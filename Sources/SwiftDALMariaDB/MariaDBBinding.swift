@@ -237,7 +237,11 @@ final class MariaDBBulkRows {
             let kind: Kind
             switch (first + parameter).pointee {
             case .null:
+                // (Every slot of the row written: Connector/C reads no other, but none is left
+                // uninitialized for it.)
                 indicators[slot] = CChar(truncatingIfNeeded: STMT_INDICATOR_NULL.rawValue)
+                numbers[slot] = 0
+                offsets[slot] = 0
                 lengths[slot] = 0
                 added += 1
                 continue
