@@ -1187,6 +1187,7 @@ final class MariaDBConnection: EngineConnection {
         var changed = 0
         var index = 0
         var lookahead: SQL?
+        var bulkRows: MariaDBBulkRows?
         while index < count {
             let first: SQL
             if let made = lookahead.take() { first = made } else { first = try query(index) }
@@ -1195,12 +1196,23 @@ final class MariaDBConnection: EngineConnection {
                 index += 1
                 continue
             }
-            // The run: the statements after `first` of its text, values of the same kinds.
+            // The run: the statements after `first` of its text, values of the same kinds. (The
+            // arrays are made once a batch, for its largest run, and reused by its next runs of
+            // that width: a batch whose texts alternate made them for every statement.)
             var run = [first]
-            let rows = MariaDBBulkRows(
-                width: bulk.values.count, capacity: min(count - index, Self.bulkStatements), byteLimit: bulk.byteLimit)
+            let rows: MariaDBBulkRows
+            if let made = bulkRows, made.width == bulk.values.count, made.byteLimit == bulk.byteLimit {
+                made.removeAll()
+                rows = made
+            } else {
+                rows = MariaDBBulkRows(
+                    width: bulk.values.count, capacity: min(count - index, Self.bulkStatements),
+                    byteLimit: bulk.byteLimit)
+                bulkRows = rows
+            }
             _ = bulk.values.withUnsafeBufferPointer(rows.append)  // (a first row always fits)
-            while index + run.count < count {
+            // (Up to the run's limit: the statement after a full run is made by the next one.)
+            while rows.count < rows.capacity, index + run.count < count {
                 let next = try query(index + run.count)
                 let values = next.sql == first.sql ? try? bulk.statement.text.values(for: next.arguments) : nil
                 guard let values, next.arguments.conversionError == nil, values.withUnsafeBufferPointer(rows.append)
