@@ -182,32 +182,37 @@ final class MariaDBBulkRows {
     /// The parameters of a row.
     let width: Int
     /// The most rows a run holds.
-    let capacity: Int
+    let limit: Int
+    /// The rows the arrays have room for: a few at first, doubled as rows come, up to
+    /// ``limit`` (a batch whose runs stay short allocates little).
+    private var capacity: Int
     /// The most bytes of values a run sends (about: the values' bytes and an indicator per
     /// value); a row larger on its own makes a run alone.
     let byteLimit: Int
     /// The rows appended.
     private(set) var count = 0
     private var bytes = 0
-    /// Per parameter, `capacity` slots each (the parameter's at `parameter * capacity`).
     private let kinds: UnsafeMutablePointer<Kind?>
     private let setByTheRow: UnsafeMutablePointer<Bool>
-    private let indicators: UnsafeMutablePointer<CChar>
-    private let numbers: UnsafeMutablePointer<UInt64>
-    private let offsets: UnsafeMutablePointer<Int>
-    private let pointers: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
-    private let lengths: UnsafeMutablePointer<UInt>
+    /// Per parameter, `capacity` slots each (the parameter's at `parameter * capacity`).
+    private var indicators: UnsafeMutablePointer<CChar>
+    private var numbers: UnsafeMutablePointer<UInt64>
+    private var offsets: UnsafeMutablePointer<Int>
+    private var pointers: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
+    private var lengths: UnsafeMutablePointer<UInt>
     /// The bytes of the texts and blobs, one after the other (their places: `offsets`).
     private var arena: UnsafeMutablePointer<UInt8>
     private var arenaCapacity: Int
     private var arenaUsed = 0
     private let binds: UnsafeMutablePointer<MYSQL_BIND>
 
-    init(width: Int, capacity: Int, byteLimit: Int) {
+    /// Arrays for runs of up to `limit` rows of `width` values.
+    init(width: Int, limit: Int, byteLimit: Int) {
         self.width = width
-        self.capacity = max(1, capacity)
+        self.limit = max(1, limit)
+        capacity = min(self.limit, 16)
         self.byteLimit = byteLimit
-        let slots = max(1, width) * self.capacity
+        let slots = max(1, width) * capacity
         kinds = .allocate(capacity: max(1, width))
         kinds.initialize(repeating: nil, count: max(1, width))
         setByTheRow = .allocate(capacity: max(1, width))
@@ -228,7 +233,8 @@ final class MariaDBBulkRows {
     /// differs from its parameter's in the run, or the run's bytes would pass
     /// ``byteLimit`` (a first row always fits).
     func append(_ values: UnsafeBufferPointer<DatabaseValue>) -> Bool {
-        guard values.count == width, count < capacity, let first = values.baseAddress else { return false }
+        guard values.count == width, count < limit, let first = values.baseAddress else { return false }
+        if count == capacity { grow() }
         let row = count
         let arenaStart = arenaUsed
         var added = 0
@@ -292,6 +298,36 @@ final class MariaDBBulkRows {
         bytes += added
         count += 1
         return true
+    }
+
+    /// Doubles the room for rows (up to ``limit``), the rows appended moved to their new
+    /// places. (`pointers` holds nothing yet: ``bind()`` fills it.)
+    private func grow() {
+        let grown = min(capacity * 2, limit)
+        let slots = max(1, width) * grown
+        let movedIndicators = UnsafeMutablePointer<CChar>.allocate(capacity: slots)
+        let movedNumbers = UnsafeMutablePointer<UInt64>.allocate(capacity: slots)
+        let movedOffsets = UnsafeMutablePointer<Int>.allocate(capacity: slots)
+        let movedLengths = UnsafeMutablePointer<UInt>.allocate(capacity: slots)
+        for parameter in 0..<width {
+            let from = parameter * capacity
+            let to = parameter * grown
+            (movedIndicators + to).update(from: indicators + from, count: count)
+            (movedNumbers + to).update(from: numbers + from, count: count)
+            (movedOffsets + to).update(from: offsets + from, count: count)
+            (movedLengths + to).update(from: lengths + from, count: count)
+        }
+        indicators.deallocate()
+        numbers.deallocate()
+        offsets.deallocate()
+        lengths.deallocate()
+        pointers.deallocate()
+        indicators = movedIndicators
+        numbers = movedNumbers
+        offsets = movedOffsets
+        lengths = movedLengths
+        pointers = .allocate(capacity: slots)
+        capacity = grown
     }
 
     /// Copies `bytes` to the arena's end; returns their count.

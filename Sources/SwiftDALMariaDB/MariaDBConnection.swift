@@ -1197,22 +1197,20 @@ final class MariaDBConnection: EngineConnection {
                 continue
             }
             // The run: the statements after `first` of its text, values of the same kinds. (The
-            // arrays are made once a batch, for its largest run, and reused by its next runs of
-            // that width: a batch whose texts alternate made them for every statement.)
+            // arrays start small and grow with the run; they are reused by the batch's next
+            // runs of that width.)
             var run = [first]
             let rows: MariaDBBulkRows
             if let made = bulkRows, made.width == bulk.values.count, made.byteLimit == bulk.byteLimit {
                 made.removeAll()
                 rows = made
             } else {
-                rows = MariaDBBulkRows(
-                    width: bulk.values.count, capacity: min(count - index, Self.bulkStatements),
-                    byteLimit: bulk.byteLimit)
+                rows = MariaDBBulkRows(width: bulk.values.count, limit: Self.bulkStatements, byteLimit: bulk.byteLimit)
                 bulkRows = rows
             }
             _ = bulk.values.withUnsafeBufferPointer(rows.append)  // (a first row always fits)
             // (Up to the run's limit: the statement after a full run is made by the next one.)
-            while rows.count < rows.capacity, index + run.count < count {
+            while rows.count < rows.limit, index + run.count < count {
                 let next = try query(index + run.count)
                 let values = next.sql == first.sql ? try? bulk.statement.text.values(for: next.arguments) : nil
                 guard let values, next.arguments.conversionError == nil, values.withUnsafeBufferPointer(rows.append)
