@@ -50,6 +50,14 @@ extension BaseDAL {
         try await onWriter { try self.updateFieldsRange(changes) }
     }
 
+    /// For example, `try await users.updateFieldRange("score", [(key: 42, value: 4.5)])`.
+    @discardableResult
+    public func updateFieldRange<Key: EntityKey, Value: DatabaseValueConvertible>(
+        _ fieldName: String, _ changes: [(key: Key, value: Value)]
+    ) async throws -> Int {
+        try await onWriter { try self.updateFieldRange(fieldName, changes) }
+    }
+
     /// For example, `try await products.upsertRange(catalogFeed)`.
     public func upsertRange(_ entities: [T]) async throws {
         try await onWriter { try self.upsertRange(entities) }

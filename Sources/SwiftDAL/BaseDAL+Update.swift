@@ -156,7 +156,8 @@ extension BaseDAL {
 
     /// The `UPDATE` of column `fieldName` to `value()` in the row with primary key `key`
     /// (the column is checked before the value is converted, as `updateFields` does).
-    private func updateFieldQuery(
+    @usableFromInline
+    func updateFieldQuery(
         _ fieldName: String, _ value: () throws -> DatabaseValue, key: some EntityKey, _ mapping: TableMapping
     ) throws -> SQL {
         let sql = try mapping.updateFieldSQL(fieldName)

@@ -109,6 +109,42 @@ extension BaseDAL {
         }
     }
 
+    /// Writes column `fieldName` (checked against the table) of many rows, each by its key
+    /// and to its own value, exactly as ``updateField(_:to:key:)-a0u7`` does for one row, in one
+    /// transaction (all or none); returns how many rows were found (and written). The
+    /// batch form of `updateField`: one statement text for every row, each value keeping
+    /// its type, no dictionary per row (``updateFieldsRange(_:)-8qwyo`` writes several columns).
+    ///
+    /// On PostgreSQL the updates are pipelined (a round trip per thousand rows). When one
+    /// fails, nothing is written, and the engine error's ``DatabaseError/batchIndex`` is
+    /// its index in `changes`. Inside a `write` the batch joins that transaction as a
+    /// savepoint. With a ``ReadOnlyDAL/scope`` only rows inside it are written, and the
+    /// tenant column cannot be named (``DALError/Code/scopeViolation``).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let written = try users.updateFieldRange("score", results.map { (key: $0.userID, value: $0.score) })
+    /// ```
+    @discardableResult @inlinable
+    public func updateFieldRange<Key: EntityKey, Value: DatabaseValueConvertible>(
+        _ fieldName: String, _ changes: [(key: Key, value: Value)]
+    ) throws -> Int {
+        guard !changes.isEmpty else { return 0 }
+        // Inlinable and read in place, as `updateFieldsRange`: specialized for the caller's
+        // key and value types.
+        return try changes.withUnsafeBufferPointer { changes in
+            try withMapping(writing: true) { db, mapping in
+                try db.inTransaction(.immediate) {
+                    try db.executeBatch(count: changes.count) { index in
+                        try updateFieldQuery(
+                            fieldName, { try changes[index].value.databaseValue() }, key: changes[index].key, mapping)
+                    }
+                }
+            }
+        }
+    }
+
     /// Upserts every entity exactly as ``upsert(_:)-m2gr`` does for one, in one transaction (all
     /// or none): a row that has the entity's key gets the columns whose value changed, and
     /// the other entities are inserted (with `ON CONFLICT(key) DO UPDATE`).

@@ -369,6 +369,51 @@ private struct Code: Entity, Codable, Equatable {
         #expect(scores == kept.map { Double($0.age) * 0.5 })
     }
 
+    /// `updateFieldRange` writes each row its own value of one column (its count of updates
+    /// read from outside the pool), keeps each value's type, stores `NULL` for `nil`,
+    /// counts the keys it found; a failing row (a unique email) or an unknown column
+    /// writes nothing, and the error names the row's index.
+    @Test(arguments: Engine.allCases)
+    func updateFieldRangeWritesEachRowItsValue(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.users.insertRange(batch("ranged", 1_300))
+        try countUpdates(sample)
+        let users = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+        var changes = users.map { (key: $0.id ?? -1, value: Double($0.age) * 0.25 + 0.125) }
+        changes.append((key: 99_999_999, value: 1.0))
+        #expect(try sample.users.updateFieldRange("score", changes) == 1_300)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == 1_300)
+        let scores = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id").map(\.score)
+        #expect(scores == users.map { Double($0.age) * 0.25 + 0.125 })
+        let none: [(key: Int64, value: Double)] = []
+        #expect(try sample.users.updateFieldRange("score", none) == 0)
+
+        let ids = users.prefix(3).map { $0.id ?? -1 }
+        #expect(try sample.users.updateFieldRange("bio", ids.map { (key: $0, value: "set" as String?) }) == 3)
+        #expect(try sample.users.updateFieldRange("bio", [(key: ids[1], value: nil as String?)]) == 1)
+        #expect(try ids.map { try sample.users.findById($0)?.bio } == ["set", nil, "set"])
+
+        let ages = "SELECT sum(age) FROM users WHERE email LIKE 'ranged%'"
+        let agesBefore = try scalar(sample, ages)
+        let seen = try scalar(sample, "SELECT n FROM updates_seen")
+        var emails = users.map { (key: $0.id ?? -1, value: "moved\($0.id ?? -1)@example.com") }
+        emails[1_111].value = emails[5].value
+        let error = #expect(throws: (any Error).self) { try sample.users.updateFieldRange("email", emails) }
+        #expect((error as? any DatabaseError)?.constraintKind == .unique, "\(String(describing: error))")
+        #expect((error as? any DatabaseError)?.batchIndex == 1_111)
+        #expect(try count(sample, prefix: "moved") == 0)
+        let unknown = #expect(throws: DALError.self) {
+            try sample.users.updateFieldRange("no_such_column", users.map { (key: $0.id ?? -1, value: 1) })
+        }
+        #expect(unknown?.code == .invalidColumn)
+        #expect(try scalar(sample, ages) == agesBefore)
+        #expect(try scalar(sample, "SELECT n FROM updates_seen") == seen)
+        if let pool = sample.database as? PostgresPool {
+            #expect(try OutsideView.of(pool).sessionsIdleInTransaction() == 0)
+        }
+    }
+
     /// A failing row fails the whole batch of `updateRange`, `updateFieldsRange` and
     /// `upsertRange`: nothing is written, and the error names the entity's index in what
     /// was given (not its statement's position: unchanged entities send none).

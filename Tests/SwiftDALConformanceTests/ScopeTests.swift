@@ -210,6 +210,7 @@ private struct TwoTenants {
         #expect(try !one.updateField("title", to: "stolen", key: theirID))
         #expect(try one.updateRange([stolen]) == 0)
         #expect(try one.updateFieldsRange([(key: theirID, fields: ["title": "stolen"])]) == 0)
+        #expect(try one.updateFieldRange("title", [(key: theirID, value: "stolen")]) == 0)
         #expect(try !one.deleteById(theirID))
         #expect(try !one.purgeById(theirID))
         #expect(try !one.restoreById(theirDeletedID))
@@ -252,6 +253,9 @@ private struct TwoTenants {
         #expect(
             #expect(throws: DALError.self) { _ = try one.updateField("Tenant_ID", to: 2, key: ourIDs[0]) }?.code
                 == .scopeViolation)
+        #expect(
+            #expect(throws: DALError.self) { _ = try one.updateFieldRange("tenant_id", [(key: ourIDs[0], value: 2)]) }?
+                .code == .scopeViolation)
         #expect(
             #expect(throws: DALError.self) { _ = try one.updateFields(["tenant_id": 1, "title": "x"], key: ourIDs[0]) }?
                 .code
