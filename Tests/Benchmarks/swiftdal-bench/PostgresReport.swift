@@ -178,7 +178,7 @@ struct PostgresReport: Codable {
         }
         let batches = [
             ("W1", "SwiftDAL's W1 is insertRange2: its inserts pipelined, a sync per 1,000"),
-            ("W5", "SwiftDAL's W5 is updateFieldsRange: its updates pipelined, a sync per 1,000")
+            ("W5", "SwiftDAL's W5 is updateFieldRange: its updates pipelined, a sync per 1,000")
         ]
         for (workload, note) in batches {
             let rows = workloads.filter { $0.workload == workload }

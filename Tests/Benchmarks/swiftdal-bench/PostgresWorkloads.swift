@@ -94,10 +94,10 @@ struct PostgresSwiftWorkloads<User: BenchUser> {
         return try measuredOnPool(open) { pool, users in
             // One batch, pipelined (as insertRange is for W1): one transaction, as Tests/Benchmarks/README.md.
             var sequence = IDSequence(count: scale.rows)
-            var changes = [(key: Int64, fields: [String: (any DatabaseValueConvertible)?])]()
+            var changes = [(key: Int64, value: Double)]()
             changes.reserveCapacity(Int(scale.updates))
-            for k in 0..<scale.updates { changes.append((key: sequence.next(), fields: ["score": Double(k) * 0.25])) }
-            return Int64(try users.updateFieldsRange(changes))
+            for k in 0..<scale.updates { changes.append((key: sequence.next(), value: Double(k) * 0.25)) }
+            return Int64(try users.updateFieldRange("score", changes))
         }
     }
 
