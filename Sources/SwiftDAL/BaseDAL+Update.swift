@@ -154,6 +154,13 @@ extension BaseDAL {
         return SQL(sql: sql, arguments: StatementArguments(values: values))
     }
 
+    /// Throws unless `updateField` may write column `fieldName`: a column of the table, not
+    /// the tenant column.
+    @usableFromInline
+    func checkUpdatableField(_ fieldName: String, _ mapping: TableMapping) throws {
+        _ = try mapping.updateFieldSQL(fieldName)
+    }
+
     /// The `UPDATE` of column `fieldName` to `value()` in the row with primary key `key`
     /// (the column is checked before the value is converted, as `updateFields` does).
     @usableFromInline

@@ -119,7 +119,8 @@ extension BaseDAL {
     /// fails, nothing is written, and the engine error's ``DatabaseError/batchIndex`` is
     /// its index in `changes`. Inside a `write` the batch joins that transaction as a
     /// savepoint. With a ``ReadOnlyDAL/scope`` only rows inside it are written, and the
-    /// tenant column cannot be named (``DALError/Code/scopeViolation``).
+    /// tenant column cannot be named (``DALError/Code/scopeViolation``), even in an empty
+    /// batch. A `nil` of an optional type (`nil as String?`) stores `NULL`.
     ///
     /// For example:
     ///
@@ -130,7 +131,13 @@ extension BaseDAL {
     public func updateFieldRange<Key: EntityKey, Value: DatabaseValueConvertible>(
         _ fieldName: String, _ changes: [(key: Key, value: Value)]
     ) throws -> Int {
-        guard !changes.isEmpty else { return 0 }
+        guard !changes.isEmpty else {
+            // Nothing to write, but the column is checked as `updateField` checks it.
+            return try withMapping(writing: false) { _, mapping in
+                try checkUpdatableField(fieldName, mapping)
+                return 0
+            }
+        }
         // Inlinable and read in place, as `updateFieldsRange`: specialized for the caller's
         // key and value types.
         return try changes.withUnsafeBufferPointer { changes in

@@ -388,6 +388,9 @@ private struct Code: Entity, Codable, Equatable {
         #expect(scores == users.map { Double($0.age) * 0.25 + 0.125 })
         let none: [(key: Int64, value: Double)] = []
         #expect(try sample.users.updateFieldRange("score", none) == 0)
+        #expect(
+            #expect(throws: DALError.self) { try sample.users.updateFieldRange("no_such_column", none) }?.code
+                == .invalidColumn)
 
         let ids = users.prefix(3).map { $0.id ?? -1 }
         #expect(try sample.users.updateFieldRange("bio", ids.map { (key: $0, value: "set" as String?) }) == 3)
@@ -407,8 +410,27 @@ private struct Code: Entity, Codable, Equatable {
             try sample.users.updateFieldRange("no_such_column", users.map { (key: $0.id ?? -1, value: 1) })
         }
         #expect(unknown?.code == .invalidColumn)
+        // A value that cannot be stored (NaN), after 1,200 that can (a second pipeline on
+        // PostgreSQL): nothing written.
+        var unstorable = users.map { (key: $0.id ?? -1, value: 7.5) }
+        unstorable[1_200].value = .nan
+        let notStored = #expect(throws: DALError.self) { try sample.users.updateFieldRange("score", unstorable) }
+        #expect(notStored?.code == .invalidValue)
+        #expect(try scalar(sample, "SELECT count(*) FROM users WHERE score = 7.5") == 0)
         #expect(try scalar(sample, ages) == agesBefore)
         #expect(try scalar(sample, "SELECT n FROM updates_seen") == seen)
+
+        // Inside a `write`, a failing batch rolls back to its savepoint only: the writes
+        // before and after it commit.
+        let written = try sample.database.write { _ -> [Int] in
+            let before = try sample.users.updateFieldRange("age", [(key: ids[0], value: 70)])
+            let failed = (try? sample.users.updateFieldRange("email", emails)) == nil
+            let after = try sample.users.updateFieldRange("age", [(key: ids[1], value: 71)])
+            return [before, failed ? 1 : 0, after]
+        }
+        #expect(written == [1, 1, 1])
+        #expect(try ids.prefix(2).map { try scalar(sample, "SELECT age FROM users WHERE id = \($0)") } == [70, 71])
+        #expect(try count(sample, prefix: "moved") == 0)
         if let pool = sample.database as? PostgresPool {
             #expect(try OutsideView.of(pool).sessionsIdleInTransaction() == 0)
         }

@@ -169,6 +169,9 @@ private let tenantNotes = TableDefinition("tenant_notes") { t in
         _ = try r.record("updateFieldsRange") {
             try users.updateFieldsRange(moreIDs.map { (key: $0, fields: ["score": 3.5]) })
         }
+        _ = try r.record("updateFieldRange") {
+            try users.updateFieldRange("score", moreIDs.map { (key: $0, value: 4.5) })
+        }
         _ = try r.record("bulkInsert") {
             try users.bulkInsert([
                 UserInfo(name: "bulk", email: "bulk@example.com", age: 30, createdAt: Date(timeIntervalSince1970: 0))
