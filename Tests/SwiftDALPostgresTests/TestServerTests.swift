@@ -15,7 +15,8 @@ private func isAlive(_ pid: Int32) -> Bool {
 /// the process that started them.
 @Suite struct TestServerTests {
     /// A process that starts a server as the tests do and dies by SIGKILL (no `atexit`, no
-    /// `deinit`: a crashed or killed test run) leaves no server process and no files.
+    /// `deinit`: a crashed or killed test run) leaves no server process and no files: not
+    /// the server's, nor those of its `TemporaryDirectory`s.
     @Test(.timeLimit(.minutes(2)), arguments: [Engine.postgres, .mariadb])
     func aServerDoesNotOutliveTheProcessThatStartedIt(_ engine: Engine) async throws {
         let probe = probePath
@@ -29,8 +30,13 @@ private func isAlive(_ pid: Int32) -> Bool {
         let directory = try #require(values["directory"], "\(output)")
         #expect(pid > 1)
         #expect(directory.hasPrefix("/tmp/swiftdal-"))
-        try await eventually { !isAlive(pid) && !FileManager.default.fileExists(atPath: directory) }
+        let temporary = try #require(values["temporary"], "\(output)")
+        let processDirectory = (temporary as NSString).deletingLastPathComponent
+        #expect(processDirectory.contains("swiftdal-tests-"))
+        let gone = { (path: String) in !FileManager.default.fileExists(atPath: path) }
+        try await eventually { !isAlive(pid) && gone(directory) && gone(processDirectory) }
         #expect(!isAlive(pid), "the server \(pid) outlived the process that started it")
-        #expect(!FileManager.default.fileExists(atPath: directory))
+        #expect(gone(directory))
+        #expect(gone(temporary) && gone(processDirectory), "\(processDirectory) outlived its process")
     }
 }

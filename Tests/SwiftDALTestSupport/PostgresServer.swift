@@ -436,7 +436,7 @@ private func spawnAndWait(_ command: [String], outputPath: String) throws -> Int
 ///
 /// For example, `let (status, output) = try runProgram("/usr/bin/env", ["true"])`.
 public func runProgram(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let outputPath = NSTemporaryDirectory() + "swiftdal-run-\(UUID().uuidString).out"
+    let outputPath = try TemporaryDirectory.processDirectory.get() + "/run-\(UUID().uuidString).out"
     defer { unlink(outputPath) }
     let status = try spawnAndWait([path] + arguments, outputPath: outputPath)
     return (status, readWholeFile(outputPath))

@@ -3,12 +3,28 @@ import Foundation
 // Helpers shared by the test targets (not part of any product).
 
 /// A fresh directory under the system temporary directory, removed when released.
+///
+/// Every one is made inside this process's own directory (`swiftdal-tests-<pid>-…`),
+/// which a watching process removes once this one is gone, however it ended: a test run
+/// stopped by a signal (`timeout swift test` kills the test runner without its `deinit`s)
+/// leaves no files behind.
 public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init() throws {
-        path = NSTemporaryDirectory() + "swiftdal-tests-" + UUID().uuidString
+        path = try Self.processDirectory.get() + "/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// This process's directory of temporary directories (and of the output files of
+    /// ``runProgram(_:_:)``), made (and put under watch) at first use.
+    static let processDirectory: Result<String, any Error> = Result {
+        let path = NSTemporaryDirectory() + "swiftdal-tests-\(getpid())-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // Never cancelled: it removes the directory about a second after this process
+        // ends (the directories inside it are removed one by one as they are released).
+        _ = OrphanWatcher(cleanup: ":", directory: path)
+        return path
     }
 
     /// The path of `name` inside the directory.

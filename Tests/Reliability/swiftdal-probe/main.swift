@@ -12,8 +12,9 @@
 //       every connection held, 2,000 async calls waiting in line: threads_before,
 //       threads_waiting, callers_waiting, completed.
 //   swiftdal-probe orphan  --engine postgres|mariadb
-//       starts a throwaway server as the tests do, prints server_pid= and directory=, and
-//       dies by SIGKILL without stopping it (no atexit runs): the server must not outlive it.
+//       makes a TemporaryDirectory with a file in it, starts a throwaway server as the
+//       tests do, prints server_pid=, directory= and temporary=, and dies by SIGKILL without
+//       stopping it (no atexit or deinit runs): neither may outlive it.
 import Foundation
 import SwiftDAL
 import SwiftDALMariaDB
@@ -87,8 +88,13 @@ func integerEcho(_ value: Int, engine: ProbeEngine) -> SQL {
     SQL(sql: "SELECT CAST(? AS \(engine == .mariadb ? "SIGNED" : "INTEGER"))", arguments: [value])
 }
 
-/// Starts a throwaway server, prints its process and directory, and dies by SIGKILL.
+/// Makes a temporary directory, starts a throwaway server, prints their paths and the
+/// server's process, and dies by SIGKILL.
 func orphan(_ arguments: Arguments) throws {
+    let files = try TemporaryDirectory()
+    guard FileManager.default.createFile(atPath: files.file("kept"), contents: Data("x".utf8)) else {
+        throw ProbeError("cannot write in \(files.path)")
+    }
     let (pid, directory): (Int32, String)
     switch arguments.engine {
     case .sqlite: throw ProbeError("orphan takes --engine postgres or mariadb")
@@ -101,6 +107,7 @@ func orphan(_ arguments: Arguments) throws {
     }
     print("server_pid=\(pid)")
     print("directory=\(directory)")
+    print("temporary=\(files.path)")
     fflush(nil)  // every stream: what was printed reaches the pipe before the kill
     kill(getpid(), SIGKILL)
 }
