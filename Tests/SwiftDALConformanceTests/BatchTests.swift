@@ -100,6 +100,14 @@ private struct Code: Entity, Codable, Equatable {
         }
     }
 
+    /// `count` users named "ranged…" inserted, their updates counted from then on
+    /// (``countUpdates(_:)``), read back in key order.
+    private func rangedUsers(_ sample: SampleDatabase, _ count: Int) throws -> [UserInfo] {
+        try sample.users.insertRange(batch("ranged", count))
+        try countUpdates(sample)
+        return try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+    }
+
     private func batch(_ prefix: String, _ count: Int) -> [UserInfo] {
         (0..<count).map { UserInfo(name: "\(prefix) \($0)", email: "\(prefix)\($0)@example.com", age: $0 % 90) }
     }
@@ -269,9 +277,7 @@ private struct Code: Entity, Codable, Equatable {
     func updateRangeWritesEveryChangeAndNothingElse(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         defer { try? sample.close() }
-        try sample.users.insertRange(batch("ranged", 2_300))
-        try countUpdates(sample)
-        var users = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+        var users = try rangedUsers(sample, 2_300)
         for index in users.indices where index % 3 == 0 { users[index].age += 1 }
         users[1].name = "Caf\u{E9}"
         var missing = users[4]
@@ -377,9 +383,7 @@ private struct Code: Entity, Codable, Equatable {
     func updateFieldRangeWritesEachRowItsValue(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         defer { try? sample.close() }
-        try sample.users.insertRange(batch("ranged", 1_300))
-        try countUpdates(sample)
-        let users = try sample.users.find(condition: "email LIKE \("ranged%")", orderBy: "id")
+        let users = try rangedUsers(sample, 1_300)
         var changes = users.map { (key: $0.id ?? -1, value: Double($0.age) * 0.25 + 0.125) }
         changes.append((key: 99_999_999, value: 1.0))
         #expect(try sample.users.updateFieldRange("score", changes) == 1_300)
