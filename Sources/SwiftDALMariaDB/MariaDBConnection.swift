@@ -1188,10 +1188,23 @@ final class MariaDBConnection: EngineConnection {
         var index = 0
         var lookahead: SQL?
         var bulkRows: MariaDBBulkRows?
+        // The text of the last statement found not to be an `INSERT`: a batch of updates
+        // reads its first word once, not for every row (~250 instructions a row; callgrind,
+        // MariaDB's W5 through `updateFieldRange`).
+        var notAnInsert: String?
         while index < count {
             let first: SQL
             if let made = lookahead.take() { first = made } else { first = try query(index) }
-            guard index + 1 < count, isInTransaction, let bulk = try bulkStatement(for: first) else {
+            let mayRunInBulk: Bool
+            if first.sql == notAnInsert {
+                mayRunInBulk = false
+            } else if FirstWord(first.sql) != .insert {
+                notAnInsert = first.sql
+                mayRunInBulk = false
+            } else {
+                mayRunInBulk = true
+            }
+            guard mayRunInBulk, index + 1 < count, isInTransaction, let bulk = try bulkStatement(for: first) else {
                 changed += try runOne(first, at: index, row: row, ended: ended)
                 index += 1
                 continue
@@ -1247,14 +1260,15 @@ final class MariaDBConnection: EngineConnection {
         }
     }
 
-    /// The prepared statement and values of `query` when it may run in bulk with others of
-    /// its text (see ``runBatch(count:_:row:ended:)``), with the bytes a bulk execution may
-    /// send; `nil` when it runs alone (its error, if any, is then thrown by running it).
+    /// The prepared statement and values of `query`, an `INSERT`, when it may run in bulk
+    /// with others of its text (see ``runBatch(count:_:row:ended:)``), with the bytes a bulk
+    /// execution may send; `nil` when it runs alone (its error, if any, is then thrown by
+    /// running it).
     private func bulkStatement(
         for query: SQL
     ) throws -> (statement: PreparedStatement, values: [DatabaseValue], byteLimit: Int)? {
         guard query.arguments.conversionError == nil, readingOffTheWire == nil, !transactionMarked,
-            !cancelRequested.load(ordering: .relaxed), FirstWord(query.sql) == .insert, let mysql
+            !cancelRequested.load(ordering: .relaxed), let mysql
         else { return nil }
         let limit = try bulkByteLimit(mysql)
         guard limit > 0 else { return nil }
