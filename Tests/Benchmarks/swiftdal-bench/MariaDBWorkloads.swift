@@ -8,8 +8,8 @@ import SwiftDALMariaDB
 /// default configuration. Each run opens its pool before the measured region and closes it
 /// after (`measured(_:)`: the workload alone), as the raw C side connects and disconnects
 /// outside it. MariaDB's engine sends one statement per round trip (no pipelining), so W1
-/// and W5 are SQLite's calls (`insert2` and `updateField` in one `write`), not PostgreSQL's
-/// pipelined batches.
+/// is SQLite's call (`insert2` in one `write`), not PostgreSQL's pipelined batch; W5 is
+/// PostgreSQL's `updateFieldRange`, its statements run one after the other.
 struct MariaDBSwiftWorkloads<User: BenchUser> {
     let url: String
     let scale: PostgresScale
@@ -84,17 +84,15 @@ struct MariaDBSwiftWorkloads<User: BenchUser> {
         }
     }
 
-    /// W5: the typed one-column update by key, in one transaction (as on SQLite).
+    /// W5: the typed one-column updates by key in one call, one transaction (as on
+    /// PostgreSQL, without pipelining).
     func w5Update() throws -> (seconds: Double, checksum: Int64) {
         return try measuredOnPool(open) { pool, users in
             var sequence = IDSequence(count: scale.rows)
-            var checksum: Int64 = 0
-            try pool.write { _ in
-                for k in 0..<scale.updates {
-                    if try users.updateField("score", to: Double(k) * 0.25, key: sequence.next()) { checksum += 1 }
-                }
-            }
-            return checksum
+            var changes = [(key: Int64, value: Double)]()
+            changes.reserveCapacity(Int(scale.updates))
+            for k in 0..<scale.updates { changes.append((key: sequence.next(), value: Double(k) * 0.25)) }
+            return Int64(try users.updateFieldRange("score", changes))
         }
     }
 
