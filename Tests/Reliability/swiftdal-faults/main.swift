@@ -183,11 +183,13 @@ do {
     let limit = arguments.firstIndex(of: "--limit").flatMap { Int64(arguments[$0 + 1]) } ?? 20_000
     let directory = NSTemporaryDirectory() + "swiftdal-faults-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
     var ok = true
     for journal in [Configuration.JournalMode.wal, .delete] {
         ok = try sweep(kind, journal: journal, negative: negative, limit: limit, directory: directory) && ok
     }
+    // Removed here, not by a `defer`: `exit` below ends the process before any `defer` runs
+    // (the directory was left in /tmp by every run).
+    try? FileManager.default.removeItem(atPath: directory)
     print(
         ok
             ? (negative
