@@ -168,6 +168,20 @@ func sweep(_ kind: Kind, journal: Configuration.JournalMode, negative: Bool, lim
     return negative ? failures > 0 : (failures == 0 && complete)
 }
 
+/// Both journal modes' sweeps, in a directory of their own removed when they end, passed or
+/// thrown. (A function of its own: `exit`, which ends this program, runs no `defer`, so the
+/// directory's `defer` must end before it.)
+func sweeps(_ kind: Kind, negative: Bool, limit: Int64) throws -> Bool {
+    let directory = NSTemporaryDirectory() + "swiftdal-faults-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var ok = true
+    for journal in [Configuration.JournalMode.wal, .delete] {
+        ok = try sweep(kind, journal: journal, negative: negative, limit: limit, directory: directory) && ok
+    }
+    return ok
+}
+
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     guard let kind = arguments.first.flatMap(Kind.init(rawValue:)) else {
@@ -181,15 +195,7 @@ do {
     }
     let negative = arguments.contains("--negative-control")
     let limit = arguments.firstIndex(of: "--limit").flatMap { Int64(arguments[$0 + 1]) } ?? 20_000
-    let directory = NSTemporaryDirectory() + "swiftdal-faults-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    var ok = true
-    for journal in [Configuration.JournalMode.wal, .delete] {
-        ok = try sweep(kind, journal: journal, negative: negative, limit: limit, directory: directory) && ok
-    }
-    // Removed here, not by a `defer`: `exit` below ends the process before any `defer` runs
-    // (the directory was left in /tmp by every run).
-    try? FileManager.default.removeItem(atPath: directory)
+    let ok = try sweeps(kind, negative: negative, limit: limit)
     print(
         ok
             ? (negative
