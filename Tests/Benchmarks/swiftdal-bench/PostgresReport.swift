@@ -11,7 +11,9 @@ struct PostgresReport: Codable {
     /// The server's settings that are not built-in defaults, and the durability ones.
     var serverSettings: [String]
     var resultFormat =
-        "raw libpq: text parameters, binary results (the fastest a libpq client reads); SwiftDAL: text both ways"
+        "raw libpq: text parameters, binary results (the fastest a libpq client reads); SwiftDAL: text parameters, "
+        + "binary results for a statement prepared on the server whose columns all read the same in binary "
+        + "(integers, booleans, float8, bytea, text types)"
     var scale: PostgresScale
     var runs: Int
     var warmupRuns: Int
