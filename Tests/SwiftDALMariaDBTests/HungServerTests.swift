@@ -176,20 +176,44 @@ import Testing
         func lastID(_ server: MariaDBServer) throws -> Int {
             Int(try server.sql("SELECT CONNECTION_ID()").trimmingCharacters(in: .whitespacesAndNewlines)) ?? .max
         }
-        // The pool's session on the first server gets an id the second has not given yet.
-        let secondLast = try lastID(second)
-        while try lastID(first) < secondLast + 3 {}
+        func sleepers() throws -> [Int] {
+            try second.sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'")
+                .split(whereSeparator: \.isNewline).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        }
         let database = try first.makeDatabaseName()
         var configuration = configuration()
         configuration.stopGracePeriod = .seconds(2)
         configuration.maximumConnections = 1
-        let pool = try MariaDBPool(
-            url: "mysql://root@localhost/\(database)?socket=\(link)", configuration: configuration)
+        // The pool's session on the first server, then a sleeping session of the same id on
+        // the second. The ids are lined up by opening sessions one after the other; a server
+        // can give an id to a thread of its own in between, so a pair whose ids differ is
+        // given up and made again (five times at most).
+        var matched: (pool: MariaDBPool, id: Int, innocent: StartedThread<String>)?
+        for _ in 0..<5 where matched == nil {
+            // The pool's session on the first server gets an id the second has not given yet.
+            let secondLast = try lastID(second)
+            while try lastID(first) < secondLast + 3 {}
+            let pool = try MariaDBPool(
+                url: "mysql://root@localhost/\(database)?socket=\(link)", configuration: configuration)
+            let id = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
+            while try lastID(second) < id - 1 {}
+            let innocent = StartedThread { try second.sql("SELECT SLEEP(30)") }
+            var sleeping: [Int] = []
+            for _ in 0..<200 where sleeping.isEmpty {
+                usleep(25_000)
+                sleeping = try sleepers()
+            }
+            if sleeping == [id] {
+                matched = (pool, id, innocent)
+            } else {
+                for other in sleeping { _ = try? second.sql("KILL \(other)") }
+                _ = try? innocent.result()
+                try? pool.close()
+            }
+        }
+        let (pool, id, innocent) = try #require(
+            matched, "in five tries, no session of the second server got the pool's session id")
         defer { try? pool.close() }
-        let id = try #require(try pool.read { try $0.fetchScalar(Int.self, "SELECT CONNECTION_ID()") })
-        // A session of the same id on the second server, sleeping.
-        while try lastID(second) < id - 1 {}
-        let innocent = StartedThread { try second.sql("SELECT SLEEP(30)") }
         defer { _ = try? innocent.result() }
         defer { _ = try? second.sql("KILL \(id)") }
         func sleeping() throws -> Int {
@@ -197,12 +221,7 @@ import Testing
                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = \(id) AND INFO LIKE 'SELECT SLEEP%'")
             return Int(count.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
-        var started = false
-        for _ in 0..<200 where !started {
-            usleep(25_000)
-            started = try sleeping() == 1
-        }
-        try #require(started, "the second server's session did not get the pool's session id \(id)")
+        try #require(try sleeping() == 1, "the second server's session \(id) is not sleeping")
         // The address now leads to the second server, and the first hangs.
         let moved = directory.file("moved.sock")
         try FileManager.default.createSymbolicLink(atPath: moved, withDestinationPath: second.socketPath)
