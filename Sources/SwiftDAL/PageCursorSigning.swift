@@ -58,10 +58,13 @@ public struct CursorSigningKey: Sendable, CustomStringConvertible {
     /// means for restarts and for services on several machines).
     ///
     /// For example, `override var cursorSigningKey: CursorSigningKey { .processDefault }`.
-    public static let processDefault: CursorSigningKey = {
-        var generator = SystemRandomNumberGenerator()  // the kernel's CSPRNG (getrandom on Linux)
-        return CursorSigningKey(checkedSecret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }()
+    public static let processDefault = CursorSigningKey(checkedSecret: randomSecret())
+
+    /// 32 bytes from the kernel's CSPRNG (`getrandom` on Linux): ``processDefault``'s secret.
+    static func randomSecret() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
 
     /// Never the secret.
     public var description: String { "CursorSigningKey(…)" }

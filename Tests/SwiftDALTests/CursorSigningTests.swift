@@ -1,8 +1,9 @@
 import Foundation
 import SampleDAL
-import SwiftDAL
 import SwiftDALTestSupport
 import Testing
+
+@testable import SwiftDAL
 
 /// Page cursors as tokens: the signing key, refusal before any SQL, the token's forms.
 @Suite struct CursorSigningTests {
@@ -14,6 +15,25 @@ import Testing
         let key = try CursorSigningKey(secret: "sixteen bytes ok")
         #expect(!"\(key)".contains("sixteen"))
         #expect("\(CursorSigningKey.processDefault)" == "CursorSigningKey(…)")
+    }
+
+    /// The process default key is made of 32 random bytes, so that no one can rebuild it and
+    /// sign a cursor of their own: its secret is not one a guesser tries first (a byte
+    /// repeated, all zeros, a counting sequence), and each secret made is new.
+    @Test func theProcessDefaultKeyComesFromThirtyTwoRandomBytes() throws {
+        var guesses = (0...255).map { [UInt8](repeating: UInt8($0), count: 32) }
+        guesses.append((0..<32).map { UInt8($0) })
+        guesses.append(Array("SwiftDAL page cursor v1".utf8))
+        for guess in guesses {
+            #expect(
+                CursorSigningKey.processDefault.macKey != (try CursorSigningKey(secret: guess)).macKey,
+                "the default key is made from \(guess)")
+        }
+        let secrets = (0..<8).map { _ in CursorSigningKey.randomSecret() }
+        #expect(secrets.allSatisfy { $0.count == 32 })
+        #expect(Set(secrets).count == secrets.count)  // each one new
+        // 32 bytes drawn at random hold ~30 different values (fewer than 16: p < 1e-12).
+        #expect(secrets.allSatisfy { Set($0).count >= 16 }, "\(secrets)")
     }
 
     /// A refused cursor is refused before any SQL runs: the recorder sees no statement.
