@@ -383,6 +383,27 @@ private struct TwoTenants {
         try world.sample.close()
     }
 
+    /// `updateFields` of several columns in a scoped DAL writes the row whose key it names
+    /// if that row is the tenant's, and nothing else: checked where a key and a tenant
+    /// number could be mistaken for each other (tenant 50's DAL, another tenant's row 50,
+    /// key 51), from outside the scope.
+    @Test(arguments: Engine.allCases)
+    func updateFieldsWritesTheTenantsRowAndNoOther(_ engine: Engine) throws {
+        let world = try TwoTenants(engine)
+        let ours = try #require(try world.one.getAll(orderBy: "id").last?.id)
+        #expect(try world.one.updateFields(["title": "retitled", "body": "rewritten"], key: ours))
+        let written = try #require(try world.all.findById(ours))
+        #expect(written.title == "retitled" && written.body == "rewritten" && written.tenantID == 1)
+        // Row 50 is tenant 51's; tenant 50's DAL asks for its own row 51, which does not exist.
+        try world.all.insert(ScopedNote(id: 50, tenantID: 51, title: "theirs", body: "kept", createdAt: day(30)))
+        let fifty = NoteDAL(database: world.sample.database, tenant: Int64(50))
+        #expect(try !fifty.updateFields(["title": "taken", "body": "overwritten"], key: Int64(51)))
+        let theirs = try #require(try world.all.findById(Int64(50)))
+        #expect(theirs.title == "theirs" && theirs.body == "kept" && theirs.tenantID == 51)
+        #expect(try world.all.getRecordCount(condition: "title = \("retitled")") == 1)
+        try world.sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func aScopedDALWithoutATenantReadsNothingAndWritesNothing(_ engine: Engine) throws {
         let world = try TwoTenants(engine)

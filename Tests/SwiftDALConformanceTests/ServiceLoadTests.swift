@@ -254,6 +254,45 @@ private func probeURL(_ engine: Engine) throws -> [String] {
         if engine.isServer { #expect(try reads.sessionsOpen() == 0) }
     }
 
+    /// A shutdown refuses a new blocking call as it does an `async` one, also while a
+    /// connection is free: one call holds one of the pool's two connections, and a
+    /// synchronous read made during the grace period is refused without running.
+    @Test(arguments: Engine.allCases)
+    func shutdownRefusesABlockingCallWhileAConnectionIsFree(_ engine: Engine) async throws {
+        let reads = try SlowReads(engine, connections: 2)
+        let database = reads.database
+        let release = Locked(false)
+        let inFlight = Task {
+            try await database.read { _ in
+                while !release.withLock({ $0 }) { usleep(1000) }
+            }
+        }
+        try await eventually { database.statistics.connectionsInUse == 1 }
+        let shutdown = Task {
+            switch database {
+            case let pool as DatabasePool: await pool.shutdown(gracePeriod: .seconds(30))
+            case let pool as PostgresPool: await pool.shutdown(gracePeriod: .seconds(30))
+            case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .seconds(30))
+            default: Issue.record("unexpected database \(database)")
+            }
+        }
+        try await eventually { isClosing(database) }
+        let ran = Locked(false)
+        let blocking = StartedThread { () throws -> Int? in
+            try database.read { db in
+                ran.withLock { $0 = true }
+                return try db.fetchScalar(Int.self, "SELECT 1")
+            }
+        }
+        let refused = #expect(throws: DALError.self) { _ = try blocking.result() }
+        #expect(refused?.code == .connectionClosed, "\(String(describing: refused))")
+        #expect(!ran.withLock { $0 })
+        release.withLock { $0 = true }
+        try await inFlight.value
+        await shutdown.value
+        #expect(database.statistics.connectionsOpen == 0)
+    }
+
     /// A call still running when a shutdown's grace period ends is stopped, and says the
     /// shutdown stopped it: ``DALError/Code/connectionClosed``, 503 (not the 499 of a
     /// client that went away). Its transaction is rolled back, checked from outside the

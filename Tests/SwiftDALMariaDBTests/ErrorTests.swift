@@ -50,6 +50,8 @@ import Testing
             try db.execute(sql: "UPDATE parent SET age = 7 WHERE id = 1")
             return nil
         } catch let error as MariaDBError {
+            // A lock wait timeout is worth retrying (the lock's holder ends), as a deadlock is.
+            if error.code == 1205 { #expect(error.isRetryable, "\(error)") }
             return error.code
         }
     }
@@ -462,6 +464,12 @@ import Testing
             let error = MariaDBError(code: code, sqlState: "HY000", message: "m")
             #expect(error.category == category, "\(code)")
             #expect((error as any DatabaseError).category == category, "\(code), through the protocol")
+        }
+        // Worth running again: a deadlock, a lock wait timeout, a write conflict, too many
+        // connections; nothing else of the list.
+        for (code, _) in expected + [(1020, .conflict)] {
+            let error = MariaDBError(code: code, sqlState: "HY000", message: "m")
+            #expect(error.isRetryable == [1213, 1205, 1020, 1040].contains(code), "\(code)")
         }
     }
 }

@@ -112,6 +112,37 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
         try pool.close()
     }
 
+    /// The async twin: an `async` call that finds the pool full waits `acquireTimeout`, not
+    /// until some other limit (here a call limit of 10 s) ends it.
+    @Test func aFullPoolMakesAsyncCallersWaitABoundedTime() async throws {
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 2
+        configuration.acquireTimeout = .milliseconds(300)
+        let pool = try makePostgresPool(configuration)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holders = (0..<2).map { _ in
+            StartedThread {
+                try pool.read { _ in
+                    holding.signal()
+                    release.wait()
+                }
+            }
+        }
+        for _ in 0..<2 { #expect(holding.wait(timeout: .now() + 60) == .success) }
+        let waited = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(10)) {
+                try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }
+            }
+        }
+        #expect(waited?.code == .connectionUnavailable, "\(String(describing: waited))")
+        release.signal()
+        release.signal()
+        for holder in holders { try holder.result() }
+        #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
+        try pool.close()
+    }
+
     @Test func anUnreachableServerIsATypedError() throws {
         let pool = try PostgresPool(url: "host=/tmp/swiftdal-no-such-server port=1 user=app dbname=x connect_timeout=2")
         let error = try #require(throws: PostgresError.self) { try pool.checkConnection() }
