@@ -458,6 +458,47 @@ private final class LockedFlag: Sendable {
         #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
     }
 
+    /// A call's time limit also stops a statement running inside an access to another pool
+    /// made within the call (`other.read` inside `pool.write`): every connection the call
+    /// holds is interrupted, and the outer write commits nothing. `async` and synchronous.
+    @Test func aCallsTimeLimitStopsAStatementInsideAnAccessToAnotherPool() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.file("outer.sqlite"))
+        let other = try DatabasePool(path: directory.file("inner.sqlite"))
+        defer {
+            try? pool.close()
+            try? other.close()
+        }
+        try await pool.write { try $0.execute(sql: "CREATE TABLE t(x INTEGER)") }
+        // Far more than a second's work, but an end if the limit is not kept (the bug).
+        let long: SQL = """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000)
+            SELECT count(*) FROM n
+            """
+        let started = ContinuousClock.now
+        let asyncError = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(1)) {
+                try await pool.write { db in
+                    try db.execute(sql: "INSERT INTO t VALUES (1)")
+                    _ = try other.read { try $0.fetchScalar(Int.self, long) }
+                }
+            }
+        }
+        #expect(asyncError?.code == .timeout)
+        let syncError = #expect(throws: DALError.self) {
+            try withDatabaseTimeout(.seconds(1)) {
+                try pool.write { db in
+                    try db.execute(sql: "INSERT INTO t VALUES (2)")
+                    _ = try other.read { try $0.fetchScalar(Int.self, long) }
+                }
+            }
+        }
+        #expect(syncError?.code == .timeout)
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(20), "the two calls ended after \(took)")
+        #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM t") } == 0)
+    }
+
     /// A stop that lands just before a statement starts still ends it: SQLite clears the
     /// interrupt flag `sqlite3_interrupt` set when a statement starts while no other runs,
     /// so a stop landing after the statement's first step looked at the call's stop, but
