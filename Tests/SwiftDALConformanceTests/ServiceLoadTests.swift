@@ -38,6 +38,16 @@ private func isClosing(_ database: any DatabaseWriter) -> Bool {
     }
 }
 
+/// Shuts `database`'s pool down (`shutdown(gracePeriod:)`), whichever engine's it is.
+private func shutDown(_ database: any DatabaseWriter, gracePeriod: Duration) async {
+    switch database {
+    case let pool as DatabasePool: await pool.shutdown(gracePeriod: gracePeriod)
+    case let pool as PostgresPool: await pool.shutdown(gracePeriod: gracePeriod)
+    case let pool as MariaDBPool: await pool.shutdown(gracePeriod: gracePeriod)
+    default: Issue.record("unexpected database \(database)")
+    }
+}
+
 /// A pool of `connections` read connections of `engine` (the SQLite pool's readers), and
 /// what makes a read of it last about `seconds` on its connection (`pg_sleep` on
 /// PostgreSQL, `SLEEP` on MariaDB; a CPU-bound recursive query under a time limit on SQLite).
@@ -233,14 +243,7 @@ private func probeURL(_ engine: Engine) throws -> [String] {
             }
         }
         try await eventually { database.statistics.connectionsInUse == 2 && database.statistics.callersWaiting == 2 }
-        let shutdown = Task {
-            switch database {
-            case let pool as DatabasePool: await pool.shutdown(gracePeriod: .seconds(30))
-            case let pool as PostgresPool: await pool.shutdown(gracePeriod: .seconds(30))
-            case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .seconds(30))
-            default: Issue.record("unexpected database \(database)")
-            }
-        }
+        let shutdown = Task { await shutDown(database, gracePeriod: .seconds(30)) }
         try await eventually { isClosing(database) }
         #expect(database.statistics.callersWaiting == 2)
         let refused = await #expect(throws: DALError.self) {
@@ -268,14 +271,7 @@ private func probeURL(_ engine: Engine) throws -> [String] {
             }
         }
         try await eventually { database.statistics.connectionsInUse == 1 }
-        let shutdown = Task {
-            switch database {
-            case let pool as DatabasePool: await pool.shutdown(gracePeriod: .seconds(30))
-            case let pool as PostgresPool: await pool.shutdown(gracePeriod: .seconds(30))
-            case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .seconds(30))
-            default: Issue.record("unexpected database \(database)")
-            }
-        }
+        let shutdown = Task { await shutDown(database, gracePeriod: .seconds(30)) }
         try await eventually { isClosing(database) }
         let ran = Locked(false)
         let blocking = StartedThread { () throws -> Int? in
@@ -314,12 +310,7 @@ private func probeURL(_ engine: Engine) throws -> [String] {
         }
         try await eventually { wrote.wait(timeout: .now()) == .success }
         if engine.isServer { try await eventually { try reads.sessionsSleeping() == 1 } }
-        switch database {
-        case let pool as DatabasePool: await pool.shutdown(gracePeriod: .milliseconds(200))
-        case let pool as PostgresPool: await pool.shutdown(gracePeriod: .milliseconds(200))
-        case let pool as MariaDBPool: await pool.shutdown(gracePeriod: .milliseconds(200))
-        default: Issue.record("unexpected database \(database)")
-        }
+        await shutDown(database, gracePeriod: .milliseconds(200))
         let error = await #expect(throws: DALError.self) { try await call.value }
         #expect(error?.code == .connectionClosed)
         #expect(error?.message.contains("shut down") == true, "\(String(describing: error))")

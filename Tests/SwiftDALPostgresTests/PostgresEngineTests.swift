@@ -87,34 +87,9 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
         try pool.close()
     }
 
-    @Test func aFullPoolMakesCallersWaitABoundedTime() throws {
-        var configuration = PostgresConfiguration()
-        configuration.maximumConnections = 2
-        configuration.acquireTimeout = .milliseconds(300)
-        let pool = try makePostgresPool(configuration)
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        for _ in 0..<2 {
-            Thread {
-                _ = try? pool.read { _ in
-                    holding.signal()
-                    release.wait()
-                }
-            }.start()
-        }
-        holding.wait()
-        holding.wait()
-        let waited = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
-        #expect(waited?.code == .connectionUnavailable)
-        release.signal()
-        release.signal()
-        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
-        try pool.close()
-    }
-
-    /// The async twin: an `async` call that finds the pool full waits `acquireTimeout`, not
-    /// until some other limit (here a call limit of 10 s) ends it.
-    @Test func aFullPoolMakesAsyncCallersWaitABoundedTime() async throws {
+    /// A pool of two connections whose `acquireTimeout` is 300 ms, both connections held by
+    /// reads on threads of their own until `release()` is called (which waits for them).
+    private func fullPool() throws -> (pool: PostgresPool, release: () throws -> Void) {
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = 2
         configuration.acquireTimeout = .milliseconds(300)
@@ -130,15 +105,35 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
             }
         }
         for _ in 0..<2 { #expect(holding.wait(timeout: .now() + 60) == .success) }
+        return (
+            pool,
+            {
+                for _ in holders { release.signal() }
+                for holder in holders { try holder.result() }
+            }
+        )
+    }
+
+    @Test func aFullPoolMakesCallersWaitABoundedTime() throws {
+        let (pool, release) = try fullPool()
+        let waited = #expect(throws: DALError.self) { _ = try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } }
+        #expect(waited?.code == .connectionUnavailable)
+        try release()
+        #expect(try pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
+        try pool.close()
+    }
+
+    /// The async twin: an `async` call that finds the pool full waits `acquireTimeout`, not
+    /// until some other limit (here a call limit of 10 s) ends it.
+    @Test func aFullPoolMakesAsyncCallersWaitABoundedTime() async throws {
+        let (pool, release) = try fullPool()
         let waited = await #expect(throws: DALError.self) {
             try await withDatabaseTimeout(.seconds(10)) {
                 try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }
             }
         }
         #expect(waited?.code == .connectionUnavailable, "\(String(describing: waited))")
-        release.signal()
-        release.signal()
-        for holder in holders { try holder.result() }
+        try release()
         #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
         try pool.close()
     }
