@@ -287,6 +287,7 @@ private func probeURL(_ engine: Engine) throws -> [String] {
         try await inFlight.value
         await shutdown.value
         #expect(database.statistics.connectionsOpen == 0)
+        if engine.isServer { #expect(try reads.sessionsOpen() == 0) }
     }
 
     /// A call still running when a shutdown's grace period ends is stopped, and says the
