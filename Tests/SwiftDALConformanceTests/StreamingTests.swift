@@ -91,6 +91,37 @@ private func endlessRows(_ engine: Engine) -> SQL {
     }
 }
 
+/// Streams a query of `engine` that fails at its 500th row, the consumer pausing `pause`
+/// after each row: the numbers received, and what the loop threw.
+private func streamAFailingQuery(
+    _ engine: Engine, _ database: any DatabaseWriter, pausingPerRow pause: Duration
+) async -> (received: [Int], thrown: (any Error)?) {
+    let failing: SQL =
+        switch engine {
+        case .sqlite:
+            SQL(
+                sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+                    + "SELECT x, CASE WHEN x < 500 THEN x ELSE json('not json') END FROM c")
+        case .postgres: "SELECT x, CASE WHEN x < 500 THEN x ELSE 1 / (x - x) END FROM generate_series(1, 1000) x"
+        // Division by zero is an error under ERROR_FOR_DIVISION_BY_ZERO only in writes: a
+        // value out of BIGINT's range fails in a read.
+        case .mariadb:
+            SQL(
+                sql: "SELECT seq AS x, CASE WHEN seq < 500 THEN seq ELSE CAST(seq AS SIGNED) * 9223372036854775807 "
+                    + "END FROM seq_1_to_1000")
+        }
+    var received = [Int]()
+    do {
+        for try await row in database.stream(failing) {
+            received.append(try row.decode(Int.self, at: 0))
+            if pause > .zero { try await Task.sleep(for: pause) }
+        }
+    } catch {
+        return (received, error)
+    }
+    return (received, nil)
+}
+
 /// Every element of `stream`.
 private func collect<Element>(_ stream: DatabaseStream<Element>) async throws -> [Element] {
     var elements = [Element]()
@@ -267,39 +298,23 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         case .mariadb:
             await #expect { _ = try await collect(missing) } throws: { ($0 as? MariaDBError)?.code == 1146 }
         }
-        // A query that fails at its 500th row, after the rows before it.
-        let failing: SQL =
-            switch engine {
-            case .sqlite:
-                SQL(
-                    sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
-                        + "SELECT x, CASE WHEN x < 500 THEN x ELSE json('not json') END FROM c")
-            case .postgres: "SELECT x, CASE WHEN x < 500 THEN x ELSE 1 / (x - x) END FROM generate_series(1, 1000) x"
-            // Division by zero is an error under ERROR_FOR_DIVISION_BY_ZERO only in writes:
-            // a value out of BIGINT's range fails in a read.
-            case .mariadb:
-                SQL(
-                    sql: "SELECT seq AS x, CASE WHEN seq < 500 THEN seq ELSE CAST(seq AS SIGNED) * 9223372036854775807 "
-                        + "END FROM seq_1_to_1000")
+        // A query that fails at its 500th row, after the rows before it: to a consumer
+        // waiting for each batch, and to one busy with its rows when the query fails (the
+        // error must still come after the buffered rows, not a quiet end).
+        for pause in [Duration.zero, .milliseconds(2)] {
+            let (received, thrown) = await streamAFailingQuery(engine, database, pausingPerRow: pause)
+            if engine == .mariadb {
+                // Its cursor's result is made whole on the server before the first row.
+                #expect(received.isEmpty)
+            } else {
+                #expect(!received.isEmpty && received.count < 500, "pausing \(pause)")
+                #expect(received == Array(1...max(1, received.count)))
             }
-        var received = [Int]()
-        var thrown: (any Error)?
-        do {
-            for try await row in database.stream(failing) { received.append(try row.decode(Int.self, at: 0)) }
-        } catch {
-            thrown = error
-        }
-        if engine == .mariadb {
-            // Its cursor's result is made whole on the server before the first row.
-            #expect(received.isEmpty)
-        } else {
-            #expect(!received.isEmpty && received.count < 500)
-            #expect(received == Array(1...received.count))
-        }
-        switch engine {
-        case .sqlite: #expect(thrown is SQLiteError)
-        case .postgres: #expect((thrown as? PostgresError)?.sqlState == "22012")
-        case .mariadb: #expect((thrown as? MariaDBError)?.code == 1690, "\(String(describing: thrown))")
+            switch engine {
+            case .sqlite: #expect(thrown is SQLiteError, "pausing \(pause)")
+            case .postgres: #expect((thrown as? PostgresError)?.sqlState == "22012", "pausing \(pause)")
+            case .mariadb: #expect((thrown as? MariaDBError)?.code == 1690, "\(String(describing: thrown))")
+            }
         }
         // A column the table does not have, named in the order: the DAL's typed error.
         await #expect {

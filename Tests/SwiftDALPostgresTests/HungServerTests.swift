@@ -452,6 +452,39 @@ private func servingCluster(
     /// writing it). Cancelling the call still ends it, within the grace period for the
     /// cancel request the hung server cannot answer; the server, resumed, has none of it
     /// and no session left in a transaction.
+    /// A stream whose time limit passes while its server hangs and its loop is busy with
+    /// rows (not waiting for more): the loop's next request for rows throws only once the
+    /// stream has ended, its connection given up on after the grace period, and the error
+    /// says so. Thrown any earlier, the pool would still hold the stream's connection and
+    /// the error would say "rolled back", which nothing was.
+    @Test func aStreamPastItsLimitOnAHungServerThrowsOnceItsConnectionIsGivenUp() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        var configuration = PostgresConfiguration()
+        configuration.maximumConnections = 1
+        configuration.stopGracePeriod = .seconds(2)
+        let pool = try PostgresPool(url: server.connectionString(), configuration: configuration)
+        defer { try? pool.close() }
+        try pool.checkConnection()
+        var inUseWhenThrown = -1
+        let thrown = await #expect(throws: DALError.self) {
+            try await withDatabaseTimeout(.seconds(1)) {
+                var iterator = pool.stream("SELECT x FROM generate_series(1, 100000) x").makeAsyncIterator()
+                _ = try await iterator.next()
+                server.pause()
+                // The limit passes here; the loop asks again 1.5 s before the grace period ends.
+                try await Task.sleep(for: .milliseconds(1500))
+                defer { inUseWhenThrown = pool.statistics.connectionsInUse }
+                while try await iterator.next() != nil {}
+            }
+        }
+        server.resume()
+        #expect(inUseWhenThrown == 0)
+        #expect(thrown?.code == .timeout)
+        #expect(thrown?.message.contains("connection was closed") == true, "\(String(describing: thrown))")
+        #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
+    }
+
     @Test(arguments: ["insertRange", "bulkInsert"])
     func aBatchToAServerThatHangsEndsWhenCancelled(_ method: String) async throws {
         let server = try PostgresServer.start()
