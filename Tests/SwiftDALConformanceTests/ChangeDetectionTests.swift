@@ -38,6 +38,22 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
     var updates: Int { count.withLock { $0 } }
 }
 
+/// A row of a table whose `quantity` is `NOT NULL DEFAULT 1` and whose `note` is nullable
+/// without a default.
+private struct Stock: Entity, Codable {
+    static let tableName = "stock"
+    var id: Int64?
+    var quantity: Int64?
+    var note: String?
+}
+
+private let stockTable = TableDefinition("stock") { t in
+    t.column("id", .integer)
+    t.column("quantity", .integer, notNull: true, default: .value(.integer(1)))
+    t.column("note", .text)
+    t.primaryKey(["id"])
+}
+
 /// An update writes every change the user made, compared as the database stores it, and
 /// an unchanged value still writes nothing, on both engines.
 @Suite struct ChangeDetectionTests {
@@ -146,6 +162,41 @@ private final class UpdateCounter: DatabaseObserver, @unchecked Sendable {
         #expect(try things.update(thing))
         #expect(counter.updates == 3)
         #expect(try things.findById(id)?.payload == Data([1, 3]))
+    }
+
+    /// `nil` for a `NOT NULL` column with a default: the default on insert, the stored value
+    /// kept on update and upsert (read back with SQL); `nil` for a nullable column is
+    /// written as `NULL`.
+    @Test(arguments: Engine.allCases)
+    func nilForANotNullColumnWithADefaultKeepsTheStoredValue(_ engine: Engine) throws {
+        let counter = UpdateCounter()
+        let (database, directory) = try database(engine, counter)
+        defer {
+            try? database.close()
+            _ = directory
+        }
+        try database.write { try $0.create(stockTable) }
+        let stock = BaseDAL<Stock>(database: database)
+        func stored(_ id: Int64) throws -> (quantity: Int64?, note: String?) {
+            try database.read { db in
+                let row = try #require(try db.fetchOne("SELECT quantity, note FROM stock WHERE id = \(id)"))
+                return (try row.decode(Int64?.self, at: 0), try row.decode(String?.self, at: 1))
+            }
+        }
+        let id = try stock.insert2(Stock(quantity: nil, note: "new"))
+        #expect(try stored(id) == (1, "new"))
+        #expect(try stock.update(Stock(id: id, quantity: 5, note: "new")))
+        #expect(try stored(id) == (5, "new"))
+        let updates = counter.updates
+        #expect(try stock.update(Stock(id: id, quantity: nil, note: "new")))
+        #expect(try stored(id) == (5, "new"))
+        #expect(counter.updates == updates)  // nothing else changed: nothing written
+        #expect(try stock.update(Stock(id: id, quantity: nil, note: nil)))
+        #expect(try stored(id) == (5, nil))
+        try stock.upsert(Stock(id: id, quantity: nil, note: "upserted"))
+        #expect(try stored(id) == (5, "upserted"))
+        try stock.upsert(Stock(id: id + 1, quantity: nil, note: nil))
+        #expect(try stored(id + 1) == (1, nil))
     }
 
     /// A tenant value equal to the DAL's only by canonical equivalence is another tenant:

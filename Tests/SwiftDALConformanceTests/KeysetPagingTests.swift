@@ -67,6 +67,23 @@ private func awkwardRows(_ engine: Engine) -> [SortKeyRow] {
     }
 }
 
+/// `token` (URL-safe base64 without padding) with the unused low bits of its last
+/// character set: another text for the same bytes (checked here), or `nil` when its length
+/// leaves no unused bits.
+private func nonCanonicalTwin(of token: String) -> String? {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    func bytes(_ text: String) -> Data? {
+        let base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        return Data(base64Encoded: base64 + String(repeating: "=", count: (4 - text.count % 4) % 4))
+    }
+    // 2 or 3 characters past the last group of four end with 4 or 2 unused bits.
+    guard [2, 3].contains(token.count % 4), let last = token.last,
+        let position = alphabet.firstIndex(of: last)
+    else { return nil }
+    let twin = String(token.dropLast()) + String(alphabet[position | 1])
+    return twin != token && bytes(twin) != nil && bytes(twin) == bytes(token) ? twin : nil
+}
+
 /// Every row of `dal` matching `condition`, page by page.
 private func pageThrough(
     _ dal: ReadOnlyDAL<SortKeyRow>, limit: Int, condition: SQL? = nil, orderBy: OrderBy
@@ -223,6 +240,18 @@ private func pageThrough(
             changed[index] = alphabet[(position + 1) % alphabet.count]
             #expect(refused(String(changed)), "a change at \(index) was accepted")
         }
+        // The same bytes spelled another way (unused low bits of the last character set),
+        // on the first page's token whose length leaves such bits.
+        var next = page.nextCursor
+        var twins = 0
+        while let cursor = next, twins < 3 {
+            if let twin = nonCanonicalTwin(of: cursor.token) {
+                #expect(refused(twin), "\(twin), the same bytes as \(cursor.token), was accepted")
+                twins += 1
+            }
+            next = try dal.findPage(after: cursor, limit: 3, condition: "i > \(-5)", orderBy: "t DESC, r").nextCursor
+        }
+        #expect(twins > 0)
         // Truncated, extended, garbage.
         for cut in [1, 2, 5, 20, characters.count / 2, characters.count - 1] {
             #expect(refused(String(characters.dropLast(cut))))
