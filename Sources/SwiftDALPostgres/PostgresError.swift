@@ -175,10 +175,12 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         sqlState == "0A000" && message.contains("cached plan")
     }
 
-    /// The SQLSTATE, the message, the table, column and constraint, and the SQL; never
-    /// the detail, which may quote values.
+    /// The SQLSTATE, the message, the table, column and constraint, the server's hint
+    /// for a column, table or function it did not find (42703, 42P01, 42883: such a hint
+    /// names what it did find), and the SQL; never the detail, which may quote values.
     public var description: String {
         var text = "PostgreSQL error \(sqlState): \(message)"
+        if let hint, Self.namesOnlyHintStates.contains(sqlState) { text += " (\(hint))" }
         var names = [String]()
         if let table { names.append("table \(table)") }
         if let column { names.append("column \(column)") }
@@ -188,6 +190,12 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
         if let batchIndex { text += " (item \(batchIndex) of a batch)" }
         return text
     }
+
+    /// The SQLSTATEs of a name the server did not find (a column, a table, a function):
+    /// their hint names what it did find, such as `Perhaps you meant to reference the column
+    /// "products.priceCents".` for an unquoted `priceCents`, which PostgreSQL reads as
+    /// `pricecents`. It holds names only, so `description` shows it.
+    static let namesOnlyHintStates: Set<String> = ["42703", "42P01", "42883"]
 
     /// The same as ``description``.
     public var debugDescription: String { description }

@@ -448,6 +448,37 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
             try outside.psql("SELECT count(*) FROM readings").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
+    /// A column named with capitals (a Codable property, `priceCents`): SwiftDAL quotes it
+    /// wherever it writes it, and a condition reaches it quoted (`\(identifier:)`). Unquoted,
+    /// PostgreSQL reads `pricecents`: the error names it and shows the server's hint, the
+    /// column it did find.
+    @Test func aColumnWithCapitalsIsReachedQuotedAndTheErrorSaysSoUnquoted() throws {
+        struct Product: Entity, Codable {
+            static let tableName = "products"
+            var id: Int64?
+            var priceCents: Int64
+        }
+        let pool = try makePostgresPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.create(
+                TableDefinition("products") { t in
+                    t.column("id", .integer)
+                    t.column("priceCents", .integer, notNull: true)
+                    t.primaryKey(["id"])
+                })
+        }
+        let products = BaseDAL<Product>(database: pool)
+        let id = try products.insert2(Product(priceCents: 1999))
+        let quoted = try products.find(condition: "\(identifier: "priceCents") < \(2000)", orderBy: "priceCents")
+        #expect(quoted.count == 1)
+        #expect(try products.getFieldValue(id, fieldName: "priceCents", as: Int64.self) == 1999)
+        let unquoted = #expect(throws: PostgresError.self) { try products.find(condition: "priceCents < \(2000)") }
+        #expect(unquoted?.sqlState == "42703")
+        let hint = #"Perhaps you meant to reference the column "products.priceCents"."#
+        #expect(unquoted?.description.contains(hint) == true, "\(String(describing: unquoted))")
+    }
+
     /// A batch statement that the server refuses when the pipeline prepares it (a column
     /// the table does not have) reaches the observer once, with its error and the text as
     /// written, as it does when run alone; the statements after it, skipped, do not.
