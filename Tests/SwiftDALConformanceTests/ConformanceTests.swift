@@ -97,8 +97,9 @@ import Testing
     }
 
     /// `fetchScalar` reads as a row's column does: the typed types (`Int`, `Bool`, …) the
-    /// same on every engine, `NULL` and no row as `nil`, and a value of another kind a
-    /// conversion error naming the column and the type asked for (not its optional).
+    /// same on every engine, `NULL` and no row as `nil`, of several rows the first, and a
+    /// value of another kind a conversion error naming the column and the type asked for
+    /// (not its optional).
     @Test(arguments: Engine.allCases)
     func aScalarReadsAsAColumnDoes(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
@@ -111,6 +112,14 @@ import Testing
             #expect(try db.fetchScalar(String.self, "SELECT email FROM users WHERE id = 100") == nil)
             #expect(try db.fetchScalar(Double.self, "SELECT score FROM users WHERE id = 1") != nil)
             #expect(try db.fetchScalar(Int?.self, "SELECT MAX(age) FROM users WHERE id > 100") == nil)
+            // Of several rows, the first: a scalar, a row, a mapped row.
+            let ids = try db.fetchColumn(Int64.self, "SELECT id FROM users ORDER BY id")
+            #expect(ids.count > 2)
+            #expect(try db.fetchScalar(Int64.self, "SELECT id FROM users ORDER BY id") == ids.first)
+            #expect(try db.fetchScalar(Int64?.self, "SELECT id FROM users ORDER BY id") == ids.first)
+            #expect(try db.fetchOne("SELECT id FROM users ORDER BY id")?.decode(Int64.self, at: 0) == ids.first)
+            let mapped = try db.fetchFirst("SELECT id FROM users ORDER BY id") { try $0.decode(Int64.self, at: 0) }
+            #expect(mapped == ids.first)
             let error = #expect(throws: DALError.self) {
                 _ = try db.fetchScalar(Bool.self, "SELECT email AS address FROM users WHERE id = 1")
             }

@@ -53,6 +53,30 @@ import Testing
         #expect(try other.fetchColumn(String.self, "SELECT name FROM users") == ["other"])
     }
 
+    /// Planted bug: `BEGIN` sent without its kind. An immediate or exclusive transaction
+    /// takes the file's write lock as it begins, before it writes (another connection,
+    /// not waiting, is refused at once); a deferred one takes none until it writes.
+    @Test func aTransactionsKindTakesTheWriteLockAsItBegins() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("kinds.sqlite")
+        let db = try Database(path: path)
+        try makeUsersTable(db)
+        var noWaiting = Configuration()
+        noWaiting.busyTimeout = .zero
+        let other = try Database(path: path, configuration: noWaiting)
+        for kind in [TransactionKind.immediate, .exclusive] {
+            try db.inTransaction(kind) {
+                let refused = #expect(throws: SQLiteError.self) { try other.inTransaction(.immediate) {} }
+                #expect(refused?.resultCode == .busy, "\(kind): \(String(describing: refused))")
+            }
+        }
+        try db.inTransaction(.deferred) {
+            _ = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")
+            try other.inTransaction(.immediate) { try other.execute("INSERT INTO users(name) VALUES ('other')") }
+        }
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 1)
+    }
+
     /// Planted bug: the writer mutex removed from `DatabasePool`. Thread A holds a write
     /// closure while thread B calls `write`: B must not enter until A has left.
     @Test func aSecondWriteWaitsUntilTheFirstHasLeftThePool() throws {

@@ -448,6 +448,27 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
             try outside.psql("SELECT count(*) FROM readings").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
+    /// Settings a pool cannot keep are refused when it is made (no connection opens before
+    /// the first use, so these need no server): no connection allowed, a NUL in the
+    /// connection string, a statement timeout behind transaction pooling, whose session
+    /// setting would silently not apply.
+    @Test func settingsAPoolCannotKeepAreRefusedWhenItIsMade() throws {
+        let nowhere = "host=/nonexistent port=1 dbname=x"
+        var none = PostgresConfiguration()
+        none.maximumConnections = 0
+        let noConnection = #expect(throws: DALError.self) { _ = try PostgresPool(url: nowhere, configuration: none) }
+        #expect(noConnection?.code == .invalidValue)
+        #expect(#expect(throws: DALError.self) { _ = try PostgresPool(url: nowhere + "\0") }?.code == .invalidValue)
+        var pooled = PostgresConfiguration()
+        pooled.transactionPooling = true
+        pooled.statementTimeout = .seconds(5)
+        let timeout = #expect(throws: DALError.self) { _ = try PostgresPool(url: nowhere, configuration: pooled) }
+        #expect(timeout?.code == .invalidValue)
+        #expect(timeout?.message.contains("statementTimeout") == true, "\(String(describing: timeout))")
+        pooled.statementTimeout = nil
+        try PostgresPool(url: nowhere, configuration: pooled).close()
+    }
+
     /// A column named with capitals (a Codable property, `priceCents`): SwiftDAL quotes it
     /// wherever it writes it, and a condition reaches it quoted (`\(identifier:)`). Unquoted,
     /// PostgreSQL reads `pricecents`: the error names it and shows the server's hint, the

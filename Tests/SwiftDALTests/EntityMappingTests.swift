@@ -113,6 +113,30 @@ func note(_ title: String) -> Note {
         #expect(try notes.findSingle(condition: "title = \("fine")")?.title == "fine")
     }
 
+    /// An optional property is `nil` for `NULL` only: a value that does not convert throws,
+    /// as it does for a non-optional one (read as `nil`, a later update would overwrite it).
+    @Test func anOptionalPropertyIsNilForNullOnlyNotForAValueThatDoesNotConvert() throws {
+        struct Reading: Entity, Codable {
+            static let tableName = "readings"
+            var id: Int64?
+            var level: Int?
+        }
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE readings(id INTEGER PRIMARY KEY, level)")
+            try db.execute(sql: "INSERT INTO readings VALUES (1, 'abc'), (2, 2.5), (3, NULL), (4, 7)")
+        }
+        let readings = BaseDAL<Reading>(database: queue)
+        #expect(try readings.findById(4)?.level == 7)
+        let null = try #require(try readings.findById(3))
+        #expect(null.level == nil)
+        for id: Int64 in [1, 2] {
+            let error = #expect(throws: DALError.self) { _ = try readings.findById(id) }
+            #expect(error?.code == .conversionFailed, "row \(id): \(String(describing: error))")
+            #expect(error?.column == "level", "row \(id)")
+        }
+    }
+
     @Test func explicitEntityRowsConvertWithErrorsNamingColumns() throws {
         let sample = try Sample()
         try sample.queue.write { db in

@@ -153,6 +153,8 @@ private let currentSchema: String =
         let queue = try DatabaseQueue.inMemory()
         #expect(try SampleSchema.migrator.migrate(queue, upTo: SampleSchema.versions[0]) == [SampleSchema.versions[0]])
         #expect(try queue.read { try $0.tableExists("user_tags") } == false)
+        // SQLite's names ignore ASCII case: so does the check.
+        #expect(try queue.read { try $0.tableExists("users") && $0.tableExists("USERS") && !$0.tableExists("user") })
         #expect(try SampleSchema.migrator.migrate(queue).count == 2)
     }
 }

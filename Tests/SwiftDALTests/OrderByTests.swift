@@ -66,5 +66,10 @@ import Testing
             #expect(throws: DALError.self) { _ = try lines.getAll(orderBy: "Order ID sideways, id") }?.code
                 == .invalidColumn)
         #expect(#expect(throws: DALError.self) { _ = try lines.getAll(orderBy: #""unclosed"#) }?.code == .invalidColumn)
+        // After a quoted name, only a direction: a typo is refused, not read as ascending.
+        #expect(OrderBy(#""Total, net" DSC"#).parseError != nil)
+        #expect(OrderBy(#""Order ID" DESC, id"#).terms.first?.direction == .descending)
+        let typo = #expect(throws: DALError.self) { _ = try lines.getAll(orderBy: OrderBy(#""Total, net" DSC"#)) }
+        #expect(typo?.message.contains("DSC") == true, "\(String(describing: typo))")
     }
 }
