@@ -182,11 +182,13 @@ private final class LockedFlag: Sendable {
         let directory = try TemporaryDirectory()
         let pool = try DatabasePool(path: directory.file("limits.sqlite"))
         try await pool.write { try makeUsersTable($0) }
+        // The reader's connection opened first: under load, opening it could outlast the limit.
+        _ = try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") }
         let count = try await pool.perform(writing: false) {
-            _ = try withDatabaseTimeout(.milliseconds(200)) {
+            _ = try withDatabaseTimeout(.milliseconds(500)) {
                 try pool.reentrantRead { try $0.fetchScalar(Int.self, "SELECT 1") }
             }
-            Thread.sleep(forTimeInterval: 1)  // past the first access's limit, between two accesses
+            Thread.sleep(forTimeInterval: 1.5)  // past the first access's limit, between two accesses
             return try pool.reentrantRead { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") } ?? -1
         }
         #expect(count == 0)
