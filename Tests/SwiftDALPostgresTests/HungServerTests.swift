@@ -462,18 +462,20 @@ private func servingCluster(
         defer { server.stop() }
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = 1
-        configuration.stopGracePeriod = .seconds(2)
+        configuration.stopGracePeriod = .seconds(3)
         let pool = try PostgresPool(url: server.connectionString(), configuration: configuration)
         defer { try? pool.close() }
         try pool.checkConnection()
         var inUseWhenThrown = -1
         let thrown = await #expect(throws: DALError.self) {
-            try await withDatabaseTimeout(.seconds(1)) {
+            // A limit far longer than the first row takes, even under a loaded machine's
+            // sanitizers: it passes in the pause below.
+            try await withDatabaseTimeout(.seconds(2)) {
                 var iterator = pool.stream("SELECT x FROM generate_series(1, 100000) x").makeAsyncIterator()
                 _ = try await iterator.next()
                 server.pause()
-                // The limit passes here; the loop asks again 1.5 s before the grace period ends.
-                try await Task.sleep(for: .milliseconds(1500))
+                // The limit passes here; the loop asks again ~2.4 s before the grace period ends.
+                try await Task.sleep(for: .milliseconds(2600))
                 defer { inUseWhenThrown = pool.statistics.connectionsInUse }
                 while try await iterator.next() != nil {}
             }
