@@ -107,6 +107,20 @@ private let stockTable = TableDefinition("stock") { t in
         }
     }
 
+    /// Runs `body` on a database of `engine` with the tables, observed by the counter it
+    /// is given, and closes it after.
+    private func withDatabase(
+        _ engine: Engine, _ body: (any DatabaseWriter, UpdateCounter) throws -> Void
+    ) throws {
+        let counter = UpdateCounter()
+        let (database, directory) = try database(engine, counter)
+        defer {
+            try? database.close()
+            _ = directory
+        }
+        try body(database, counter)
+    }
+
     /// The stored bytes of `name` and the stored sign of `amount`, read with SQL.
     private func stored(_ db: any DatabaseWriter, _ engine: Engine, id: Int64) throws -> (name: String, negative: Bool)
     {
@@ -122,46 +136,42 @@ private let stockTable = TableDefinition("stock") { t in
 
     @Test(arguments: Engine.allCases)
     func everyChangeIsWrittenAndAnUnchangedValueWritesNothing(_ engine: Engine) throws {
-        let counter = UpdateCounter()
-        let (database, directory) = try database(engine, counter)
-        defer {
-            try? database.close()
-            _ = directory
+        try withDatabase(engine) { database, counter in
+            let things = BaseDAL<Thing>(database: database)
+            var thing = Thing(name: "Caf\u{E9}", amount: 0.0, payload: Data([1, 2]))
+            thing.id = try things.insert2(thing)
+            let id = try #require(thing.id)
+            #expect(try stored(database, engine, id: id).name == "436166C3A9")
+
+            // The same string in another normal form: written (its bytes differ).
+            thing.name = "Cafe\u{301}"
+            #expect(try things.update(thing))
+            #expect(try stored(database, engine, id: id).name == "43616665CC81")
+            #expect(counter.updates == 1)
+
+            // -0.0 after 0.0: written (the UPDATE is sent); PostgreSQL keeps the sign, SQLite
+            // (a column of no affinity here) too; MariaDB's DOUBLE stores -0 as 0.
+            thing.amount = -0.0
+            #expect(try things.update(thing))
+            #expect(try stored(database, engine, id: id).negative == (engine != .mariadb))
+            #expect(counter.updates == 2)
+
+            // Unchanged (the entity read back, written back): nothing written.
+            let read = try #require(try things.findById(id))
+            #expect(read.name.utf8.elementsEqual("Cafe\u{301}".utf8))
+            #expect(try things.update(read))
+            #expect(counter.updates == 2)
+
+            // Bytes: an equal payload writes nothing, another one is written.
+            thing = read
+            thing.payload = Data([1, 2])
+            #expect(try things.update(thing))
+            #expect(counter.updates == 2)
+            thing.payload = Data([1, 3])
+            #expect(try things.update(thing))
+            #expect(counter.updates == 3)
+            #expect(try things.findById(id)?.payload == Data([1, 3]))
         }
-        let things = BaseDAL<Thing>(database: database)
-        var thing = Thing(name: "Caf\u{E9}", amount: 0.0, payload: Data([1, 2]))
-        thing.id = try things.insert2(thing)
-        let id = try #require(thing.id)
-        #expect(try stored(database, engine, id: id).name == "436166C3A9")
-
-        // The same string in another normal form: written (its bytes differ).
-        thing.name = "Cafe\u{301}"
-        #expect(try things.update(thing))
-        #expect(try stored(database, engine, id: id).name == "43616665CC81")
-        #expect(counter.updates == 1)
-
-        // -0.0 after 0.0: written (the UPDATE is sent); PostgreSQL keeps the sign, SQLite
-        // (a column of no affinity here) too; MariaDB's DOUBLE stores -0 as 0.
-        thing.amount = -0.0
-        #expect(try things.update(thing))
-        #expect(try stored(database, engine, id: id).negative == (engine != .mariadb))
-        #expect(counter.updates == 2)
-
-        // Unchanged (the entity read back, written back): nothing written.
-        let read = try #require(try things.findById(id))
-        #expect(read.name.utf8.elementsEqual("Cafe\u{301}".utf8))
-        #expect(try things.update(read))
-        #expect(counter.updates == 2)
-
-        // Bytes: an equal payload writes nothing, another one is written.
-        thing = read
-        thing.payload = Data([1, 2])
-        #expect(try things.update(thing))
-        #expect(counter.updates == 2)
-        thing.payload = Data([1, 3])
-        #expect(try things.update(thing))
-        #expect(counter.updates == 3)
-        #expect(try things.findById(id)?.payload == Data([1, 3]))
     }
 
     /// `nil` for a `NOT NULL` column with a default: the default on insert, the stored value
@@ -169,52 +179,45 @@ private let stockTable = TableDefinition("stock") { t in
     /// written as `NULL`.
     @Test(arguments: Engine.allCases)
     func nilForANotNullColumnWithADefaultKeepsTheStoredValue(_ engine: Engine) throws {
-        let counter = UpdateCounter()
-        let (database, directory) = try database(engine, counter)
-        defer {
-            try? database.close()
-            _ = directory
-        }
-        try database.write { try $0.create(stockTable) }
-        let stock = BaseDAL<Stock>(database: database)
-        func stored(_ id: Int64) throws -> (quantity: Int64?, note: String?) {
-            try database.read { db in
-                let row = try #require(try db.fetchOne("SELECT quantity, note FROM stock WHERE id = \(id)"))
-                return (try row.decode(Int64?.self, at: 0), try row.decode(String?.self, at: 1))
+        try withDatabase(engine) { database, counter in
+            try database.write { try $0.create(stockTable) }
+            let stock = BaseDAL<Stock>(database: database)
+            func stored(_ id: Int64) throws -> (quantity: Int64?, note: String?) {
+                try database.read { db in
+                    let row = try #require(try db.fetchOne("SELECT quantity, note FROM stock WHERE id = \(id)"))
+                    return (try row.decode(Int64?.self, at: 0), try row.decode(String?.self, at: 1))
+                }
             }
+            let id = try stock.insert2(Stock(quantity: nil, note: "new"))
+            #expect(try stored(id) == (1, "new"))
+            #expect(try stock.update(Stock(id: id, quantity: 5, note: "new")))
+            #expect(try stored(id) == (5, "new"))
+            let updates = counter.updates
+            #expect(try stock.update(Stock(id: id, quantity: nil, note: "new")))
+            #expect(try stored(id) == (5, "new"))
+            #expect(counter.updates == updates)  // nothing else changed: nothing written
+            #expect(try stock.update(Stock(id: id, quantity: nil, note: nil)))
+            #expect(try stored(id) == (5, nil))
+            try stock.upsert(Stock(id: id, quantity: nil, note: "upserted"))
+            #expect(try stored(id) == (5, "upserted"))
+            try stock.upsert(Stock(id: id + 1, quantity: nil, note: nil))
+            #expect(try stored(id + 1) == (1, nil))
         }
-        let id = try stock.insert2(Stock(quantity: nil, note: "new"))
-        #expect(try stored(id) == (1, "new"))
-        #expect(try stock.update(Stock(id: id, quantity: 5, note: "new")))
-        #expect(try stored(id) == (5, "new"))
-        let updates = counter.updates
-        #expect(try stock.update(Stock(id: id, quantity: nil, note: "new")))
-        #expect(try stored(id) == (5, "new"))
-        #expect(counter.updates == updates)  // nothing else changed: nothing written
-        #expect(try stock.update(Stock(id: id, quantity: nil, note: nil)))
-        #expect(try stored(id) == (5, nil))
-        try stock.upsert(Stock(id: id, quantity: nil, note: "upserted"))
-        #expect(try stored(id) == (5, "upserted"))
-        try stock.upsert(Stock(id: id + 1, quantity: nil, note: nil))
-        #expect(try stored(id + 1) == (1, nil))
     }
 
     /// A tenant value equal to the DAL's only by canonical equivalence is another tenant:
     /// refused, never written under the other bytes.
     @Test(arguments: Engine.allCases)
     func aTenantValueInAnotherNormalFormIsAnotherTenant(_ engine: Engine) throws {
-        let (database, directory) = try database(engine, UpdateCounter())
-        defer {
-            try? database.close()
-            _ = directory
+        try withDatabase(engine) { database, _ in
+            let dal = TenantThingDAL(database: database, tenant: "Caf\u{E9}")
+            _ = try dal.insert2(TenantThing(tenant: "Caf\u{E9}", name: "ours"))
+            let refused = #expect(throws: DALError.self) {
+                _ = try dal.insert2(TenantThing(tenant: "Cafe\u{301}", name: "lookalike"))
+            }
+            #expect(refused?.code == .scopeViolation)
+            #expect(try dal.getRecordCount() == 1)
+            #expect(try BaseDAL<TenantThing>(database: database).getRecordCount() == 1)
         }
-        let dal = TenantThingDAL(database: database, tenant: "Caf\u{E9}")
-        _ = try dal.insert2(TenantThing(tenant: "Caf\u{E9}", name: "ours"))
-        let refused = #expect(throws: DALError.self) {
-            _ = try dal.insert2(TenantThing(tenant: "Cafe\u{301}", name: "lookalike"))
-        }
-        #expect(refused?.code == .scopeViolation)
-        #expect(try dal.getRecordCount() == 1)
-        #expect(try BaseDAL<TenantThing>(database: database).getRecordCount() == 1)
     }
 }

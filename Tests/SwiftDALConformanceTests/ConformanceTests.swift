@@ -113,13 +113,13 @@ import Testing
             #expect(try db.fetchScalar(Double.self, "SELECT score FROM users WHERE id = 1") != nil)
             #expect(try db.fetchScalar(Int?.self, "SELECT MAX(age) FROM users WHERE id > 100") == nil)
             // Of several rows, the first: a scalar, a row, a mapped row.
-            let ids = try db.fetchColumn(Int64.self, "SELECT id FROM users ORDER BY id")
+            let byID: SQL = "SELECT id FROM users ORDER BY id"
+            let ids = try db.fetchColumn(Int64.self, byID)
             #expect(ids.count > 2)
-            #expect(try db.fetchScalar(Int64.self, "SELECT id FROM users ORDER BY id") == ids.first)
-            #expect(try db.fetchScalar(Int64?.self, "SELECT id FROM users ORDER BY id") == ids.first)
-            #expect(try db.fetchOne("SELECT id FROM users ORDER BY id")?.decode(Int64.self, at: 0) == ids.first)
-            let mapped = try db.fetchFirst("SELECT id FROM users ORDER BY id") { try $0.decode(Int64.self, at: 0) }
-            #expect(mapped == ids.first)
+            #expect(try db.fetchScalar(Int64.self, byID) == ids.first)
+            #expect(try db.fetchScalar(Int64?.self, byID) == ids.first)
+            #expect(try db.fetchOne(byID)?.decode(Int64.self, at: 0) == ids.first)
+            #expect(try db.fetchFirst(byID) { try $0.decode(Int64.self, at: 0) } == ids.first)
             let error = #expect(throws: DALError.self) {
                 _ = try db.fetchScalar(Bool.self, "SELECT email AS address FROM users WHERE id = 1")
             }

@@ -67,21 +67,24 @@ private func awkwardRows(_ engine: Engine) -> [SortKeyRow] {
     }
 }
 
+/// URL-safe base64's 64 characters, in the order of the values they stand for.
+private let urlSafeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
 /// `token` (URL-safe base64 without padding) with the unused low bits of its last
 /// character set: another text for the same bytes (checked here), or `nil` when its length
 /// leaves no unused bits.
 private func nonCanonicalTwin(of token: String) -> String? {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
     func bytes(_ text: String) -> Data? {
         let base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         return Data(base64Encoded: base64 + String(repeating: "=", count: (4 - text.count % 4) % 4))
     }
     // 2 or 3 characters past the last group of four end with 4 or 2 unused bits.
     guard [2, 3].contains(token.count % 4), let last = token.last,
-        let position = alphabet.firstIndex(of: last)
+        let position = urlSafeAlphabet.firstIndex(of: last)
     else { return nil }
-    let twin = String(token.dropLast()) + String(alphabet[position | 1])
-    return twin != token && bytes(twin) != nil && bytes(twin) == bytes(token) ? twin : nil
+    let twin = String(token.dropLast()) + String(urlSafeAlphabet[position | 1])
+    guard twin != token, let decoded = bytes(twin), decoded == bytes(token) else { return nil }
+    return twin
 }
 
 /// Every row of `dal` matching `condition`, page by page.
@@ -233,15 +236,14 @@ private func pageThrough(
                 .count > 0)
         // Every single-character change.
         let characters = Array(token)
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         for index in characters.indices {
             var changed = characters
-            let position = try #require(alphabet.firstIndex(of: characters[index]))
-            changed[index] = alphabet[(position + 1) % alphabet.count]
+            let position = try #require(urlSafeAlphabet.firstIndex(of: characters[index]))
+            changed[index] = urlSafeAlphabet[(position + 1) % urlSafeAlphabet.count]
             #expect(refused(String(changed)), "a change at \(index) was accepted")
         }
         // The same bytes spelled another way (unused low bits of the last character set),
-        // on the first page's token whose length leaves such bits.
+        // on up to three of the next pages' tokens whose length leaves such bits.
         var next = page.nextCursor
         var twins = 0
         while let cursor = next, twins < 3 {

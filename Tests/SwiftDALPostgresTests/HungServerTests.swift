@@ -447,11 +447,6 @@ private func servingCluster(
         try await asyncPool.read { _ in }
     }
 
-    /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
-    /// results, a `bulkInsert` whose `COPY` data has filled the socket (the client blocked
-    /// writing it). Cancelling the call still ends it, within the grace period for the
-    /// cancel request the hung server cannot answer; the server, resumed, has none of it
-    /// and no session left in a transaction.
     /// A stream whose time limit passes while its server hangs and its loop is busy with
     /// rows (not waiting for more): the loop's next request for rows throws only once the
     /// stream has ended, its connection given up on after the grace period, and the error
@@ -460,10 +455,11 @@ private func servingCluster(
     @Test func aStreamPastItsLimitOnAHungServerThrowsOnceItsConnectionIsGivenUp() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
+        let database = try server.makeDatabaseName()
         var configuration = PostgresConfiguration()
         configuration.maximumConnections = 1
         configuration.stopGracePeriod = .seconds(3)
-        let pool = try PostgresPool(url: server.connectionString(), configuration: configuration)
+        let pool = try PostgresPool(url: server.connectionString(database: database), configuration: configuration)
         defer { try? pool.close() }
         try pool.checkConnection()
         var inUseWhenThrown = -1
@@ -484,9 +480,16 @@ private func servingCluster(
         #expect(inUseWhenThrown == 0)
         #expect(thrown?.code == .timeout)
         #expect(thrown?.message.contains("connection was closed") == true, "\(String(describing: thrown))")
+        // The server, resumed, ends the abandoned session's read transaction.
+        try await noSessionLeftInATransaction(on: server, in: database)
         #expect(try await pool.read { try $0.fetchScalar(Int.self, "SELECT 1") } == 1)
     }
 
+    /// A batch under way when its server hangs: a pipelined `insertRange` waiting for its
+    /// results, a `bulkInsert` whose `COPY` data has filled the socket (the client blocked
+    /// writing it). Cancelling the call still ends it, within the grace period for the
+    /// cancel request the hung server cannot answer; the server, resumed, has none of it
+    /// and no session left in a transaction.
     @Test(arguments: ["insertRange", "bulkInsert"])
     func aBatchToAServerThatHangsEndsWhenCancelled(_ method: String) async throws {
         let server = try PostgresServer.start()
