@@ -211,7 +211,10 @@ private struct LoopStopped: Error {}
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted"
         ).trimmingCharacters(in: .whitespacesAndNewlines)
         batch.cancel()
-        try await Task.sleep(for: .milliseconds(300))  // the cancel request reaches the waiting backend
+        // The cancel request reaches the waiting backend (and is dropped): PQcancel, on the
+        // pool's stop thread, waits for a server process forked for it, which took over
+        // 300 ms on a loaded machine; the call's resends, every 100 ms, keep going meanwhile.
+        try await Task.sleep(for: .milliseconds(1_500))
         resume.signal()
         await #expect(throws: CancellationError.self) { try await batch.value }
         // The gate is still held: the pool's session, left waiting behind it, would show here.
