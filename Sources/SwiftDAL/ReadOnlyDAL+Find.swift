@@ -93,6 +93,10 @@ extension ReadOnlyDAL {
 
     /// One page of the entities matching `condition` (every row when `nil`), and the
     /// pager with the total record count; the count and the page come from one snapshot.
+    /// Rows are sorted by `orderBy` (or the default order), then by the primary key's
+    /// columns it does not name, so that rows tying on the sort columns keep one place
+    /// from page to page (a table without a primary key has no such tie-breaker: sort it
+    /// by columns that are unique together).
     ///
     /// For example, `let page = try users.findWithPager(condition: nil, pager: PagerInfo(pageIndex: 2, pageSize: 20))`.
     public func findWithPager(condition: SQL? = nil, pager: PagerInfo, orderBy: OrderBy? = nil) throws -> Page<T> {

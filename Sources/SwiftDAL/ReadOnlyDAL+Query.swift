@@ -18,7 +18,10 @@ extension ReadOnlyDAL {
         let text = try mapping.sql(.select(condition: condition?.sql, order: orderBy, limit: limitKind, named: named)) {
             var sql = mapping.selectSQL
             if let condition { sql += " WHERE (\(condition.sql))" }
-            sql += " " + (try mapping.orderClause(orderBy))
+            // A page by offset breaks ties by the key: each row has one place in every page.
+            let order =
+                limitKind == .limitOffset ? try mapping.pagingOrderClause(orderBy) : try mapping.orderClause(orderBy)
+            sql += " " + order
             switch limitKind {
             case .none: break
             case .limit: sql += named ? " LIMIT :swiftdal_limit" : " LIMIT ?"
