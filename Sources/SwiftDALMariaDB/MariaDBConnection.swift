@@ -22,7 +22,9 @@ import Synchronization
 /// - `time_zone = '+00:00'`: `TIMESTAMP`s read and written in UTC, `NOW()` in UTC.
 /// - `sql_mode` = ``sessionSQLMode``: strict (a value that does not fit fails instead of
 ///   being truncated or zeroed), `ANSI_QUOTES` (`"name"` is an identifier, as SwiftDAL
-///   quotes them; strings are `'…'` only), `PIPES_AS_CONCAT`, no zero dates.
+///   quotes them; strings are `'…'` only), `PIPES_AS_CONCAT`, no zero dates,
+///   `NO_AUTO_VALUE_ON_ZERO` (a key of 0 given by the caller is stored as 0, as SQLite and
+///   PostgreSQL store it; only `NULL`, or leaving the column out, makes a new key).
 ///   `NO_BACKSLASH_ESCAPES` is *not* set: a backslash escapes inside `'…'`, which the
 ///   lexicon must assume (values are always bound, never pasted).
 /// - `autocommit = 1`: a statement outside a transaction commits on its own.
@@ -117,7 +119,7 @@ final class MariaDBConnection: EngineConnection {
     /// The `sql_mode` of every session (see the type's documentation).
     static let sessionSQLMode =
         "STRICT_ALL_TABLES,ANSI_QUOTES,PIPES_AS_CONCAT,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
-        + "NO_ENGINE_SUBSTITUTION"
+        + "NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO"
 
     static let statementCacheCapacity = 256
 

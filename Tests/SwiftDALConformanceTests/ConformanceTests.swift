@@ -125,6 +125,23 @@ import Testing
         }
     }
 
+    /// A key the entity carries is the key stored, 0 included (MariaDB's default
+    /// `sql_mode` would make a new key for 0, which SQLite and PostgreSQL store as given);
+    /// a `nil` key makes a new one.
+    @Test(arguments: Engine.allCases)
+    func aKeyOfZeroIsStoredAsGiven(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let zero = try sample.users.insert2(UserInfo(id: 0, name: "zero", email: "zero@example.com", age: 40))
+        #expect(zero == 0)
+        #expect(try sample.users.sqlValueList("SELECT name FROM users WHERE id = 0", as: String.self) == ["zero"])
+        let made = try sample.users.insert2(UserInfo(name: "made", email: "made@example.com", age: 41))
+        #expect(made > 8)
+        #expect(
+            try sample.users.sqlValueList("SELECT name FROM users WHERE id = \(made)", as: String.self) == ["made"])
+        #expect(try sample.users.getRecordCount() == 10)
+    }
+
     /// `fetchScalar` reads as a row's column does: the typed types (`Int`, `Bool`, …) the
     /// same on every engine, `NULL` and no row as `nil`, of several rows the first, and a
     /// value of another kind a conversion error naming the column and the type asked for
