@@ -194,8 +194,11 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// The SQLSTATEs of a name the server did not find (a column, a table, a function):
     /// their hint names what it did find, such as `Perhaps you meant to reference the column
     /// "products.priceCents".` for an unquoted `priceCents`, which PostgreSQL reads as
-    /// `pricecents`. It holds names only, so `description` shows it.
-    static let namesOnlyHintStates: Set<String> = ["42703", "42P01", "42883"]
+    /// `pricecents`; and of a feature the statement cannot use there (0A000), whose hint
+    /// says what would allow it, such as `You need an unconditional ON INSERT DO INSTEAD
+    /// rule with a RETURNING clause.` for `insert2` on a table with a conditional rule
+    /// (Sakila's `payment`). They hold names only, so `description` shows them.
+    static let namesOnlyHintStates: Set<String> = ["42703", "42P01", "42883", "0A000"]
 
     /// The same as ``description``.
     public var debugDescription: String { description }
