@@ -129,7 +129,11 @@ struct SourceWriter {
     static func columnSummary(_ property: EntityModel.Property) -> String {
         var summary = property.declaredType.isEmpty ? "no declared type" : property.declaredType
         if property.isNotNull { summary += " NOT NULL" }
-        if let defaultValue = property.defaultValueSQL { summary += " DEFAULT " + defaultValue }
+        if let defaultValue = property.defaultValueSQL {
+            // MariaDB's catalog says `AUTO_INCREMENT` where a default would be: a keyword
+            // of the column, not a default value.
+            summary += defaultValue == "AUTO_INCREMENT" ? " AUTO_INCREMENT" : " DEFAULT " + defaultValue
+        }
         return SwiftIdentifier.commentText(summary)
     }
 

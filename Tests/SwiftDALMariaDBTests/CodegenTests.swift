@@ -51,5 +51,8 @@ import Testing
         #expect(source.contains("public final class ProductDAL: BaseDAL<ProductInfo>"))
         #expect(source.contains("public final class CodeDAL: BaseDAL<CodeInfo>"))
         #expect(source.contains("public final class CheapDAL: ReadOnlyDAL<CheapInfo>"))
+        // The comments say the columns as the schema declares them.
+        #expect(source.contains("Column `id` (bigint(20) NOT NULL AUTO_INCREMENT)."), "\(source)")
+        #expect(source.contains("Column `price` (decimal(10,2) NOT NULL DEFAULT 0.00)."))
     }
 }
