@@ -217,15 +217,22 @@ public final class PostgresPool: DatabaseWriter, @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// Host, port and database of a connection string, without user or password.
+    /// Host, port and database of a connection string, without user or password; a URL's
+    /// as a URL: a socket directory percent-encoded, as written in one
+    /// (`postgresql://%2Ftmp%2Fpg:5432/shop`), whether it came as the host or as the
+    /// `host` parameter; no host (libpq's default socket) left empty.
     static func describe(_ url: String) -> String {
         // Read from the URL without its password: a password holding a raw `@` and `/`
         // would otherwise give a host made of its pieces (`u:p@ss/x@h/db`).
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"),
             let components = URLComponents(string: ConnectionText.withoutPassword(url))
         {
-            let database = components.path.isEmpty ? "" : components.path
-            return "postgresql://\(components.host ?? "localhost")\(components.port.map { ":\($0)" } ?? "")\(database)"
+            func parameter(_ name: String) -> String? {
+                components.queryItems?.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            let host = (parameter("host") ?? components.host ?? "").replacingOccurrences(of: "/", with: "%2F")
+            let port = parameter("port") ?? components.port.map(String.init)
+            return "postgresql://\(host)\(port.map { ":\($0)" } ?? "")\(components.path)"
         }
         var parts = [String]()
         for pair in url.split(separator: " ") {

@@ -90,6 +90,27 @@ private final class ErrorLog: DatabaseObserver, @unchecked Sendable {
         }
     }
 
+    /// A connection error names the server as the URL does: a socket directory
+    /// percent-encoded, given as the host or as the `host` parameter (it read
+    /// `postgresql:///tmp/pg:5432/shop`, which names no socket), no user, no password.
+    @Test func aConnectionErrorNamesTheServerAsAURLDoes() throws {
+        let cases = [
+            "postgresql://app:Secret77@%2Fnonexistent%2Fdir:5999/shop?connect_timeout=2":
+                "(postgresql://%2Fnonexistent%2Fdir:5999/shop)",
+            "postgresql://app:Secret77@/shop?host=/nonexistent/dir&port=5998&connect_timeout=2":
+                "(postgresql://%2Fnonexistent%2Fdir:5998/shop)",
+            "postgresql://app:Secret77@localhost:1/shop?connect_timeout=2": "(postgresql://localhost:1/shop)"
+        ]
+        for (url, named) in cases {
+            let pool = try PostgresPool(url: url)
+            defer { try? pool.close() }
+            let error = #expect(throws: PostgresError.self) { try pool.checkConnection() }
+            let text = String(describing: error)
+            #expect(text.contains(named), "\(text)")
+            #expect(!text.contains("Secret77") && !text.contains("app@"), "\(text)")
+        }
+    }
+
     /// A server that refuses the login (an unknown database or role) is the service's
     /// configuration: category permission and HTTP 500, not an outage to retry (503);
     /// the pool still treats it as a connection that failed.
