@@ -158,11 +158,28 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
     /// Checks `T.tableDefinition()` against the real table and throws
     /// ``DALError/Code/schemaMismatch`` naming every difference that would make reads
     /// or writes fail (missing columns, incompatible types, nullability, primary key).
-    /// Call it at startup to fail fast on a wrong database.
+    /// Call it at startup to fail fast on a wrong database. An explicitly mapped entity
+    /// without a definition (as `swiftdal-gen` writes them) is checked by its
+    /// ``Entity/columnNames``: each must be a column of the table, every `NOT NULL` column
+    /// without a default among them, and the primary key the DAL's.
     ///
     /// For example, `try users.verifySchema()`.
     public final func verifySchema() throws {
-        var definition = try T.tableDefinition()
+        var definition: TableDefinition
+        do {
+            definition = try T.tableDefinition()
+        } catch let error as DALError where error.code == .schemaMismatch && !(T.self is any Decodable.Type) {
+            // The default's error: no definition declared, and none to derive.
+            guard let names = T.columnNames else { throw error }
+            let (table, key) = (tableName, primaryKey)
+            let problems = try read { db in try db.schemaMismatches(forColumns: names, primaryKey: key, table: table) }
+            guard problems.isEmpty else {
+                throw DALError(
+                    .schemaMismatch, "\(T.self) does not match table \(table): " + problems.joined(separator: "; "),
+                    table: table)
+            }
+            return
+        }
         definition.name = tableName  // a subclass may override the table name
         try read { db in try db.checkSchema(definition, for: "\(T.self)") }
     }

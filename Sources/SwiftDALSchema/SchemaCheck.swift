@@ -59,6 +59,35 @@ extension Database {
         return problems
     }
 
+    /// Every difference between an entity known only by its column list (an explicit
+    /// mapping without a ``TableDefinition``, as `swiftdal-gen` writes them) and the real
+    /// table: columns the list names that the table lacks, `NOT NULL` columns without a
+    /// default that the entity does not write, and a different primary key (when
+    /// `primaryKey` is not empty). Types and nullability are not checked: the list does
+    /// not say them. Empty when they match.
+    ///
+    /// For example, `let problems = try db.schemaMismatches(forColumns: ["id", "name"], primaryKey: ["id"], table: "artists")`.
+    public func schemaMismatches(forColumns names: [String], primaryKey: [String], table: String) throws -> [String] {
+        guard try tableExists(table) else { return ["table \(table) does not exist"] }
+        let real = try describe(table: table)
+        var realByName = [String: ColumnInfo]()
+        for column in real.columns { realByName[column.name.identifierKey] = column }
+        var problems = [String]()
+        for name in names where realByName.removeValue(forKey: name.identifierKey) == nil {
+            problems.append("column \(name) is missing")
+        }
+        for extra in realByName.values.sorted(by: { $0.name < $1.name })
+        where extra.isNotNull && extra.defaultValueSQL == nil {
+            problems.append("column \(extra.name) is NOT NULL without a default but the entity does not write it")
+        }
+        if !primaryKey.isEmpty && primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey }) {
+            problems.append(
+                "primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(primaryKey.joined(separator: ", ")))"
+            )
+        }
+        return problems
+    }
+
     /// Why values of `type` written into `column` would not read back, or `nil`.
     private static func typeProblem(writing type: ColumnType, into column: ColumnInfo) -> String? {
         let affinity = column.affinity

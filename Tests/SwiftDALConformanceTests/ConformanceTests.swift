@@ -7,6 +7,40 @@ import SwiftDALPostgres
 import SwiftDALTestSupport
 import Testing
 
+/// An explicitly mapped entity without a table definition, as `swiftdal-gen` writes
+/// them: known to `verifySchema()` by its column list alone.
+private protocol ListedColumns: Entity {
+    var id: Int64? { get }
+    init(id: Int64?)
+}
+
+extension ListedColumns {
+    init(row: RowView) throws { self.init(id: try row[0]) }
+    func encodeColumns(to columns: inout ColumnValues) throws { try columns.encode(id, for: "id") }
+}
+
+private struct UserColumns: ListedColumns {
+    static let tableName = "users"
+    static let columnNames: [String]? = ["id", "name", "email", "age"]
+    var id: Int64?
+}
+
+private struct UserColumnsWithoutEmail: ListedColumns {
+    static let tableName = "users"
+    static let columnNames: [String]? = ["id", "name", "age"]
+    var id: Int64?
+}
+
+private struct UserColumnsAndNickname: ListedColumns {
+    static let tableName = "users"
+    static let columnNames: [String]? = ["id", "name", "email", "nickname"]
+    var id: Int64?
+}
+
+private final class UsersByEmail: BaseDAL<UserColumns>, @unchecked Sendable {
+    override var primaryKey: [String] { ["email"] }
+}
+
 @Suite struct ConformanceTests {
     /// Every statement of a `read` sees one snapshot (a page and its total agree): a row
     /// another session commits while the read runs is not seen by the read's later
@@ -140,6 +174,32 @@ import Testing
         #expect(
             try sample.users.sqlValueList("SELECT name FROM users WHERE id = \(made)", as: String.self) == ["made"])
         #expect(try sample.users.getRecordCount() == 10)
+    }
+
+    /// `verifySchema()` checks an entity known only by its column list (a generated one)
+    /// against the table: a list that matches passes; a missing column, a `NOT NULL`
+    /// column without a default left out, and another primary key are each named.
+    @Test(arguments: Engine.allCases)
+    func anEntityWithoutADefinitionIsCheckedByItsColumns(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try BaseDAL<UserColumns>(database: sample.database).verifySchema()
+        let checks: [(() throws -> Void, String)] = [
+            (
+                { try BaseDAL<UserColumnsAndNickname>(database: sample.database).verifySchema() },
+                "column nickname is missing"
+            ),
+            (
+                { try BaseDAL<UserColumnsWithoutEmail>(database: sample.database).verifySchema() },
+                "column email is NOT NULL without a default but the entity does not write it"
+            ),
+            ({ try UsersByEmail(database: sample.database).verifySchema() }, "primary key is (id), expected (email)")
+        ]
+        for (check, problem) in checks {
+            let error = #expect(throws: DALError.self) { try check() }
+            #expect(error?.code == .schemaMismatch)
+            #expect(error?.message.contains(problem) == true, "\(String(describing: error))")
+        }
     }
 
     /// `fetchScalar` reads as a row's column does: the typed types (`Int`, `Bool`, …) the
