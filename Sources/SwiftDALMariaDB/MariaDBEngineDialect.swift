@@ -88,11 +88,16 @@ struct MariaDBEngineDialect: EngineDialect {
     /// `ALTER TABLE` changes columns, types and constraints in place.
     var rebuildsTables: Bool { false }
 
-    /// The `table=` of the lines whose `type=ALL` (a full table scan); see
+    /// The `table=` of the lines whose `type=ALL` (a full table scan), or `type=index`
+    /// while filtering rows (`Using where`): the whole index read to find the matches, as
+    /// MariaDB plans an `UPDATE` whose condition no index serves (its primary key, which
+    /// holds the rows, read from end to end). An index read in order without a filter (an
+    /// `ORDER BY` key with a `LIMIT`) stops at the limit, and passes. See
     /// ``MariaDBConnection/queryPlan(of:)`` for the lines' form.
     func scannedNames(inPlan plan: [String]) -> [String] {
         plan.compactMap { line in
-            guard line.contains(" type=ALL "), let table = line.range(of: " table=") else { return nil }
+            let scans = line.contains(" type=ALL ") || (line.contains(" type=index ") && line.contains("Using where"))
+            guard scans, let table = line.range(of: " table=") else { return nil }
             return QueryPlanText.firstName(in: line[table.upperBound...])
         }
     }

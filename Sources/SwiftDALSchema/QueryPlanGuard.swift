@@ -5,8 +5,9 @@ public import SwiftDALConnection
 /// should have been used: it records the statements the call runs, asks the engine for
 /// each one's plan (SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN` of the generic
 /// plan, with sequential scans discouraged so that a small test table still shows
-/// whether an index could serve), and throws ``QueryPlanViolation`` naming every
-/// statement that scans a table.
+/// whether an index could serve; MariaDB's `EXPLAIN`, where a scan is `type=ALL`, or
+/// `type=index` while filtering rows), and throws ``QueryPlanViolation`` naming every
+/// query, update and delete that scans a table.
 ///
 /// The guard must be the database's observer (``Configuration/observer``, or
 /// `PostgresConfiguration.observer`); it throws when a checked call recorded no

@@ -71,9 +71,17 @@ import Testing
             try planGuard.check(db, allowingScansOf: ["users"]) { try users.search(keyword: "li") }.isEmpty == false)
         #expect(try planGuard.check(db, allowingScansOf: ["users"]) { try users.getRecordCount() } == 8)
         #expect(try planGuard.check(db, allowingScansOf: ["users"]) { try users.getAll() }.count == 8)
-        // A condition on a column without an index is caught.
+        // A condition on a column without an index is caught, in a read, a delete and an update.
         #expect(throws: QueryPlanViolation.self) {
             try planGuard.check(db) { try users.find(condition: "bio = \("x")") }
+        }
+        #expect(throws: QueryPlanViolation.self) {
+            try planGuard.check(db) { try users.deleteByCondition("bio = \("x")") }
+        }
+        #expect(throws: QueryPlanViolation.self) {
+            try planGuard.check(db) {
+                try db.write { try $0.execute("UPDATE users SET score = 1 WHERE bio = \("x")") }
+            }
         }
         try sample.close()
     }

@@ -82,6 +82,29 @@ import Testing
         let dal = DALError(.invalidColumn, "table users has no column named nope")
         #expect(dal.localizedDescription == dal.description)
         #expect((dal as any Error).localizedDescription == dal.description)
+        // What a log shows names the table and the column, and the SQL.
+        let named = DALError(.conversionFailed, "not an integer", table: "users", column: "age", sql: "SELECT age")
+        #expect(
+            named.description == "DALError.conversionFailed: not an integer [table users] [column age] — `SELECT age`")
+        #expect(named.localizedDescription == named.description)
+    }
+
+    /// A table locked by the connection's own statement in flight (SQLITE_LOCKED: dropping
+    /// a table that a query still reads) is a lock, retryable as a busy database is, and
+    /// answered 503; a constraint is neither.
+    @Test func aLockedTableIsRetryable() throws {
+        let db = try constraintDatabase()
+        try db.executeScript("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1), (2);")
+        let locked = #expect(throws: SQLiteError.self) {
+            try db.forEachRow("SELECT x FROM scratch") { _ in try db.execute("DROP TABLE scratch") }
+        }
+        #expect(locked?.primaryCode == .locked, "\(String(describing: locked))")
+        #expect(locked?.isRetryable == true)
+        #expect(locked.map(httpStatus(for:)) == 503)
+        let unique = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO child(code, n) VALUES ('x', 1)")
+        }
+        #expect(unique?.isRetryable == false)
     }
 
     @Test func errorsArePatternMatchableInCatch() throws {

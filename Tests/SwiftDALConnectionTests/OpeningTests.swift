@@ -34,11 +34,16 @@ import Testing
 
     @Test func hostilePragmasAreRefused() throws {
         for pragma in [
-            Pragma(name: "cache_size; DROP TABLE x", value: "1"), Pragma(name: "cache_size", value: "1; DROP TABLE x")
+            Pragma(name: "cache_size; DROP TABLE x", value: "1"), Pragma(name: "cache_size", value: "1; DROP TABLE x"),
+            // A value is a word or a number: no space, quote, parenthesis or comment.
+            Pragma(name: "cache_size", value: "1 -- x"), Pragma(name: "journal_mode", value: "'wal'"),
+            Pragma(name: "cache_size", value: "(1)"), Pragma(name: "cache_size", value: "1 "),
+            Pragma(name: "cache_size", value: "")
         ] {
             var configuration = Configuration()
             configuration.pragmas = [pragma]
-            #expect(throws: DALError.self) { _ = try Database.inMemory(configuration: configuration) }
+            let error = #expect(throws: DALError.self) { _ = try Database.inMemory(configuration: configuration) }
+            #expect(error?.code == .invalidValue || error?.code == .invalidIdentifier, "\(pragma)")
         }
     }
 

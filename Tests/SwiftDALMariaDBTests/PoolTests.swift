@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    /// A URL's parameters are checked when the pool is made: an unknown one (a typo) and a
+    /// `connect_timeout` that is not a positive number of seconds are refused, naming the
+    /// parameter, before any connection is tried.
+    @Test func aURLsParametersAreCheckedWhenThePoolIsMade() throws {
+        for (url, problem) in [
+            ("mysql://app@localhost/shop?conect_timeout=5", "unknown MariaDB URL parameter conect_timeout"),
+            ("mysql://app@localhost/shop?sock=/tmp/m.sock", "unknown MariaDB URL parameter sock"),
+            ("mysql://app@localhost/shop?connect_timeout=0", "connect_timeout must be a positive number"),
+            ("mysql://app@localhost/shop?connect_timeout=-1", "connect_timeout must be a positive number"),
+            ("mysql://app@localhost/shop?connect_timeout=5s", "connect_timeout must be a positive number")
+        ] {
+            let error = #expect(throws: DALError.self) { _ = try MariaDBPool(url: url) }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.message.contains(problem) == true, "\(String(describing: error))")
+        }
+        for url in [
+            "mysql://app@localhost/shop?socket=/nonexistent/m.sock&connect_timeout=3",
+            "mariadb://app@localhost/shop?unix_socket=/nonexistent/m.sock"
+        ] {
+            try MariaDBPool(url: url).close()
+        }
+    }
+
     @Test func aWrongURLIsRefusedWithoutItsPassword() throws {
         #expect(throws: DALError.self) { _ = try MariaDBPool(url: "postgresql://app@localhost/shop") }
         let pool = try MariaDBPool(url: "mysql://app:hunter2@localhost/none?socket=/nonexistent/m.sock")

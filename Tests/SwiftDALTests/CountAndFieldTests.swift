@@ -52,6 +52,12 @@ import Testing
             _ = try sample.tags.getFieldValue(1, fieldName: "tag", as: String.self)
         }
         #expect(wrongWidth?.code == .invalidValue)
+        // A part of a key that cannot be stored throws; it is never bound as NULL.
+        let unstorable = CompositeKey(UInt64.max, "admin")
+        #expect(throws: DALError.self) { _ = try sample.tags.findById(unstorable) }
+        let deleted = #expect(throws: DALError.self) { _ = try sample.tags.deleteById(unstorable) }
+        #expect(deleted?.code == .invalidValue)
+        #expect(try sample.tags.getRecordCount() == 5)
     }
 
     @Test func sqlValueListRunsAnyQueryWithBoundValues() throws {

@@ -177,6 +177,16 @@ func note(_ title: String) -> Note {
                 try columns.encode(1, for: "user_id")
             }
         }
+        struct OneForgotten: Entity {
+            static let tableName = "user_tags"
+            static let primaryKey = ["user_id", "tag"]
+            static let columnNames: [String]? = ["user_id", "tag"]
+            init() {}
+            init(row: RowView) throws {}
+            func encodeColumns(to columns: inout ColumnValues) throws {
+                try columns.encode(1, for: "user_id")  // `tag` forgotten
+            }
+        }
         let sample = try Sample()
         let missing = #expect(throws: DALError.self) { _ = try BaseDAL<Ghost>(database: sample.queue).getAll() }
         #expect(missing?.code == .schemaMismatch)
@@ -193,6 +203,12 @@ func note(_ title: String) -> Note {
             try BaseDAL<Misordered>(database: sample.queue).insert(Misordered())
         }
         #expect(misordered?.code == .schemaMismatch)
+        let forgotten = #expect(throws: DALError.self) {
+            try BaseDAL<OneForgotten>(database: sample.queue).insert(OneForgotten())
+        }
+        #expect(forgotten?.code == .schemaMismatch)
+        #expect(forgotten?.message.contains("wrote user_id but") == true, "\(String(describing: forgotten))")
+        #expect(try sample.tags.getRecordCount() == 5)
     }
 
     /// Names written in the expected order are not stored but read back the same; a name

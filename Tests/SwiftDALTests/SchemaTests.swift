@@ -140,6 +140,7 @@ import Testing
             var name: String?  // nullable here, NOT NULL without a default in the table
             var email: Int  // an integer stored into a TEXT column comes back as text
             var nickname: String  // missing from the table
+            var bio: Double?  // a real stored into a TEXT column comes back as text
         }
         let sample = try Sample()
         try sample.users.verifySchema()
@@ -148,6 +149,7 @@ import Testing
         let message = error?.message ?? ""
         #expect(message.contains("column name is NOT NULL without a default, but the entity may hold nil"))
         #expect(message.contains("column email: TEXT has TEXT affinity"))
+        #expect(message.contains("column bio: TEXT has TEXT affinity: SQLite would store the entity's REAL values"))
         #expect(message.contains("column nickname is missing"))
         #expect(message.contains("column age") == false)  // has a default: not a problem
         let missing = try sample.queue.read {

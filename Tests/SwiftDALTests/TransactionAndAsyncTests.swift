@@ -68,6 +68,12 @@ import Testing
         #expect(try await users.findLast()?.name == "hana")
         #expect(try await users.findTop(2).count == 2)
         #expect(try await users.findWithPager(pager: PagerInfo(pageIndex: 1, pageSize: 5)).pager.recordCount == 8)
+        // Every argument reaches the synchronous form: the condition, the page, the order.
+        let page = try await users.findWithPager(
+            condition: "age > \(20)", pager: PagerInfo(pageIndex: 2, pageSize: 2), orderBy: "age DESC")
+        let all = try await users.find(condition: "age > \(20)", orderBy: "age DESC, id DESC")
+        #expect(page.items.map(\.id) == all[2..<4].map(\.id))
+        #expect(page.pager.recordCount == all.count)
         #expect(try await users.getAll().count == 8)
         #expect(try await users.getRecordCount() == 8)
         #expect(try await users.isExistRecord(condition: "age > \(50)"))
