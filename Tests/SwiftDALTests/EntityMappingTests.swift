@@ -166,25 +166,18 @@ func note(_ title: String) -> Note {
             var name: String
             var nickname: String
         }
-        struct Misordered: Entity {
+        /// An explicit entity whose `encodeColumns` does not write its `columnNames`.
+        struct BadlyEncoded: Entity {
             static let tableName = "user_tags"
             static let primaryKey = ["user_id", "tag"]
             static let columnNames: [String]? = ["user_id", "tag"]
-            init() {}
+            /// Whether it forgets `tag` (else it writes both columns in the wrong order).
+            var forgetsTag = false
+            init(forgetsTag: Bool) { self.forgetsTag = forgetsTag }
             init(row: RowView) throws {}
             func encodeColumns(to columns: inout ColumnValues) throws {
-                try columns.encode("x", for: "tag")
+                if !forgetsTag { try columns.encode("x", for: "tag") }
                 try columns.encode(1, for: "user_id")
-            }
-        }
-        struct OneForgotten: Entity {
-            static let tableName = "user_tags"
-            static let primaryKey = ["user_id", "tag"]
-            static let columnNames: [String]? = ["user_id", "tag"]
-            init() {}
-            init(row: RowView) throws {}
-            func encodeColumns(to columns: inout ColumnValues) throws {
-                try columns.encode(1, for: "user_id")  // `tag` forgotten
             }
         }
         let sample = try Sample()
@@ -199,13 +192,10 @@ func note(_ title: String) -> Note {
         }
         #expect(extra?.code == .invalidColumn)
         #expect(extra?.column == "nickname")
-        let misordered = #expect(throws: DALError.self) {
-            try BaseDAL<Misordered>(database: sample.queue).insert(Misordered())
-        }
+        let badlyEncoded = BaseDAL<BadlyEncoded>(database: sample.queue)
+        let misordered = #expect(throws: DALError.self) { try badlyEncoded.insert(BadlyEncoded(forgetsTag: false)) }
         #expect(misordered?.code == .schemaMismatch)
-        let forgotten = #expect(throws: DALError.self) {
-            try BaseDAL<OneForgotten>(database: sample.queue).insert(OneForgotten())
-        }
+        let forgotten = #expect(throws: DALError.self) { try badlyEncoded.insert(BadlyEncoded(forgetsTag: true)) }
         #expect(forgotten?.code == .schemaMismatch)
         #expect(forgotten?.message.contains("wrote user_id but") == true, "\(String(describing: forgotten))")
         #expect(try sample.tags.getRecordCount() == 5)
