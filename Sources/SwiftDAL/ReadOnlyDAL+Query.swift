@@ -19,9 +19,7 @@ extension ReadOnlyDAL {
             var sql = mapping.selectSQL
             if let condition { sql += " WHERE (\(condition.sql))" }
             // A page by offset breaks ties by the key: each row has one place in every page.
-            let order =
-                limitKind == .limitOffset ? try mapping.pagingOrderClause(orderBy) : try mapping.orderClause(orderBy)
-            sql += " " + order
+            sql += " " + (try mapping.orderClause(orderBy, breakingTiesByKey: limitKind == .limitOffset))
             switch limitKind {
             case .none: break
             case .limit: sql += named ? " LIMIT :swiftdal_limit" : " LIMIT ?"

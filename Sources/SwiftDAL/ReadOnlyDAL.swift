@@ -172,13 +172,8 @@ open class ReadOnlyDAL<T: Entity>: @unchecked Sendable {
             // The default's error: no definition declared, and none to derive.
             guard let names = T.columnNames else { throw error }
             let (table, key) = (tableName, primaryKey)
-            let problems = try read { db in try db.schemaMismatches(forColumns: names, primaryKey: key, table: table) }
-            guard problems.isEmpty else {
-                throw DALError(
-                    .schemaMismatch, "\(T.self) does not match table \(table): " + problems.joined(separator: "; "),
-                    table: table)
+            return try read { db in try db.checkSchema(columns: names, primaryKey: key, table: table, for: "\(T.self)")
             }
-            return
         }
         definition.name = tableName  // a subclass may override the table name
         try read { db in try db.checkSchema(definition, for: "\(T.self)") }

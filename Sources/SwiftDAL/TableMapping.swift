@@ -356,23 +356,15 @@ final class TableMapping: Sendable {
     /// `column(name)`, quoted.
     func quotedColumn(_ name: String) throws -> String { dialect.quote(try column(name)) }
 
-    /// The `ORDER BY` clause for `orderBy` (validated and quoted), or the default one.
-    func orderClause(_ orderBy: OrderBy?) throws -> String {
-        guard let orderBy else { return defaultOrderClause }
-        if let problem = orderBy.parseError {
-            throw DALError(.invalidColumn, "invalid ORDER BY for table \(table): \(problem)", table: table)
-        }
-        let terms = try orderBy.terms.map { "\(try quotedColumn($0.column)) \($0.direction.rawValue)" }
-        return "ORDER BY " + terms.joined(separator: ", ")
-    }
-
-    /// The `ORDER BY` clause of a page by offset (`findWithPager`): `orderBy` (or the
-    /// default order) followed by the primary key's columns it does not name, in the
-    /// direction of its last term. Without them, rows that tie on the sort columns have no
-    /// fixed order, and PostgreSQL's and MariaDB's top-N sorts put them differently for
-    /// each `LIMIT … OFFSET`: pages skipped some rows and repeated others (Chinook's
-    /// invoices by date, 7 a page: 8 of 412 never shown on PostgreSQL, 17 on MariaDB).
-    func pagingOrderClause(_ orderBy: OrderBy?) throws -> String {
+    /// The `ORDER BY` clause for `orderBy` (validated and quoted), or the default one;
+    /// breaking ties by the key, the primary key's columns it does not name follow it, in
+    /// the direction of its last term. A page by offset (`findWithPager`) needs them:
+    /// without them, rows that tie on the sort columns have no fixed order, and
+    /// PostgreSQL's and MariaDB's top-N sorts put them differently for each
+    /// `LIMIT … OFFSET`, so pages skipped some rows and repeated others (Chinook's invoices
+    /// by date, 7 a page: 8 of 412 never shown on PostgreSQL, 17 on MariaDB).
+    func orderClause(_ orderBy: OrderBy?, breakingTiesByKey: Bool = false) throws -> String {
+        guard orderBy != nil || breakingTiesByKey else { return defaultOrderClause }
         let requested = orderBy ?? defaultOrder
         if let problem = requested.parseError {
             throw DALError(.invalidColumn, "invalid ORDER BY for table \(table): \(problem)", table: table)
@@ -384,9 +376,11 @@ final class TableMapping: Sendable {
             named.append(name)
             terms.append("\(dialect.quote(name)) \(term.direction.rawValue)")
         }
-        let direction = requested.terms.last?.direction ?? .ascending
-        for name in primaryKey where !named.contains(name) {
-            terms.append("\(dialect.quote(name)) \(direction.rawValue)")
+        if breakingTiesByKey {
+            let direction = requested.terms.last?.direction ?? .ascending
+            for name in primaryKey where !named.contains(name) {
+                terms.append("\(dialect.quote(name)) \(direction.rawValue)")
+            }
         }
         return "ORDER BY " + terms.joined(separator: ", ")
     }

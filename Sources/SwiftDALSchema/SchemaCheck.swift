@@ -45,18 +45,7 @@ extension Database {
                 problems.append("column \(column.name) is NOT NULL without a default, but the entity may hold nil")
             }
         }
-        for extra in realByName.values.sorted(by: { $0.name < $1.name })
-        where extra.isNotNull && extra.defaultValueSQL == nil {
-            problems.append("column \(extra.name) is NOT NULL without a default but the entity does not write it")
-        }
-        if !definition.primaryKey.isEmpty
-            && definition.primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey })
-        {
-            problems.append(
-                "primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(definition.primaryKey.joined(separator: ", ")))"
-            )
-        }
-        return problems
+        return problems + Self.unwrittenAndKeyProblems(realByName, real, expectedKey: definition.primaryKey)
     }
 
     /// Every difference between an entity known only by its column list (an explicit
@@ -76,13 +65,23 @@ extension Database {
         for name in names where realByName.removeValue(forKey: name.identifierKey) == nil {
             problems.append("column \(name) is missing")
         }
-        for extra in realByName.values.sorted(by: { $0.name < $1.name })
+        return problems + Self.unwrittenAndKeyProblems(realByName, real, expectedKey: primaryKey)
+    }
+
+    /// What both checks find once the entity's columns are matched: the table's columns
+    /// left (`unwritten`) that are `NOT NULL` without a default, which the entity's inserts
+    /// would fail on, and a primary key other than `expectedKey` (when that names one).
+    private static func unwrittenAndKeyProblems(
+        _ unwritten: [String: ColumnInfo], _ real: TableDescription, expectedKey: [String]
+    ) -> [String] {
+        var problems = [String]()
+        for extra in unwritten.values.sorted(by: { $0.name < $1.name })
         where extra.isNotNull && extra.defaultValueSQL == nil {
             problems.append("column \(extra.name) is NOT NULL without a default but the entity does not write it")
         }
-        if !primaryKey.isEmpty && primaryKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey }) {
+        if !expectedKey.isEmpty && expectedKey.map({ $0.identifierKey }) != real.primaryKey.map({ $0.identifierKey }) {
             problems.append(
-                "primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(primaryKey.joined(separator: ", ")))"
+                "primary key is (\(real.primaryKey.joined(separator: ", "))), expected (\(expectedKey.joined(separator: ", ")))"
             )
         }
         return problems
@@ -115,12 +114,24 @@ extension Database {
     ///
     /// For example, `try db.checkSchema(definition, for: "UserInfo")`.
     public func checkSchema(_ definition: TableDefinition, for entityName: String) throws {
-        let problems = try schemaMismatches(for: definition)
+        try Self.throwMismatches(try schemaMismatches(for: definition), of: entityName, table: definition.name)
+    }
+
+    /// Throws ``DALError/Code/schemaMismatch`` naming every difference between the columns
+    /// and key of an entity known only by its column list (see
+    /// ``schemaMismatches(forColumns:primaryKey:table:)``) and the real table.
+    package func checkSchema(columns names: [String], primaryKey: [String], table: String, for entityName: String)
+        throws
+    {
+        try Self.throwMismatches(
+            try schemaMismatches(forColumns: names, primaryKey: primaryKey, table: table), of: entityName, table: table)
+    }
+
+    private static func throwMismatches(_ problems: [String], of entityName: String, table: String) throws {
         guard problems.isEmpty else {
             throw DALError(
-                .schemaMismatch,
-                "\(entityName) does not match table \(definition.name): " + problems.joined(separator: "; "),
-                table: definition.name)
+                .schemaMismatch, "\(entityName) does not match table \(table): " + problems.joined(separator: "; "),
+                table: table)
         }
     }
 }
