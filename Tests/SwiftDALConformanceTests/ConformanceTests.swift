@@ -169,6 +169,8 @@ private final class UsersByEmail: BaseDAL<UserColumns>, @unchecked Sendable {
         let zero = try sample.users.insert2(UserInfo(id: 0, name: "zero", email: "zero@example.com", age: 40))
         #expect(zero == 0)
         #expect(try sample.users.sqlValueList("SELECT name FROM users WHERE id = 0", as: String.self) == ["zero"])
+        // The server's own client sees the row under key 0 (psql, the mariadb client).
+        if let outside = try sample.fromOutside("SELECT name FROM users WHERE id = 0") { #expect(outside == "zero") }
         let made = try sample.users.insert2(UserInfo(name: "made", email: "made@example.com", age: 41))
         #expect(made > 8)
         #expect(
