@@ -108,7 +108,8 @@ public struct EntityGenerator: Sendable {
                 EntityModel.Property(
                     column: column.name, name: name, typeName: typeName, isOptional: isOptional,
                     isAssignedByDatabase: isRowIDKey, needsFoundation: needsFoundation,
-                    declaredType: column.declaredType, isNotNull: isNotNull, defaultValueSQL: column.defaultValueSQL))
+                    declaredType: column.declaredType, isNotNull: isNotNull, defaultValueSQL: column.defaultValueSQL,
+                    onUpdateSQL: column.onUpdateSQL))
         }
         return EntityModel(
             tableName: table, entityName: stem + options.entitySuffix, dalName: stem + options.dalSuffix,
@@ -122,7 +123,8 @@ public struct EntityGenerator: Sendable {
     /// ``SwiftDAL/ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
     /// why. A view SQLite cannot describe (its table was dropped) is left out of the
     /// whole-database file, and named in the header with SQLite's message; asked for by
-    /// name, it throws. `origin` is named in the header comment (say how to regenerate
+    /// name, it throws. A PostgreSQL partition is left out too (its rows are read and written
+    /// through its partitioned table's DAL), and the header names it with its table. `origin` is named in the header comment (say how to regenerate
     /// the file). Type names that two tables would share are numbered and listed in the
     /// header (see ``model(of:in:)``); two hand-chosen stems that clash are an error
     /// naming both tables, and so is a table listed twice. Throws for the reasons of
@@ -151,6 +153,10 @@ public struct EntityGenerator: Sendable {
                 } catch {
                     leftOut.append(SourceWriter.LeftOut(name: name, reason: SchemaObjects.reason(error)))
                 }
+            }
+            // Named in the header, so that a reader looking for one finds why it has no DAL.
+            leftOut += try db.dialect.partitions(db).map {
+                SourceWriter.LeftOut(name: $0.name, reason: "", partitionOf: $0.table)
             }
         }
         let names = try TypeNames(for: descriptions.map(\.name), options: options)

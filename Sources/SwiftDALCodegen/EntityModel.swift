@@ -26,6 +26,9 @@ public struct EntityModel: Sendable, Hashable {
         public let isNotNull: Bool
         /// The column's `DEFAULT`, as SQL text, when it has one.
         public let defaultValueSQL: String?
+        /// What the database writes into the column on every update of its row that does
+        /// not write it (MariaDB's `ON UPDATE current_timestamp()`), as SQL text.
+        public let onUpdateSQL: String?
 
         /// The declaration after the access level, e.g. `var bio: Optional<String>`.
         ///

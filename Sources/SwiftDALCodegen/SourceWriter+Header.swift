@@ -3,8 +3,12 @@ extension SourceWriter {
     struct LeftOut: Sendable, Hashable {
         /// The table or view.
         let name: String
-        /// SQLite's message (a view whose table was dropped: `no such table: main.gone`).
+        /// SQLite's message (a view whose table was dropped: `no such table: main.gone`);
+        /// empty for a partition.
         let reason: String
+        /// The partitioned table it is a partition of (PostgreSQL), whose DAL reads and
+        /// writes its rows; `nil` for a table or view the database could not describe.
+        var partitionOf: String? = nil
     }
 
     /// The file's header comment: the command that made it, what not to do, and every
@@ -32,7 +36,17 @@ extension SourceWriter {
                 }
             }
         }
-        for table in leftOut {
+        let partitions = leftOut.filter { $0.partitionOf != nil }
+        if !partitions.isEmpty {
+            lines.append(
+                "// Partitions left out (their rows are read and written through the partitioned table's DAL):")
+            for partition in partitions {
+                lines.append(
+                    "//   `\(SwiftIdentifier.commentText(partition.name))` "
+                        + "(of `\(SwiftIdentifier.commentText(partition.partitionOf ?? ""))`)")
+            }
+        }
+        for table in leftOut where table.partitionOf == nil {
             lines.append(
                 "// Left out (SQLite cannot describe it): `\(SwiftIdentifier.commentText(table.name))`: "
                     + "\(SwiftIdentifier.commentText(table.reason)).")

@@ -134,6 +134,7 @@ struct SourceWriter {
             // of the column, not a default value.
             summary += defaultValue == "AUTO_INCREMENT" ? " AUTO_INCREMENT" : " DEFAULT " + defaultValue
         }
+        if let onUpdate = property.onUpdateSQL { summary += " ON UPDATE " + onUpdate }
         return SwiftIdentifier.commentText(summary)
     }
 

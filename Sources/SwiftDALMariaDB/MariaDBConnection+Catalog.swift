@@ -39,13 +39,21 @@ extension MariaDBConnection {
                     ColumnInfo(
                         name: try row.decode(String.self, at: 0), declaredType: try row.decode(String.self, at: 1),
                         isNotNull: try row.decode(Bool.self, at: 2), defaultValueSQL: defaultSQL,
-                        primaryKeyIndex: try row.decode(Int.self, at: 5)))
+                        primaryKeyIndex: try row.decode(Int.self, at: 5), onUpdateSQL: Self.onUpdate(inExtra: extra)))
             }
             guard !columns.isEmpty else {
                 throw DALError(.schemaMismatch, "the database has no table or view named \(table)", table: table)
             }
             return columns
         }
+    }
+
+    /// What `EXTRA` says the server writes on an update of the row
+    /// (`on update current_timestamp(6)` gives `current_timestamp(6)`), if anything.
+    static func onUpdate(inExtra extra: String) -> String? {
+        guard let range = extra.range(of: "on update ", options: .caseInsensitive) else { return nil }
+        let value = extra[range.upperBound...].trimmingCharacters(in: .whitespaces)
+        return value.isEmpty ? nil : value
     }
 
     func tableKind(of table: String) throws -> TableKind {

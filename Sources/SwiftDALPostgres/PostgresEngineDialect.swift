@@ -160,6 +160,20 @@ struct PostgresEngineDialect: EngineDialect {
             """)
     }
 
+    /// The partitions of the schemas on the search path (`relispartition`), with their
+    /// parent (a partition of a partition names the partition above it).
+    func partitions(_ db: Database) throws -> [(name: String, table: String)] {
+        try db.fetchAll(
+            """
+            SELECT c.relname, p.relname FROM pg_class c
+            JOIN pg_inherits i ON i.inhrelid = c.oid JOIN pg_class p ON p.oid = i.inhparent
+            WHERE c.relispartition AND c.relkind IN ('r', 'p', 'f') AND pg_table_is_visible(c.oid)
+            AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)
+            ORDER BY c.relname
+            """
+        ) { row in (name: try row.decode(String.self, at: 0), table: try row.decode(String.self, at: 1)) }
+    }
+
     /// From `pg_index` and `pg_constraint`.
     func describe(table name: String, columns: [ColumnInfo], _ db: Database) throws -> TableDescription {
         let table = quoteIdentifier(name)

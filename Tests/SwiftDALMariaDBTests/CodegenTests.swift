@@ -16,7 +16,9 @@ import Testing
                     price DECIMAL(10,2) NOT NULL DEFAULT 0, photo BLOB, ref UUID, added_at DATETIME(6) NOT NULL,
                     active TINYINT(1), attributes JSON, weight DOUBLE, stock INT NOT NULL, big BIGINT UNSIGNED,
                     kind ENUM('a', 'b'));
-                CREATE TABLE codes(code VARCHAR(20) PRIMARY KEY, label VARCHAR(40));
+                CREATE TABLE codes(code VARCHAR(20) PRIMARY KEY, label VARCHAR(40),
+                    changed_at TIMESTAMP(6) NOT NULL DEFAULT current_timestamp(6) ON UPDATE current_timestamp(6),
+                    touched DATETIME NULL ON UPDATE current_timestamp());
                 CREATE TABLE payments(payment_id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, amount DECIMAL(5,2));
                 CREATE VIEW cheap AS SELECT sku, price FROM products WHERE price < 10;
                 """)
@@ -54,5 +56,13 @@ import Testing
         // The comments say the columns as the schema declares them.
         #expect(source.contains("Column `id` (bigint(20) NOT NULL AUTO_INCREMENT)."), "\(source)")
         #expect(source.contains("Column `price` (decimal(10,2) NOT NULL DEFAULT 0.00)."))
+        // What the server writes on an update of the row, with a default or without one.
+        #expect(
+            source.contains(
+                "Column `changed_at` (timestamp(6) NOT NULL DEFAULT current_timestamp(6) ON UPDATE current_timestamp(6))."
+            ), "\(source)")
+        #expect(source.contains("Column `touched` (datetime ON UPDATE current_timestamp())."))
+        let columns = try pool.read { try $0.columns(in: "codes") }
+        #expect(columns.map(\.onUpdateSQL) == [nil, nil, "current_timestamp(6)", "current_timestamp()"])
     }
 }

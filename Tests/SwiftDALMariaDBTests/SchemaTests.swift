@@ -44,6 +44,45 @@ import Testing
         #expect(columns.filter(\.isGenerated).map(\.name) == ["title_length", "upper_title"])
     }
 
+    /// A column the server sets on update (`ON UPDATE current_timestamp(6)`) is set when
+    /// `update` changes another column (BaseDAL writes only what changed), written as
+    /// given when the entity changes it, and untouched by an update that changes nothing;
+    /// checked from a second session.
+    @Test func aColumnSetOnUpdateIsSetByTheServerUnlessTheEntityChangesIt() throws {
+        struct Stamped: Entity, Codable {
+            static let tableName = "stamped"
+            var id: Int64?
+            var title: String
+            var changedAt: Date?
+            enum CodingKeys: String, CodingKey {
+                case id, title
+                case changedAt = "changed_at"
+            }
+        }
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        _ = try outside.sql(
+            "CREATE TABLE stamped(id BIGINT AUTO_INCREMENT PRIMARY KEY, title VARCHAR(50) NOT NULL, "
+                + "changed_at TIMESTAMP(6) NOT NULL DEFAULT '2000-01-01 00:00:00' ON UPDATE current_timestamp(6))")
+        let stamped = BaseDAL<Stamped>(database: pool)
+        let id = try stamped.insert2(Stamped(title: "draft"))
+        let stampedAt = "SELECT UNIX_TIMESTAMP(changed_at) > UNIX_TIMESTAMP('2001-01-01') FROM stamped"
+        #expect(try outside.sql(stampedAt) == "0")  // the default
+        var row = try #require(try stamped.findById(id))
+        #expect(try stamped.update(row))  // nothing changed: nothing written
+        #expect(try outside.sql(stampedAt) == "0")
+        row.title = "final"
+        #expect(try stamped.update(row))
+        #expect(try outside.sql(stampedAt) == "1")  // set by the server
+        row = try #require(try stamped.findById(id))
+        row.title = "again"
+        row.changedAt = Date(timeIntervalSince1970: 1_000_000_000)
+        #expect(try stamped.update(row))
+        #expect(try outside.sql("SELECT title, UNIX_TIMESTAMP(changed_at) FROM stamped") == "again\t1000000000.000000")
+        #expect(
+            try pool.read { try $0.columns(in: "stamped") }.map(\.onUpdateSQL) == [nil, nil, "current_timestamp(6)"])
+    }
+
     @Test func aTableDefinitionIsCreatedInMariaDBsDDLAndDescribedBack() throws {
         let (pool, outside) = try makeMariaDBPool()
         defer { try? pool.close() }

@@ -649,6 +649,15 @@ private final class StatementLog: DatabaseObserver, @unchecked Sendable {
         // A partitioned table is one DAL; its partitions are not DALs of their own.
         #expect(source.contains("public final class PaymentDAL: BaseDAL<PaymentInfo>"))
         #expect(!source.contains("PaymentsOld") && !source.contains("PaymentOld"))
+        // ... and the header says where they went.
+        let header = source.split(separator: "\n").prefix { $0.hasPrefix("//") }.joined(separator: "\n")
+        #expect(
+            header.contains(
+                """
+                // Partitions left out (their rows are read and written through the partitioned table's DAL):
+                //   `payments_new` (of `payments`)
+                //   `payments_old` (of `payments`)
+                """))
         try pool.close()
     }
 }

@@ -13,16 +13,35 @@ public struct ColumnInfo: Sendable, Hashable {
     public let defaultValueSQL: String?
     /// The 1-based position of the column in the primary key, or 0 when not part of it.
     public let primaryKeyIndex: Int
+    /// The SQL text of the value the database writes into the column whenever an update
+    /// changes another column of the row and does not write this one (MariaDB's and
+    /// MySQL's `ON UPDATE current_timestamp()`), when there is one; `nil` on SQLite and
+    /// PostgreSQL, where only a trigger does that.
+    public let onUpdateSQL: String?
 
     /// Describes a column.
     ///
     /// For example, `ColumnInfo(name: "id", declaredType: "INTEGER", isNotNull: false, defaultValueSQL: nil, primaryKeyIndex: 1)`.
     public init(name: String, declaredType: String, isNotNull: Bool, defaultValueSQL: String?, primaryKeyIndex: Int) {
+        self.init(
+            name: name, declaredType: declaredType, isNotNull: isNotNull, defaultValueSQL: defaultValueSQL,
+            primaryKeyIndex: primaryKeyIndex, onUpdateSQL: nil)
+    }
+
+    /// Describes a column whose value the database sets on every update of its row
+    /// (``onUpdateSQL``).
+    ///
+    /// For example, `ColumnInfo(name: "last_update", declaredType: "timestamp", isNotNull: true, defaultValueSQL: "current_timestamp()", primaryKeyIndex: 0, onUpdateSQL: "current_timestamp()")`.
+    public init(
+        name: String, declaredType: String, isNotNull: Bool, defaultValueSQL: String?, primaryKeyIndex: Int,
+        onUpdateSQL: String?
+    ) {
         self.name = name
         self.declaredType = declaredType
         self.isNotNull = isNotNull
         self.defaultValueSQL = defaultValueSQL
         self.primaryKeyIndex = primaryKeyIndex
+        self.onUpdateSQL = onUpdateSQL
     }
 
     /// Whether the database computes the column's value (`GENERATED ALWAYS AS (…)`,

@@ -112,6 +112,10 @@ package protocol EngineDialect: Sendable {
     /// The tables, views and other relations the generator writes entities for when given
     /// no list, sorted (the engine's own and SwiftDAL's migration history left out).
     func schemaObjectNames(_ db: Database) throws -> [String]
+    /// The partitions of partitioned tables, which ``schemaObjectNames(_:)`` leaves out
+    /// (their rows are read and written through their table), each with the table it is
+    /// a partition of, sorted by name; none on an engine whose partitions are not tables.
+    func partitions(_ db: Database) throws -> [(name: String, table: String)]
     /// The indexes and foreign keys of `table`, whose `columns` are already read.
     func describe(table: String, columns: [ColumnInfo], _ db: Database) throws -> TableDescription
     /// The column of `description`'s single-column primary key that the database fills in
@@ -131,6 +135,8 @@ package protocol EngineDialect: Sendable {
 
 extension EngineDialect {
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
+
+    package func partitions(_ db: Database) throws -> [(name: String, table: String)] { [] }
 
     package func scriptStatements(_ script: String) -> [String]? {
         guard let lexicon = lexicons.first else { return [script] }
