@@ -37,4 +37,36 @@ import Testing
         #expect(try copy.fetchScalar(String.self, "PRAGMA integrity_check") == "ok")
         #expect(try copy.fetchScalar(Data.self, "SELECT data FROM users WHERE name = 'u42'") == Data([42]))
     }
+
+    /// A passive checkpoint (the default) copies what it can past a reader of an older
+    /// snapshot and says it is incomplete; a full one waits for that reader and throws
+    /// SQLITE_BUSY. A database not in WAL mode has no log: 0 frames, complete.
+    @Test func checkpointModesTreatAReaderOfAnOlderSnapshotAsDocumented() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("wal.sqlite")
+        var configuration = Configuration()
+        configuration.busyTimeout = .milliseconds(20)
+        let writer = try Database(path: path, configuration: configuration)
+        let reader = try Database(path: path, configuration: configuration)
+        try makeUsersTable(writer)
+        try writer.execute("INSERT INTO users(name) VALUES ('a')")
+        try reader.inTransaction {
+            #expect(try reader.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 1)
+            try writer.execute("INSERT INTO users(name) VALUES ('b')")
+            let passive = try writer.checkpoint()
+            #expect(!passive.isComplete && passive.logFrames > passive.checkpointedFrames, "\(passive)")
+            let error = #expect(throws: SQLiteError.self) { try writer.checkpoint(.full) }
+            #expect(error?.primaryCode == .busy)
+        }
+        #expect(try writer.checkpoint(.full).isComplete)
+        try reader.close()
+        try writer.close()
+
+        var rollback = Configuration()
+        rollback.journalMode = .delete
+        let plain = try Database(path: directory.file("plain.sqlite"), configuration: rollback)
+        try makeUsersTable(plain)
+        #expect(try plain.checkpoint(.truncate) == CheckpointResult(logFrames: 0, checkpointedFrames: 0))
+        try plain.close()
+    }
 }
