@@ -1,8 +1,9 @@
 import Foundation
 import SwiftDAL
-import SwiftDALMariaDB
 import SwiftDALTestSupport
 import Testing
+
+@testable import SwiftDALMariaDB
 
 @Suite struct MariaDBPoolTests {
     @Test func asyncCallsShareThePoolAndShutdownEndsIt() async throws {
@@ -61,6 +62,22 @@ import Testing
         ] {
             try MariaDBPool(url: url).close()
         }
+    }
+
+    /// The configuration's timeouts reach Connector/C as whole seconds rounded up (a 1.5 s
+    /// limit is 2 s, not 1), at least 1, at most what it counts in milliseconds.
+    @Test func timeoutsAreWholeSecondsRoundedUp() throws {
+        #expect(MariaDBEndpoint.seconds(.milliseconds(1500)) == 2)
+        #expect(MariaDBEndpoint.seconds(.milliseconds(1)) == 1)
+        #expect(MariaDBEndpoint.seconds(.seconds(3)) == 3)
+        #expect(MariaDBEndpoint.seconds(.zero) == 1)
+        #expect(MariaDBEndpoint.seconds(.seconds(Int64.max)) == UInt32(Int32.max / 1000))
+        var configuration = MariaDBConfiguration()
+        configuration.connectTimeout = .milliseconds(2500)
+        configuration.readTimeout = .milliseconds(100)
+        configuration.writeTimeout = .seconds(61)
+        let endpoint = try MariaDBEndpoint(url: "mysql://app@db/shop", configuration: configuration)
+        #expect(endpoint.connectTimeout == 3 && endpoint.readTimeout == 1 && endpoint.writeTimeout == 61)
     }
 
     @Test func aWrongURLIsRefusedWithoutItsPassword() throws {

@@ -234,6 +234,20 @@ private func legacyDatabase() throws -> DatabaseQueue {
         #expect(try employees.findById(1)?.badge == nil)
     }
 
+    /// `updateField` by a composite key binds the value, then the key's columns in order:
+    /// it changes that row's column, and no other row's.
+    @Test func updateFieldByACompositeKeyWritesThatRowOnly() throws {
+        let queue = try legacyDatabase()
+        let details = BaseDAL<OrderDetail>(database: queue)
+        try details.insertRange([
+            OrderDetail(OrderID: 70, ProductID: 80, Quantity: 1), OrderDetail(OrderID: 80, ProductID: 70, Quantity: 1)
+        ])
+        #expect(try details.updateField("Quantity", to: 9, key: CompositeKey(70, 80)))
+        #expect(try details.findById(CompositeKey(70, 80))?.Quantity == 9)
+        #expect(try details.findById(CompositeKey(80, 70))?.Quantity == 1)
+        #expect(try details.updateField("Quantity", to: 5, key: CompositeKey(70, 90)) == false)
+    }
+
     @Test func insert2NeverReturnsAnotherRowsRowid() throws {
         struct Note: Entity, Codable {
             static let tableName = "notes"
