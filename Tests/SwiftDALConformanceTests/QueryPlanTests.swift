@@ -86,6 +86,30 @@ import Testing
         try sample.close()
     }
 
+    /// A query that starts with `WITH` is checked like any other; a statement that failed
+    /// (its error caught in the body) is not planned, so it does not fail the check.
+    @Test(arguments: Engine.allCases)
+    func aCommonTableExpressionIsCheckedAndAFailedStatementIsNot(_ engine: Engine) throws {
+        let (sample, planGuard) = try guarded(engine)
+        let db = sample.database
+        let violation = #expect(throws: QueryPlanViolation.self) {
+            try planGuard.check(db) {
+                try db.read { db in
+                    try db.fetchAll("WITH picked AS (SELECT id FROM users WHERE bio = \("x")) SELECT id FROM picked")
+                }
+            }
+        }
+        #expect(violation?.scans.contains { $0.table == "users" } == true, "\(String(describing: violation))")
+        let found = try planGuard.check(db) {
+            #expect(throws: (any Error).self) {
+                try db.read { try $0.fetchAll("SELECT id FROM no_such_table WHERE id = \(1)") }
+            }
+            return try sample.users.findById(1)
+        }
+        #expect(found?.id == 1)
+        try sample.close()
+    }
+
     @Test func aGuardThatIsNotTheObserverRefusesToPass() throws {
         let planGuard = QueryPlanGuard()
         let queue = try DatabaseQueue.inMemory()

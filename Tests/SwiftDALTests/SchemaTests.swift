@@ -176,6 +176,19 @@ import Testing
         #expect(error?.message.contains("column nickname is missing") == true)
     }
 
+    /// A derived definition is checked as it is made: a primary key naming no property
+    /// of the entity is refused there, naming the column, not later in a DAL's call.
+    @Test func aDerivedDefinitionWithAnUnknownKeyColumnIsRefused() throws {
+        struct Ticket: Entity, Codable {
+            static let tableName = "tickets"
+            static let primaryKey = ["ticket_id"]
+            var id: Int64
+            var title: String
+        }
+        let error = #expect(throws: DALError.self) { _ = try TableDefinition(deriving: Ticket.self) }
+        #expect(error?.code == .invalidColumn && error?.column == "ticket_id", "\(String(describing: error))")
+    }
+
     /// A default set on a derived definition is in the table's DDL (read back from
     /// SQLite's own description of the column), and fills a row written without it; an
     /// unknown column is refused.
