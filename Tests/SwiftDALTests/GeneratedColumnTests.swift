@@ -110,6 +110,60 @@ import Testing
         #expect(source.contains("\"Total\""))
     }
 
+    /// An explicit entity (its own columnNames and encodeColumns) that encodes every
+    /// column, generated ones in the middle included, writes each other column by its own
+    /// name: the generated ones are left out, and the column after them keeps its value.
+    @Test func anExplicitEntityWritesTheColumnsAroundTheGeneratedOnes() throws {
+        struct FullOrder: Entity {
+            static let tableName = "Orders"
+            static let columnNames: [String]? = ["id", "First Name", "qty", "price", "Total", "label", "note"]
+            var id: Int64?
+            var firstName: String
+            var qty: Int
+            var price: Double
+            var total: Double?
+            var label: String?
+            var note: String?
+            init(firstName: String, qty: Int, price: Double, total: Double?, label: String?, note: String?) {
+                self.firstName = firstName
+                self.qty = qty
+                self.price = price
+                self.total = total
+                self.label = label
+                self.note = note
+            }
+            init(row: RowView) throws {
+                id = try row.decode(Int64?.self, at: 0)
+                firstName = try row.decode(String.self, at: 1)
+                qty = try row.decode(Int.self, at: 2)
+                price = try row.decode(Double.self, at: 3)
+                total = try row.decode(Double?.self, at: 4)
+                label = try row.decode(String?.self, at: 5)
+                note = try row.decode(String?.self, at: 6)
+            }
+            func encodeColumns(to columns: inout ColumnValues) throws {
+                try columns.encode(id, for: "id")
+                try columns.encode(firstName, for: "First Name")
+                try columns.encode(qty, for: "qty")
+                try columns.encode(price, for: "price")
+                try columns.encode(total, for: "Total")
+                try columns.encode(label, for: "label")
+                try columns.encode(note, for: "note")
+            }
+        }
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { try $0.execute(sql: Self.createOrders) }
+        let orders = BaseDAL<FullOrder>(database: queue)
+        let id = try orders.insert2(
+            FullOrder(firstName: "Ann", qty: 2, price: 1.5, total: 99, label: "forged", note: "kept"))
+        var stored = try #require(try orders.findById(id))
+        #expect(stored.firstName == "Ann" && stored.qty == 2 && stored.price == 1.5)
+        #expect(stored.total == 3 && stored.label == "(Ann, x)" && stored.note == "kept")
+        stored.note = "changed"
+        #expect(try orders.update(stored))
+        #expect(try orders.findById(id)?.note == "changed")
+    }
+
     /// What SchemaAndMigrations.md says of a Codable entity's names on reads: an optional
     /// property whose column the table lacks reads `nil`, a non-optional one throws, and
     /// `verifySchema()` names it.
