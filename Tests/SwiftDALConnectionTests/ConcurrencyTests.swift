@@ -63,6 +63,28 @@ private final class LockedFlag: Sendable {
         try pool.close()
     }
 
+    /// A pooled connection's thread runs its jobs in the order they were handed over, and
+    /// the jobs handed over before `end()` still run, even those queued behind a running one.
+    @Test func aWorkerThreadRunsItsJobsInOrderAndFinishesThemBeforeItEnds() {
+        let worker = WorkerThread(name: "test-worker")
+        let order = Locked<[Int]>([])
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        worker.submit {
+            started.signal()
+            release.wait()
+            order.withLock { $0.append(0) }
+        }
+        started.wait()
+        for index in 1...5 { worker.submit { order.withLock { $0.append(index) } } }
+        worker.submit { done.signal() }
+        worker.end()
+        release.signal()
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(order.withLock { $0 } == [0, 1, 2, 3, 4, 5])
+    }
+
     @Test func readersOpenOnFirstNeedAndNotAfterClose() throws {
         let directory = try TemporaryDirectory()
         let opened = Locked(0)
