@@ -82,16 +82,38 @@ enum Naming {
     /// The English singular of a plural table-name word, by the common rules only
     /// (`users` → `user`, `categories` → `category`, `boxes` → `box`, `status` stays).
     static func singular(_ word: String) -> String {
-        let irregular = ["people": "person", "children": "child", "men": "man", "women": "woman", "data": "data"]
-        if let singular = irregular[word] { return singular }
+        if let singular = irregularSingulars[word] { return singular }
         for ending in ["ss", "us", "is"] where word.hasSuffix(ending) { return word }
-        if word.hasSuffix("ies") && word.count > 3 { return String(word.dropLast(3)) + "y" }
+        if word.hasSuffix("ies") {
+            // `movies` → `movie`, `ties` → `tie`; otherwise `categories` → `category`.
+            let withoutS = String(word.dropLast())
+            if word.count <= 4 || ieNouns.contains(where: { withoutS.hasSuffix($0) }) { return withoutS }
+            return String(word.dropLast(3)) + "y"
+        }
+        // `statuses` → `status`, `aliases` → `alias` (but `houses` → `house`, `cases` → `case`).
+        for ending in ["tuses", "buses", "nuses", "ruses", "puses", "suses", "iases"] where word.hasSuffix(ending) {
+            return String(word.dropLast(2))
+        }
         for ending in ["sses", "xes", "ches", "shes", "zzes"] where word.hasSuffix(ending) {
             return String(word.dropLast(2))
         }
         if word.hasSuffix("s") && word.count > 1 { return String(word.dropLast()) }
         return word
     }
+
+    /// Plurals no ending rule reads: irregular ones, and those that are their own singular.
+    static let irregularSingulars = [
+        "people": "person", "children": "child", "men": "man", "women": "woman", "data": "data", "media": "media",
+        "series": "series", "species": "species", "news": "news", "analyses": "analysis", "crises": "crisis",
+        "theses": "thesis", "indices": "index", "matrices": "matrix", "vertices": "vertex", "criteria": "criterion",
+        "heroes": "hero", "potatoes": "potato", "tomatoes": "tomato", "echoes": "echo", "abuses": "abuse"
+    ]
+
+    /// Nouns ending in `ie`, whose plural `-ies` keeps the `ie` (`movies`, `cookies`).
+    static let ieNouns = [
+        "movie", "cookie", "calorie", "zombie", "rookie", "selfie", "brownie", "goalie", "genie", "prairie",
+        "sortie", "hippie", "auntie", "smoothie", "freebie", "newbie", "walkie", "talkie", "pixie", "birdie"
+    ]
 
     /// The type-name stem of a table: its words, the last one singular, in upper camel
     /// case (`user_tags` → `UserTag`, `客户` → `客户`), prefixed with `T` when it would not

@@ -620,6 +620,30 @@ import Testing
         #expect(stems == ["Match", "Batch", "Wish", "Tax", "Class", "Buzz"])
     }
 
+    /// Plurals the ending rules alone misread (`movies` gave `Movy`, `statuses` `Statuse`):
+    /// `-ie` nouns, `-us`/`-ias` nouns, irregular and invariable ones, beside words the
+    /// rules read right that look like them.
+    @Test func pluralsThatLookAlikeGetTheirOwnSingulars() throws {
+        let queue = try DatabaseQueue.inMemory()
+        let tables = [
+            "movies", "cookies", "ties", "user_movies", "statuses", "buses", "aliases", "viruses", "series", "species",
+            "analyses", "indices", "heroes", "houses", "cases", "databases", "purchases", "categories", "companies",
+            "replies", "courses", "excuses", "abuses"
+        ]
+        let stems = try queue.write { db in
+            try tables.map { table in
+                try db.execute(sql: "CREATE TABLE \(table) (id INTEGER PRIMARY KEY)")
+                return try EntityGenerator(options: .init(entitySuffix: "")).model(of: table, in: db).entityName
+            }
+        }
+        #expect(
+            stems == [
+                "Movie", "Cookie", "Tie", "UserMovie", "Status", "Bus", "Alias", "Virus", "Series", "Species",
+                "Analysis", "Index", "Hero", "House", "Case", "Database", "Purchase", "Category", "Company",
+                "Reply", "Course", "Excuse", "Abuse"
+            ])
+    }
+
     /// No name from the database or the command puts a raw control character in the file
     /// (a terminal escape in a comment) or ends the header's comment line early.
     @Test func namesAndTheCommandReachTheFileWithoutRawControlCharacters() throws {
