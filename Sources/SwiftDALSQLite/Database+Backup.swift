@@ -33,14 +33,18 @@ extension Database {
     }
 
     /// Copies this whole database into a file at `path` (created or replaced), using the
-    /// online backup API.
+    /// online backup API. The copy is one self-contained file in rollback-journal mode
+    /// (`DELETE`), whatever the source's mode: it opens read-only anywhere, on read-only
+    /// media too (a file in WAL mode needs its `-shm` beside it); a ``DatabasePool``
+    /// opening it sets WAL again.
     ///
     /// For example, `try db.backup(toPath: "/var/backups/app-\(day).sqlite")`.
     public func backup(toPath path: String) throws {
-        var configuration = Configuration()
-        configuration.journalMode = .delete
-        let destination = try Database(path: path, mode: .readWrite, configuration: configuration)
+        let destination = try Database(path: path, mode: .readWrite, configuration: Configuration())
         try backup(to: destination)
+        // The backup copies the source's header, WAL mode included (a destination opened
+        // in DELETE mode still ends up marked WAL): leaving WAL rewrites it.
+        _ = try destination.fetchScalar(String.self, "PRAGMA journal_mode = DELETE")
         try destination.close()
     }
 }

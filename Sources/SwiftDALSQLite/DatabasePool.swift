@@ -153,7 +153,8 @@ public final class DatabasePool: DatabaseWriter, @unchecked Sendable {
     }
 
     /// Copies the database to a file at `path` through the online backup API, from a
-    /// reader, while the pool keeps working.
+    /// reader, while the pool keeps working: one self-contained file in rollback-journal
+    /// mode (see ``Database/backup(toPath:)``).
     ///
     /// For example, `try pool.backup(toPath: "/var/backups/app.sqlite")`.
     public func backup(toPath path: String) throws {

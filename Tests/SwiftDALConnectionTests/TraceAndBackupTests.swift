@@ -36,6 +36,12 @@ import Testing
         #expect(try copy.fetchScalar(Int.self, "SELECT COUNT(*) FROM users") == 100)
         #expect(try copy.fetchScalar(String.self, "PRAGMA integrity_check") == "ok")
         #expect(try copy.fetchScalar(Data.self, "SELECT data FROM users WHERE name = 'u42'") == Data([42]))
+        // One self-contained file in rollback-journal mode, though the pool's is WAL: the
+        // header's read and write versions (bytes 18 and 19) say 1, not 2, and nothing is beside it.
+        #expect(try copy.fetchScalar(String.self, "PRAGMA journal_mode") == "delete")
+        let header = try Data(contentsOf: URL(fileURLWithPath: target)).prefix(20)
+        #expect(Array(header.suffix(2)) == [1, 1])
+        #expect(!FileManager.default.fileExists(atPath: target + "-wal"))
     }
 
     /// A passive checkpoint (the default) copies what it can past a reader of an older
