@@ -123,9 +123,9 @@ public struct EntityGenerator: Sendable {
     /// ``SwiftDAL/ReadOnlyDAL`` (finds, counts, paging; no writes), and the header lists them and
     /// why. A view SQLite cannot describe (its table was dropped) is left out of the
     /// whole-database file, and named in the header with SQLite's message; asked for by
-    /// name, it throws. A PostgreSQL partition is left out too (its rows are read and written
-    /// through its partitioned table's DAL), and the header names it with its table. `origin` is named in the header comment (say how to regenerate
-    /// the file). Type names that two tables would share are numbered and listed in the
+    /// name, it throws. A PostgreSQL partition is left out too (its rows are read and
+    /// written through its partitioned table's DAL), and the header names it with its
+    /// table. `origin` is named in the header comment (say how to regenerate the file). Type names that two tables would share are numbered and listed in the
     /// header (see ``model(of:in:)``); two hand-chosen stems that clash are an error
     /// naming both tables, and so is a table listed twice. Throws for the reasons of
     /// ``model(of:in:)`` too.
@@ -151,12 +151,12 @@ public struct EntityGenerator: Sendable {
                 do {
                     descriptions.append(try db.describe(table: name))
                 } catch {
-                    leftOut.append(SourceWriter.LeftOut(name: name, reason: SchemaObjects.reason(error)))
+                    leftOut.append(SourceWriter.LeftOut(name: name, why: .undescribable(SchemaObjects.reason(error))))
                 }
             }
             // Named in the header, so that a reader looking for one finds why it has no DAL.
             leftOut += try db.dialect.partitions(db).map {
-                SourceWriter.LeftOut(name: $0.name, reason: "", partitionOf: $0.table)
+                SourceWriter.LeftOut(name: $0.name, why: .partition(of: $0.table))
             }
         }
         let names = try TypeNames(for: descriptions.map(\.name), options: options)

@@ -3,12 +3,17 @@ extension SourceWriter {
     struct LeftOut: Sendable, Hashable {
         /// The table or view.
         let name: String
-        /// SQLite's message (a view whose table was dropped: `no such table: main.gone`);
-        /// empty for a partition.
-        let reason: String
-        /// The partitioned table it is a partition of (PostgreSQL), whose DAL reads and
-        /// writes its rows; `nil` for a table or view the database could not describe.
-        var partitionOf: String? = nil
+        /// Why it is left out.
+        let why: Why
+
+        /// Why a table or view is left out.
+        enum Why: Sendable, Hashable {
+            /// The database could not describe it: its message (a view whose table was
+            /// dropped: `no such table: main.gone`).
+            case undescribable(String)
+            /// A partition (PostgreSQL) of the named table, whose DAL reads and writes its rows.
+            case partition(of: String)
+        }
     }
 
     /// The file's header comment: the command that made it, what not to do, and every
@@ -36,20 +41,23 @@ extension SourceWriter {
                 }
             }
         }
-        let partitions = leftOut.filter { $0.partitionOf != nil }
+        let partitions = leftOut.compactMap { table in
+            if case .partition(let parent) = table.why { (name: table.name, parent: parent) } else { nil }
+        }
         if !partitions.isEmpty {
             lines.append(
                 "// Partitions left out (their rows are read and written through the partitioned table's DAL):")
             for partition in partitions {
                 lines.append(
                     "//   `\(SwiftIdentifier.commentText(partition.name))` "
-                        + "(of `\(SwiftIdentifier.commentText(partition.partitionOf ?? ""))`)")
+                        + "(of `\(SwiftIdentifier.commentText(partition.parent))`)")
             }
         }
-        for table in leftOut where table.partitionOf == nil {
+        for table in leftOut {
+            guard case .undescribable(let reason) = table.why else { continue }
             lines.append(
                 "// Left out (SQLite cannot describe it): `\(SwiftIdentifier.commentText(table.name))`: "
-                    + "\(SwiftIdentifier.commentText(table.reason)).")
+                    + "\(SwiftIdentifier.commentText(reason)).")
         }
         if !renamings.isEmpty {
             lines.append("// Numbered to keep type names distinct (the names differ only in what Swift names drop):")
