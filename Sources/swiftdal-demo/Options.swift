@@ -36,7 +36,12 @@ struct Options {
     static func parse(_ arguments: [String]) throws -> Options? {
         var options = Options()
         var remaining = arguments[...]
+        var seen = Set<String>()
         while let argument = remaining.popFirst() {
+            // An option given twice is a mistake (which one was meant?), not the last one wins.
+            if argument.hasPrefix("--"), !seen.insert(argument == "--mariadb" ? "--mysql" : argument).inserted {
+                throw OptionError("\(argument) is given twice")
+            }
             switch argument {
             case "--database":
                 guard let value = remaining.popFirst() else { throw OptionError("--database needs a path") }
@@ -60,6 +65,9 @@ struct Options {
             default:
                 throw OptionError("unknown option \(argument)\n\(usage)")
             }
+        }
+        if seen.contains("--database"), options.postgresURL != nil || options.mysqlURL != nil {
+            throw OptionError("--database names a SQLite file: it does not go with --postgres or --mysql")
         }
         return options
     }

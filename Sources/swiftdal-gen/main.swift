@@ -42,20 +42,35 @@ func run(_ arguments: [String]) throws {
     var tables: [String]?
     var outputPath: String?
     var options = EntityGenerator.Options()
+    var seen = Set<String>()
     func value(_ name: String) throws -> String {
         guard let value = remaining.popFirst() else { throw GenError(description: "\(name) needs a value\n\(usage)") }
         return value
     }
     while let argument = remaining.popFirst() {
+        // An option given twice is a mistake (which one was meant?), not the last one wins.
+        let option = argument == "--mariadb" ? "--mysql" : argument
+        if option != "--stem", option.hasPrefix("--"), !seen.insert(option).inserted {
+            throw GenError(description: "\(argument) is given twice")
+        }
         switch argument {
         case "--database": databasePath = try value(argument)
         case "--schema": schemaPath = try value(argument)
         case "--postgres": postgresURL = try value(argument)
         case "--mysql", "--mariadb": mysqlURL = try value(argument)
-        case "--tables": tables = try value(argument).split(separator: ",").map(String.init)
+        case "--tables":
+            tables = try value(argument).split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            if let tables, tables.contains(where: \.isEmpty) {
+                throw GenError(description: "--tables needs a comma-separated list of names, none empty")
+            }
         case "--stem":
             let parts = try value(argument).split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw GenError(description: "--stem needs TABLE=NAME") }
+            guard options.typeStems[parts[0]] == nil else {
+                throw GenError(description: "--stem \(parts[0]) is given twice")
+            }
             options.typeStems[parts[0]] = parts[1]
         case "--entity-suffix": options.entitySuffix = try value(argument)
         case "--dal-suffix": options.dalSuffix = try value(argument)
@@ -73,7 +88,12 @@ func run(_ arguments: [String]) throws {
     case (let path?, nil, nil, nil):
         queue = try DatabaseQueue(path: path, mode: .readOnly)
     case (nil, let path?, nil, nil):
-        let script = try String(contentsOfFile: path, encoding: .utf8)
+        let script: String
+        do {
+            script = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw GenError(description: "cannot read the schema script \(path): \(reason(error))")
+        }
         queue = try DatabaseQueue.inMemory()
         try queue.write { try $0.executeScript(script) }
     case (nil, nil, let url?, nil):
@@ -98,10 +118,32 @@ func run(_ arguments: [String]) throws {
     let source = try queue.read { try generator.source(for: tables, in: $0, origin: origin) }
     try queue.close()
     if let outputPath {
-        try source.write(toFile: outputPath, atomically: true, encoding: .utf8)
+        do {
+            try source.write(toFile: outputPath, atomically: true, encoding: .utf8)
+        } catch {
+            throw GenError(description: "cannot write \(outputPath): \(reason(error))")
+        }
     } else {
         print(source, terminator: "")
     }
+}
+
+/// Why reading or writing a file failed, in the system's words (`No such file or
+/// directory`) rather than Foundation's error domain and user-info dump.
+func reason(_ error: any Error) -> String {
+    let error = error as NSError
+    switch error.userInfo[NSUnderlyingErrorKey] {
+    case let underlying as POSIXError: return String(cString: strerror(underlying.code.rawValue))
+    case let underlying as NSError where underlying.domain == NSPOSIXErrorDomain:
+        return String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
+    default: break
+    }
+    if error.domain == NSCocoaErrorDomain,
+        error.code == NSFileReadInapplicableStringEncodingError || error.code == NSFileReadCorruptFileError
+    {
+        return "it is not UTF-8 text"
+    }
+    return error.localizedDescription
 }
 
 /// `argument` as one word of a POSIX shell: as it is when it holds only safe characters,

@@ -714,6 +714,66 @@ import Testing
                 == .noRowID)
         #expect(try categories.findById(11) == nil)
     }
+
+    /// The commands refuse an option given twice or an empty table name rather than pick
+    /// one, and say why a file could not be read or written in the system's words (not
+    /// Foundation's error domain and user-info dump). Runs the built programs.
+    @Test func theCommandsRefuseAmbiguousOptionsAndSayWhyAFileFailed() throws {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        let generator = directory + "/swiftdal-gen"
+        let demo = directory + "/swiftdal-demo"
+        for program in [generator, demo] where !FileManager.default.isExecutableFile(atPath: program) {
+            Issue.record("\(program) is not built")
+            return
+        }
+        let temporary = try TemporaryDirectory()
+        let schema = temporary.file("schema.sql")
+        try "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);".write(
+            toFile: schema, atomically: true, encoding: .utf8)
+        let notUTF8 = temporary.file("latin1.sql")
+        try Data([0x2D, 0x2D, 0x20, 0xE9, 0x0A]).write(to: URL(fileURLWithPath: notUTF8))
+        let refused: [([String], String)] = [
+            (["--schema", schema, "--schema", schema], "--schema is given twice"),
+            (["--mysql", "mysql://a@h/d", "--mariadb", "mysql://b@h/d"], "--mariadb is given twice"),
+            (["--schema", schema, "--stem", "notes=Memo", "--stem", "notes=Note"], "--stem notes is given twice"),
+            (["--schema", schema, "--tables", ""], "--tables needs a comma-separated list of names, none empty"),
+            (["--schema", schema, "--tables", "notes,,notes"], "none empty"),
+            (["--schema", temporary.file("missing.sql")], "missing.sql: No such file or directory"),
+            (["--schema", temporary.path], ": Is a directory"),
+            (["--schema", notUTF8], "latin1.sql: it is not UTF-8 text"),
+            (
+                ["--schema", schema, "--output", temporary.file("no/such/folder/Notes.swift")],
+                "cannot write \(temporary.file("no/such/folder/Notes.swift")): No such file or directory"
+            )
+        ]
+        for (arguments, message) in refused {
+            let (status, printed) = try runProgram(generator, arguments)
+            #expect(status == 1, "\(arguments): \(printed)")
+            #expect(printed.hasPrefix("swiftdal-gen: ") && printed.contains(message), "\(arguments): \(printed)")
+            #expect(!printed.contains("Domain="), "\(arguments): \(printed)")
+        }
+        // The same options, each once, write the file.
+        let output = temporary.file("Notes.swift")
+        let (status, printed) = try runProgram(
+            generator, ["--schema", schema, "--tables", "notes", "--stem", "notes=Memo", "--output", output])
+        #expect(status == 0, "\(printed)")
+        #expect((try? String(contentsOfFile: output, encoding: .utf8))?.contains("struct MemoInfo") == true)
+        // The tour: a SQLite file with a server engine would be silently ignored.
+        for (arguments, message) in [
+            (
+                ["--database", temporary.file("a.sqlite"), "--database", temporary.file("b.sqlite")],
+                "--database is given twice"
+            ),
+            (["--database", temporary.file("x.sqlite"), "--postgres"], "--database names a SQLite file")
+        ] {
+            let (status, printed) = try runProgram(demo, arguments)
+            #expect(status == 1, "\(arguments): \(printed)")
+            #expect(printed.contains(message), "\(arguments): \(printed)")
+        }
+        for name in ["a.sqlite", "b.sqlite", "x.sqlite"] {
+            #expect(!FileManager.default.fileExists(atPath: temporary.file(name)), "\(name)")
+        }
+    }
 }
 
 extension Unicode.Scalar.Properties {
