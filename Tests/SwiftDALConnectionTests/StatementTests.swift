@@ -193,6 +193,51 @@ import Testing
         #expect(id == 1 && second == "two")
     }
 
+    /// Small texts and blobs are bound from the statement's own buffer (`SQLITE_STATIC`),
+    /// large ones copied by SQLite: one cached statement, run with values of every size
+    /// (the buffer grows, overflows, holds empty values, and a failed execution clears
+    /// it), writes every byte it was given. Checked from a second connection, and by
+    /// lookups that bind the same texts.
+    @Test func textsAndBlobsOfEverySizeAreWrittenByteForByteThroughOneStatement() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("values.sqlite")
+        let db = try Database(path: path)
+        try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, a TEXT UNIQUE, b BLOB, c TEXT)")
+        var generator = SystemRandomNumberGenerator()
+        var written = [Int: (a: String, b: Data, c: String)]()
+        for row in 0..<400 {
+            // Sizes from nothing past the 4 KB of a large value; together sometimes past
+            // the buffer's 8 KB.
+            let a = String(repeating: "é", count: row % 37) + "\(row)" + (row % 9 == 0 ? "\u{0}tail" : "")
+            let b = Data((0..<((row * 131) % 5_000)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let c = row % 5 == 0 ? "" : String(repeating: "x\(row % 10)", count: (row * 53) % 3_000)
+            try db.execute("INSERT INTO v(id, a, b, c) VALUES (\(row), \(a), \(b), \(c))")
+            written[row] = (a, b, c)
+            if row % 50 == 7 {
+                // A failed execution of the same statement (a duplicate `a`) writes nothing.
+                #expect(throws: (any Error).self) {
+                    try db.execute("INSERT INTO v(id, a, b, c) VALUES (\(row + 10_000), \(a), \(b), \(c))")
+                }
+            }
+        }
+        #expect(try db.cachedStatementCount >= 1)
+        let outside = try Database(path: path, mode: .readOnly)
+        var seen = 0
+        try outside.forEachRow("SELECT id, a, b, c FROM v ORDER BY id") { row in
+            let id: Int = try row.decode(at: 0)
+            let expected = written[id]
+            #expect(try row.decode(String.self, at: 1) == expected?.a, "row \(id)")
+            #expect(try row.decode(Data.self, at: 2) == expected?.b, "row \(id)")
+            #expect(try row.decode(String.self, at: 3) == expected?.c, "row \(id)")
+            seen += 1
+        }
+        #expect(seen == 400)
+        // Lookups bind the same texts: each finds its own row.
+        for (row, values) in written where row % 7 == 0 {
+            #expect(try db.fetchScalar(Int.self, "SELECT id FROM v WHERE a = \(values.a) AND c = \(values.c)") == row)
+        }
+    }
+
     @Test func statementsArePreparedOnceAndCached() throws {
         let db = try Database.inMemory()
         try makeUsersTable(db)

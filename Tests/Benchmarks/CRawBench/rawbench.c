@@ -85,20 +85,27 @@ int rawbench_create(const char *path) {
     return close_db(db);
 }
 
-/// Binds row i's values (name, email, age, score, bio) to parameters 1-5.
-static int bind_row(sqlite3_stmt *stmt, int64_t i) {
+/// Row i's text values, formatted where they stay valid until the row's step: bound
+/// `SQLITE_STATIC`, SQLite reads them in place (no copy, no allocation a value: the
+/// fastest honest C; `SQLITE_TRANSIENT` cost ~500 instructions more a text, 2026-12-07).
+struct row_text {
     char name[32], email[64], bio[48];
-    int name_len = snprintf(name, sizeof name, "user%lld", (long long)i);
-    int email_len = snprintf(email, sizeof email, "user%lld@example.com", (long long)i);
-    CHECK(sqlite3_bind_text(stmt, 1, name, name_len, SQLITE_TRANSIENT));
-    CHECK(sqlite3_bind_text(stmt, 2, email, email_len, SQLITE_TRANSIENT));
+};
+
+/// Binds row i's values (name, email, age, score, bio) to parameters 1-5; `text` must
+/// outlive the row's step.
+static int bind_row(sqlite3_stmt *stmt, int64_t i, struct row_text *text) {
+    int name_len = snprintf(text->name, sizeof text->name, "user%lld", (long long)i);
+    int email_len = snprintf(text->email, sizeof text->email, "user%lld@example.com", (long long)i);
+    CHECK(sqlite3_bind_text(stmt, 1, text->name, name_len, SQLITE_STATIC));
+    CHECK(sqlite3_bind_text(stmt, 2, text->email, email_len, SQLITE_STATIC));
     CHECK(sqlite3_bind_int64(stmt, 3, 18 + i % 60));
     CHECK(sqlite3_bind_double(stmt, 4, (double)i * 0.5));
     if (i % 3 == 0) {
         CHECK(sqlite3_bind_null(stmt, 5));
     } else {
-        int bio_len = snprintf(bio, sizeof bio, "bio of user %lld", (long long)i);
-        CHECK(sqlite3_bind_text(stmt, 5, bio, bio_len, SQLITE_TRANSIENT));
+        int bio_len = snprintf(text->bio, sizeof text->bio, "bio of user %lld", (long long)i);
+        CHECK(sqlite3_bind_text(stmt, 5, text->bio, bio_len, SQLITE_STATIC));
     }
     return SQLITE_OK;
 }
@@ -106,8 +113,9 @@ static int bind_row(sqlite3_stmt *stmt, int64_t i) {
 static int insert_rows(sqlite3 *db, int64_t first, int64_t count, int64_t *checksum) {
     sqlite3_stmt *stmt;
     CHECK(sqlite3_prepare_v2(db, "INSERT INTO users(name, email, age, score, bio) VALUES (?, ?, ?, ?, ?)", -1, &stmt, NULL));
+    struct row_text text;
     for (int64_t i = first; i < first + count; i++) {
-        int rc = bind_row(stmt, i);
+        int rc = bind_row(stmt, i, &text);
         if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
         if (rc != SQLITE_DONE) {
             sqlite3_finalize(stmt);
@@ -328,7 +336,7 @@ static int w6_work(sqlite3 *db, int64_t n, int64_t *checksum) {
         int64_t id = rawbench_next_id(&state, n);
         int length = k % 2 == 1 ? snprintf(email, sizeof email, "user%lld@example.com", (long long)id)
                                 : snprintf(email, sizeof email, "nobody%lld@example.com", (long long)id);
-        sqlite3_bind_text(stmt, 1, email, length, SQLITE_TRANSIENT);
+        sqlite3_bind_text(stmt, 1, email, length, SQLITE_STATIC);  // valid until the next bind
         if (sqlite3_step(stmt) != SQLITE_ROW) return sqlite3_errcode(db);
         *checksum += sqlite3_column_int64(stmt, 0);
         sqlite3_reset(stmt);

@@ -21,12 +21,40 @@ private func check(_ code: Int32, _ database: OpaquePointer?, _ what: String) th
 /// SQLite's `SQLITE_TRANSIENT`: it copies the bound bytes.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-/// Binds `text` to parameter `index` from the string's own UTF-8 (`withCString` lends a
-/// native string's storage without a copy; passing the `String` itself as the C argument
-/// would copy it into an array first).
-@inline(__always)
-private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
-    _ = text.withCString { sqlite3_bind_text(statement, index, $0, Int32(text.utf8.count), transient) }
+/// The bytes of the texts a statement's parameters are bound to, a slot of
+/// ``slotSize`` bytes per parameter, each valid until its parameter's next bind: bound
+/// `SQLITE_STATIC`, SQLite reads them in place (no allocation a value), as the C
+/// harness binds its buffers and SwiftDAL its small values. A longer text is copied by
+/// SQLite (`SQLITE_TRANSIENT`).
+private final class TextSlots {
+    static let slotSize = 256
+    private let storage: UnsafeMutablePointer<UInt8>
+    private let count: Int
+
+    init(parameters: Int) {
+        count = parameters
+        storage = .allocate(capacity: parameters * Self.slotSize)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Binds `text` to parameter `index` (1-based) from its slot.
+    @inline(__always)
+    func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
+        let slot = storage + Int(index - 1) * Self.slotSize
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            guard bytes.count <= Self.slotSize, Int(index) <= count else { return nil }
+            if let base = bytes.baseAddress { slot.update(from: base, count: bytes.count) }
+            return bytes.count
+        }
+        if let length = copied ?? nil {
+            slot.withMemoryRebound(to: CChar.self, capacity: Self.slotSize) {
+                _ = sqlite3_bind_text(statement, index, $0, Int32(length), nil)
+            }
+        } else {
+            _ = text.withCString { sqlite3_bind_text(statement, index, $0, Int32(text.utf8.count), transient) }
+        }
+    }
 }
 
 struct SwiftFloor {
@@ -93,14 +121,15 @@ struct SwiftFloor {
             var checksum: Int64 = 0
             try withStatement(database, "INSERT INTO users(name, email, age, score, bio) VALUES (?, ?, ?, ?, ?)") {
                 statement in
+                let texts = TextSlots(parameters: 5)
                 for i in 1...rows {
                     let user = ExplicitUser(row: i)
-                    bindText(statement, 1, user.name)
-                    bindText(statement, 2, user.email)
+                    texts.bind(statement, 1, user.name)
+                    texts.bind(statement, 2, user.email)
                     sqlite3_bind_int64(statement, 3, user.age)
                     sqlite3_bind_double(statement, 4, user.score)
                     if let bio = user.bio {
-                        bindText(statement, 5, bio)
+                        texts.bind(statement, 5, bio)
                     } else {
                         sqlite3_bind_null(statement, 5)
                     }
@@ -202,10 +231,11 @@ struct SwiftFloor {
             var checksum: Int64 = 0
             try withStatement(database, "SELECT EXISTS(SELECT 1 FROM users WHERE email = ?)") { statement in
                 var sequence = IDSequence(count: rows)
+                let texts = TextSlots(parameters: 1)
                 for k in 0..<rows {
                     let id = sequence.next()
                     let email = k % 2 == 1 ? "user\(id)@example.com" : "nobody\(id)@example.com"
-                    bindText(statement, 1, email)
+                    texts.bind(statement, 1, email)
                     try check(sqlite3_step(statement), database, "exists")
                     checksum += sqlite3_column_int64(statement, 0)
                     sqlite3_reset(statement)
