@@ -65,7 +65,8 @@ public final class Statement {
     private var arenaCapacity = 0
     private var arenaUsed = 0
     /// The bytes the small values of the last binding needed: the next ``bind(_:)`` grows
-    /// the buffer to hold them all (values that did not fit were bound `SQLITE_TRANSIENT`).
+    /// the buffer to hold them all, up to ``arenaLimit`` once (values that did not fit
+    /// were bound `SQLITE_TRANSIENT`, as those past the limit always are).
     private var arenaDemand = 0
     private static let arenaLimit = 8 * 1024
     private var cachedParameterNames: [String?]?
@@ -234,7 +235,7 @@ public final class Statement {
     func bind(_ arguments: StatementArguments) throws {
         if let error = arguments.conversionError { throw error }
         arenaUsed = 0
-        if arenaDemand > arenaCapacity { growArena() }
+        if arenaDemand > arenaCapacity, arenaCapacity < Self.arenaLimit { growArena() }
         arenaDemand = 0
         let count = Int(parameters)
         switch arguments.storage {
