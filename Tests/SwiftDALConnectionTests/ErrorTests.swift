@@ -107,6 +107,47 @@ import Testing
         #expect(unique?.isRetryable == false)
     }
 
+    /// Each SQLite failure falls into the category a service decides on without reading
+    /// result codes: a deferred transaction whose snapshot went stale is a conflict (run the
+    /// whole transaction again), a file that cannot be opened a connection failure, a file
+    /// that is not a database a corrupt one, a value over the length limit an invalid value.
+    @Test func sqliteFailuresFallIntoTheCategoryAServiceDecidesOn() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("categories.sqlite")
+        let first = try Database(path: path)
+        try makeUsersTable(first)
+        let second = try Database(path: path)
+        let stale = #expect(throws: SQLiteError.self) {
+            try first.inTransaction(.deferred) {
+                _ = try first.fetchScalar(Int.self, "SELECT COUNT(*) FROM users")
+                try second.execute("INSERT INTO users(name) VALUES ('other')")
+                try first.execute("INSERT INTO users(name) VALUES ('mine')")
+            }
+        }
+        #expect(stale?.code == .busySnapshot)
+        #expect(stale?.category == .conflict)
+        let unopenable = #expect(throws: SQLiteError.self) {
+            _ = try Database(path: directory.file("no/such/dir/db.sqlite"))
+        }
+        #expect(unopenable?.category == .connection)
+        let garbage = directory.file("garbage.sqlite")
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: garbage))
+        let notADatabase = #expect(throws: SQLiteError.self) { _ = try Database(path: garbage) }
+        #expect(notADatabase?.code == .notADatabase)
+        #expect(notADatabase?.category == .corrupt)
+        var configuration = Configuration()
+        configuration.maximumValueLength = 1000
+        let limited = try Database.inMemory(configuration: configuration)
+        try makeUsersTable(limited)
+        let tooLong = #expect(throws: SQLiteError.self) {
+            try limited.execute("INSERT INTO users(name) VALUES (\(String(repeating: "x", count: 2000)))")
+        }
+        #expect(tooLong?.code.primary == .tooBig)
+        #expect(tooLong?.category == .invalidValue)
+        try first.close()
+        try second.close()
+    }
+
     @Test func errorsArePatternMatchableInCatch() throws {
         let db = try constraintDatabase()
         var caught = ""
