@@ -117,6 +117,20 @@ import Testing
         }
     }
 
+    /// A lone byte of 0x80 or more is never UTF-8 (0x80 is Windows-1252's euro sign, which
+    /// a client in that encoding stores as is): reading it as text is an error, not a
+    /// replacement character, however short the text and wherever NULs stand beside it.
+    @Test func aLoneHighByteIsNotReadAsText() throws {
+        let db = try Database.inMemory()
+        for bytes: [UInt8] in [[0x80], [0x80, 0x00], [0x00, 0x80, 0x00, 0x80], [0xA4], [0xFF]] {
+            var outcome: DALError?
+            try db.forEachRow("SELECT CAST(\(Data(bytes)) AS TEXT)") { row in
+                outcome = #expect(throws: DALError.self) { let _: String = try row[0] }
+            }
+            #expect(outcome?.code == .conversionFailed, "\(bytes)")
+        }
+    }
+
     @Test func lookupsByNameFindTheFirstColumnOfANameOnEveryRow() throws {
         let db = try Database.inMemory()
         var seen = [Int]()
