@@ -175,6 +175,19 @@ import Testing
         #expect(#expect(throws: DALError.self) { _ = try db.tableKind(of: "ghost") }?.code == .schemaMismatch)
     }
 
+    /// A negative journal size limit is SQLite's "no limit" (-1), not a limit of 0 bytes
+    /// that would cut the write-ahead log back to nothing at every checkpoint.
+    @Test func aNegativeJournalSizeLimitMeansNoLimit() throws {
+        let directory = try TemporaryDirectory()
+        for (index, (limit, expected)) in [(-1, -1), (-5, -1), (0, 0), (4096, 4096)].enumerated() {
+            var configuration = Configuration()
+            configuration.journalSizeLimit = limit
+            let db = try Database(path: directory.file("limit\(index).sqlite"), configuration: configuration)
+            #expect(try db.fetchScalar(Int.self, "PRAGMA journal_size_limit") == expected, "\(limit)")
+            try db.close()
+        }
+    }
+
     @Test func theWriteAheadLogShrinksOnceALongReaderEndsAndCanBeTruncated() throws {
         let directory = try TemporaryDirectory()
         var configuration = Configuration()

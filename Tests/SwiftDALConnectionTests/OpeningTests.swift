@@ -115,6 +115,20 @@ import Testing
             }?.code == .fileSystem)
     }
 
+    /// Copying a template leaves the directory holding the template and the copy, nothing
+    /// else: the temporary file the copy was written to is gone.
+    @Test func copyingATemplateLeavesNoTemporaryFileBehind() throws {
+        let directory = try TemporaryDirectory()
+        let template = directory.file("template.sqlite")
+        let seed = try Database(path: template)
+        try makeUsersTable(seed)
+        try seed.close()
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(try Database.copyTemplateIfMissing(template, to: directory.file("live.sqlite")))
+        let after = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(Set(after) == Set(before + ["live.sqlite"]))
+    }
+
     @Test func inMemoryCopyOfAFileLeavesTheFileUntouched() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("fixture.sqlite")
