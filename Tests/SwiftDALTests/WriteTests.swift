@@ -156,6 +156,19 @@ import Testing
         #expect(try sample.tags.tags(of: 1) == ["early-adopter"])
     }
 
+    /// A condition of only white space (a template that left it blank) is refused as an
+    /// empty one is: run, it would delete every row of the table.
+    @Test func aBlankConditionIsRefusedAndDeletesNothing() throws {
+        let sample = try Sample()
+        let before = try sample.queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM orders") }
+        for blank: SQL in [" ", "\n\t ", "\u{3000}"] {
+            let error = #expect(throws: DALError.self) { _ = try sample.orders.deleteByCondition(blank) }
+            #expect(error?.code == .invalidValue)
+        }
+        #expect(try sample.queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM orders") } == before)
+        #expect((before ?? 0) > 0)
+    }
+
     @Test func validateHookRefusesBeforeSQLiteRuns() throws {
         let sample = try Sample()
         let error = #expect(throws: DALError.self) {
