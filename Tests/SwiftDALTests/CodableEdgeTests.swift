@@ -80,6 +80,25 @@ struct SingleValueShaped: Entity, Codable {
         #expect(try NoteDAL(database: queue).getRecordCount() == 1)
     }
 
+    /// An entity decoded from rows outside a DAL (`fetchAll` with `init(row:)`) names its
+    /// table in the error, as a DAL's read does: a log says which entity failed.
+    @Test func anEntityDecodedOutsideADALNamesItsTableInItsError() throws {
+        struct Reading: Entity, Codable {
+            static let tableName = "readings"
+            var id: Int64
+            var celsius: Double
+        }
+        let queue = try DatabaseQueue.inMemory()
+        let error = #expect(throws: DALError.self) {
+            _ = try queue.read { db in
+                try db.fetchAll("SELECT 1 AS id, 'warm' AS celsius") { try Reading(row: $0) }
+            }
+        }
+        #expect(error?.code == .conversionFailed)
+        #expect(error?.table == "readings")
+        #expect(error?.column == "celsius")
+    }
+
     @Test func jsonColumnsWithBadContentAreConversionErrorsNamingTheColumn() throws {
         let (queue, notes) = try makeNotes()
         try queue.write { db in

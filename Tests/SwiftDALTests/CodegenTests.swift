@@ -248,6 +248,19 @@ import Testing
         #expect(!((visits as AnyObject) is BaseDAL<VisitInfo>))
     }
 
+    /// The migrator's history table is SwiftDAL's own: a migrated database gets entities
+    /// for its tables, and none for `swiftdal_migrations`.
+    @Test func theMigrationHistoryTableGetsNoEntity() throws {
+        let queue = try DatabaseQueue.inMemory()
+        var migrator = Migrator()
+        migrator.register("1") { db in try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)") }
+        try migrator.migrate(queue)
+        #expect(try queue.read { try $0.fetchScalar(Int.self, "SELECT COUNT(*) FROM swiftdal_migrations") } == 1)
+        let source = try queue.read { try EntityGenerator().source(in: $0) }
+        #expect(source.contains("struct NoteInfo"))
+        #expect(!source.contains("swiftdal_migrations"))
+    }
+
     @Test func viewsAndKeylessTablesGetReadOnlyDALsNamedInTheHeader() throws {
         let queue = try codegenDatabase()
         try queue.write { db in

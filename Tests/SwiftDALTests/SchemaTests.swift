@@ -85,6 +85,29 @@ import Testing
         #expect(#expect(throws: DALError.self) { _ = try db.describe(table: "accounts") }?.code == .schemaMismatch)
     }
 
+    /// A column added to a table that has rows keeps its definition's constraints: its
+    /// default fills the rows already there, and NOT NULL and CHECK refuse what they refuse.
+    @Test func anAddedColumnKeepsItsDefaultNotNullAndCheck() throws {
+        let db = try Database.inMemory()
+        try db.execute(sql: "CREATE TABLE wallets(id INTEGER PRIMARY KEY, owner TEXT)")
+        try db.execute(sql: "INSERT INTO wallets(owner) VALUES ('ann')")
+        try db.addColumn(
+            ColumnDefinition(
+                name: "currency", type: .text, isNotNull: true, defaultValue: .value("EUR"),
+                check: "length(currency) = 3"),
+            to: "wallets")
+        #expect(try db.fetchScalar(String.self, "SELECT currency FROM wallets") == "EUR")
+        let tooLong = #expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO wallets(owner, currency) VALUES ('bob', \("EURO"))")
+        }
+        #expect(tooLong?.constraintKind == .check)
+        let missing = #expect(throws: SQLiteError.self) {
+            try db.execute(sql: "INSERT INTO wallets(owner, currency) VALUES ('cy', NULL)")
+        }
+        #expect(missing?.constraintKind == .notNull)
+        #expect(try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM wallets") == 1)
+    }
+
     @Test func definitionsNamingMissingColumnsAreRefused() throws {
         let badKey = TableDefinition("t") { t in
             t.column("a", .integer)
@@ -263,6 +286,26 @@ import Testing
         #expect(error?.message.contains("column weight: REAL has REAL affinity") == true)
         #expect(error?.message.contains("price") == false)
         #expect(error?.message.contains("addedAt") == false)
+    }
+
+    /// verifySchema checks the table a DAL subclass names, not its entity's: an entity
+    /// mapped onto another table (an archive of the same columns) is checked there.
+    @Test func verifySchemaChecksTheTableTheDALNames() throws {
+        struct Note: Entity, Codable {
+            static let tableName = "notes"
+            var id: Int64?
+            var body: String
+        }
+        final class ArchivedNoteDAL: BaseDAL<Note>, @unchecked Sendable {
+            override var tableName: String { "archived_notes" }
+        }
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE archived_notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY)")  // no body: the entity's table differs
+        }
+        try ArchivedNoteDAL(database: queue).verifySchema()
+        #expect(throws: DALError.self) { try BaseDAL<Note>(database: queue).verifySchema() }
     }
 
     @Test func explicitEntitiesWithoutADefinitionSayWhatIsMissing() throws {
