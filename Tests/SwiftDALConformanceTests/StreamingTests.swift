@@ -368,6 +368,32 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         try sample.close()
     }
 
+    /// A stream that fails while its rows are read is reported once, with its error: a
+    /// service counting failed statements sees it.
+    @Test(arguments: Engine.allCases)
+    func anObserverHearsOfAFailedStreamWithItsError(_ engine: Engine) async throws {
+        let log = EventLog()
+        var sqlite = Configuration()
+        sqlite.observer = log
+        var postgres = PostgresConfiguration()
+        postgres.observer = log
+        var mariadb = MariaDBConfiguration()
+        mariadb.observer = log
+        let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
+        // Fails as its rows are read: SQLite's json() of a name that is not JSON; on the
+        // servers, a subquery that returns more than one row.
+        let query: SQL =
+            engine == .sqlite
+            ? "SELECT json(name) FROM users WHERE id > \(0)"
+            : "SELECT name FROM users WHERE id = (SELECT id FROM users WHERE id > \(0))"
+        await #expect(throws: (any Error).self) { _ = try await collect(sample.database.stream(query)) }
+        let events = log.all.filter { $0.sql == query.sql }
+        #expect(events.count == 1)
+        #expect(events.first?.error != nil)
+        #expect(try await sample.users.getRecordCount() == 8)
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func aTimeLimitBoundsTheWholeStream(_ engine: Engine) async throws {
         let sample = try SampleDatabase(engine)
