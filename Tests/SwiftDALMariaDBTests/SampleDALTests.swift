@@ -45,6 +45,27 @@ import Testing
         #expect(try users.findByEmail("bob@example.com")?.id == 2)
     }
 
+    /// findByIds binds every value of a composite key, and one statement binds at most
+    /// 65,535 (the protocol's limit): 32,768 two-column keys are refused before any SQL
+    /// is sent; 32,767 are looked up in one statement.
+    @Test func findByIdsRefusesMoreKeyValuesThanOneStatementBinds() throws {
+        let (pool, _) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE user_tags(user_id BIGINT NOT NULL, tag VARCHAR(50) NOT NULL,
+                        PRIMARY KEY (user_id, tag))
+                    """)
+            try db.execute(sql: "INSERT INTO user_tags VALUES (7, 'vip')")
+        }
+        let tags = UserTagDAL(database: pool)
+        let keys = (0..<32_768).map { CompositeKey(Int64($0), "vip") }
+        let refused = #expect(throws: DALError.self) { _ = try tags.findByIds(keys) }
+        #expect(refused?.code == .invalidValue)
+        #expect(try tags.findByIds(Array(keys.dropLast())).map(\.userID) == [7])
+    }
+
     /// insert2 reads the new key back with `INSERT … RETURNING` (MariaDB 10.5+), and the
     /// row is there, seen from outside.
     @Test func userDALInsert2() throws {

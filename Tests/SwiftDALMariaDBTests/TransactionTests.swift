@@ -40,6 +40,25 @@ import Testing
         #expect(isolation != nil)
     }
 
+    /// `write(isolation:)` runs its transaction at the level it names, not the pool's
+    /// default: at read committed a row another session commits meanwhile is seen by the
+    /// transaction's next read; at repeatable read (the server's default) it is not.
+    @Test func aWriteRunsAtTheIsolationLevelItNames() throws {
+        let (pool, outside) = try makeMariaDBPool()
+        defer { try? pool.close() }
+        try pool.write { db in try db.execute(sql: "CREATE TABLE levels(id INT PRIMARY KEY) ENGINE=InnoDB") }
+        func countsBeforeAndAfterAnOutsideInsert(_ isolation: IsolationLevel, id: Int) throws -> [Int?] {
+            try pool.write(isolation: isolation) { db in
+                let before = try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM levels")
+                try outside.sql("INSERT INTO levels(id) VALUES (\(id))")
+                return [before, try db.fetchScalar(Int.self, "SELECT COUNT(*) FROM levels")]
+            }
+        }
+        #expect(try countsBeforeAndAfterAnOutsideInsert(.readCommitted, id: 1) == [0, 1])
+        #expect(try countsBeforeAndAfterAnOutsideInsert(.repeatableRead, id: 2) == [1, 1])
+        #expect(try countsBeforeAndAfterAnOutsideInsert(.readCommitted, id: 3) == [2, 3])
+    }
+
     /// `insert2` on a `BIGINT UNSIGNED AUTO_INCREMENT` key past `Int64.max`: the key does not
     /// fit the `Int64` it returns, so it throws `noRowID` and its insert is undone (a trial's
     /// row was committed while the call threw, and a retry wrote it twice); inside a write,
