@@ -186,7 +186,7 @@ private final class HeldConnection: @unchecked Sendable {
     /// `sqlite3_interrupt` or a cancel request has nothing to stop) still stops the next
     /// one: it fails at once instead of running its course, and the call's transaction is
     /// rolled back. Without that, the endless query below ran until the test's limit.
-    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: Engine.allCases)
     func aStopBetweenTwoStatementsStopsTheNextOne(_ engine: Engine) throws {
         let sample = try SampleDatabase(engine)
         let query = endlessQuery(engine)
@@ -207,7 +207,7 @@ private final class HeldConnection: @unchecked Sendable {
 
     /// The async form of `withDatabaseTimeout` reaches the calls awaited inside it, which
     /// run on SwiftDAL's own threads.
-    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: Engine.allCases)
     func anAsyncTimeLimitStopsTheAwaitedCall(_ engine: Engine) async throws {
         let sample = try SampleDatabase(engine)
         let query = endlessQuery(engine)

@@ -217,7 +217,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
 
     /// A pool of one connection serves the next call after a stream stopped early, after
     /// an iterator released mid-way, and after a sequence never iterated.
-    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: Engine.allCases)
     func anEarlyStopReleasesTheConnection(_ engine: Engine) async throws {
         let (sqlite, postgres, mariadb) = SampleDatabase.oneConnection
         let (sample, items) = try itemsDatabase(
@@ -247,7 +247,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
         try sample.close()
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Engine.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: Engine.allCases)
     func cancellingTheConsumerStopsTheStreamAndFreesTheConnection(_ engine: Engine) async throws {
         let (sqlite, postgres, mariadb) = SampleDatabase.oneConnection
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)

@@ -301,7 +301,8 @@ private struct LoopStopped: Error {}
         _ = await #expect(throws: (any Error).self) { try await batch.value }
         let took = ContinuousClock.now - cancelledAt
         server.resume()
-        #expect(took < .seconds(20), "the batch to the hung server ended \(took) after its cancel")
+        // (Loose: it ends within the stop's grace period; a hang lasts the 120 s time limit.)
+        #expect(took < .seconds(60), "the batch to the hung server ended \(took) after its cancel")
         let lost = log.all.filter { $0.sql.hasPrefix("INSERT") && $0.error != nil }
         #expect(lost.count == 1, "\(lost.map { String(describing: $0.error) })")
         #expect(lost.allSatisfy { ($0.error as? PostgresError)?.isConnectionFailure == true })
