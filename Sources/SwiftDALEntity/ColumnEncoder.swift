@@ -103,15 +103,21 @@ struct ColumnEncoder: Encoder {
 
         /// A single JSON string or number (an enum's raw value, a URL, a wrapper type) is
         /// stored as plain TEXT, INTEGER or REAL, so the column reads naturally in SQL;
-        /// arrays and objects are stored as JSON text.
+        /// arrays and objects are stored as JSON text. A number is an INTEGER or a REAL only
+        /// when that holds it exactly; any other (a `UInt64` above `Int64.max`, a `Decimal`
+        /// of more digits than a double keeps) stays its JSON text, never a rounded double.
         static func columnValue(ofJSON data: Data) -> DatabaseValue {
             guard let first = data.first else { return .text("") }
             if first == UInt8(ascii: "\""), let string = try? JSONDecoder().decode(String.self, from: data) {
                 return .text(string)
             }
             let text = String(decoding: data, as: UTF8.self)
+            // "-0" is a floating-point -0.0 (no integer is written so): a REAL keeps its sign.
+            if text == "-0" { return .real(-0.0) }
             if let integer = Int64(text) { return .integer(integer) }
-            if first != UInt8(ascii: "[") && first != UInt8(ascii: "{"), let double = Double(text), double.isFinite {
+            if first != UInt8(ascii: "[") && first != UInt8(ascii: "{"), let double = Double(text), double.isFinite,
+                let wanted = Decimal.canonicalForm(text), Decimal.canonicalForm(double.description) == wanted
+            {
                 return .real(double)
             }
             return .text(text)

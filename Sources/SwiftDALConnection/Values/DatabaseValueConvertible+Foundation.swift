@@ -334,7 +334,7 @@ extension Decimal: DatabaseValueConvertible {
     /// A decimal literal's value as its sign, its significant digits and the power of ten
     /// of the last one (zero: no digits, power 0), so that two spellings of one value
     /// compare equal; `nil` when the power does not fit an `Int`.
-    static func canonicalForm(_ text: String) -> CanonicalDecimal? {
+    package static func canonicalForm(_ text: String) -> CanonicalDecimal? {
         var bytes = text.utf8[...]
         let negative = bytes.first == UInt8(ascii: "-")
         if negative || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
@@ -371,7 +371,7 @@ extension Decimal: DatabaseValueConvertible {
     }
 
     /// See ``canonicalForm(_:)``.
-    struct CanonicalDecimal: Equatable {
+    package struct CanonicalDecimal: Equatable {
         let negative: Bool
         let digits: [UInt8]
         let power: Int
