@@ -163,10 +163,29 @@ struct RowDecoder: Decoder {
                     firstError = firstError ?? error
                 }
             }
+            // Not the error's own description: it may quote the stored value ("Cannot initialize
+            // Tier from invalid Int value 42", "Parsed JSON number <…> does not fit"); the error
+            // itself is kept as `underlying`.
             throw DALError(
                 .conversionFailed,
-                "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): \(String(describing: firstError))",
+                "column \(key.stringValue) does not hold a \(T.self) (as JSON or as a plain value): "
+                    + Self.reason(firstError),
                 column: key.stringValue, underlying: firstError)
+        }
+
+        /// Why decoding failed, without the value that failed: the kind of failure, never
+        /// a value (nor the coding path, whose keys may be a dictionary's, that is data).
+        static func reason(_ error: (any Error)?) -> String {
+            guard let error = error as? DecodingError else { return error.map { "\(type(of: $0))" } ?? "no value" }
+            switch error {
+            case .typeMismatch(let type, _): return "a value that is not a \(type)"
+            case .valueNotFound(let type, _): return "no \(type) value"
+            case .keyNotFound(let key, _): return "no key \(key.stringValue)"
+            case .dataCorrupted(let context):
+                return context.codingPath.isEmpty && context.underlyingError != nil
+                    ? "not valid JSON" : "a value that does not convert"
+            @unknown default: return "a decoding error"
+            }
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws

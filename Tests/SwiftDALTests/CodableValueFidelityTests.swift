@@ -48,7 +48,8 @@ private struct Account: Entity, Codable, Equatable {
 }
 
 /// Codable values that are neither `DatabaseValueConvertible` nor JSON objects (enums with
-/// raw values, single-value wrappers) are stored as a plain value that reads back as written.
+/// raw values, single-value wrappers) are stored as a plain value that reads back as written,
+/// and a stored value that does not decode is an error that does not quote it.
 @Suite struct CodableValueFidelityTests {
     private func accounts() throws -> (DatabaseQueue, BaseDAL<Account>) {
         let queue = try DatabaseQueue.inMemory()
@@ -101,5 +102,24 @@ private struct Account: Entity, Codable, Equatable {
         let id = try accounts.insert2(Account(ratio: Ratio(-0.0)))
         #expect(try accounts.findById(id)?.ratio?.value.sign == .minus)
         #expect(try stored(queue, "ratio", id: id).hasPrefix("real:"))
+    }
+
+    @Test func aStoredValueThatDoesNotDecodeIsNotQuotedInTheError() throws {
+        let (queue, accounts) = try accounts()
+        try queue.write { db in
+            try db.execute("INSERT INTO accounts(id, tier) VALUES (1, 4111111111111111)")
+            try db.execute("INSERT INTO accounts(id, mask) VALUES (2, 4222222222222222)")
+            try db.execute("INSERT INTO accounts(id, price) VALUES (3, '{\"secret\": 4333333333333333}')")
+            try db.execute("INSERT INTO accounts(id, tier) VALUES (4, '\"4444444444444444\"')")
+        }
+        for (id, column) in [(Int64(1), "tier"), (2, "mask"), (3, "price"), (4, "tier")] {
+            let error = #expect(throws: DALError.self) { _ = try accounts.findById(id) }
+            #expect(error?.code == .conversionFailed)
+            #expect(error?.column == column)
+            let description = String(describing: error)
+            #expect(!description.contains("4111") && !description.contains("4222"), "\(description)")
+            #expect(!description.contains("4333") && !description.contains("4444"), "\(description)")
+            #expect(!description.contains("secret"), "\(description)")
+        }
     }
 }
