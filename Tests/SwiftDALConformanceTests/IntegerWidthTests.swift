@@ -34,6 +34,13 @@ private struct Widths: Entity, Codable, Equatable {
 
 private final class WidthsDAL: BaseDAL<Widths>, @unchecked Sendable {}
 
+/// A row of an unsigned 64-bit counter (MariaDB's `BIGINT UNSIGNED`, PostgreSQL's `numeric(20)`).
+private struct Hits: Entity, Codable, Equatable {
+    static let tableName = "hits"
+    var id: Int64
+    var count: UInt64
+}
+
 private let widthsTable = TableDefinition("widths") { t in
     t.column("id", .integer)
     for name in ["i8", "i16", "i32", "i64", "int", "u8", "u16", "u32", "u64", "uint", "flag"] {
@@ -103,5 +110,34 @@ private let widthsTable = TableDefinition("widths") { t in
         #expect(#expect(throws: DALError.self) { _ = try dal.findById(id) }?.code == .conversionFailed)
         try sample.database.write { db in try db.execute("UPDATE widths SET ou16 = \(65_535) WHERE id = \(id)") }
         #expect(try dal.findById(id)?.ou16 == 65_535)
+    }
+
+    /// An unsigned value above `Int64.max`, which the engine reports as its digits, reads as
+    /// a `UInt64` (and as a `Decimal` or a `String`), exactly; an `Int64` read of it is a
+    /// conversion error, and writing it back is refused (bind it as a `Decimal`).
+    @Test(arguments: [Engine.postgres, .mariadb])
+    func anUnsignedValueAboveInt64MaxReadsAsUInt64(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        let type = engine == .mariadb ? "BIGINT UNSIGNED" : "NUMERIC(20)"
+        try sample.database.write { db in
+            try db.execute(sql: "CREATE TABLE hits(id BIGINT PRIMARY KEY, count \(type) NOT NULL)")
+            try db.execute(sql: "INSERT INTO hits VALUES (1, 18446744073709551615), (2, 9223372036854775808), (3, 7)")
+        }
+        let hits = BaseDAL<Hits>(database: sample.database)
+        #expect(
+            try hits.getAll(orderBy: "id").map(\.count) == [UInt64.max, UInt64(Int64.max) + 1, 7])
+        try sample.database.read { db in
+            let row = try #require(try db.fetchOne("SELECT count FROM hits WHERE id = 1"))
+            #expect(try row.decode(UInt64.self, at: 0) == .max)
+            #expect(try row.decode(UInt.self, at: 0) == .max)
+            #expect(try row.decode(Decimal.self, at: 0) == Decimal(string: "18446744073709551615"))
+            #expect(#expect(throws: DALError.self) { try row.decode(Int64.self, at: 0) }?.code == .conversionFailed)
+            #expect(#expect(throws: DALError.self) { try row.decode(UInt32.self, at: 0) }?.code == .conversionFailed)
+        }
+        let read = try #require(try hits.findById(1))
+        #expect(#expect(throws: DALError.self) { try hits.update(read) }?.code == .invalidValue)
+        #expect(try hits.updateFields(["count": Decimal(string: "18446744073709551614")], key: 1))
+        #expect(try hits.findById(1)?.count == .max - 1)
     }
 }

@@ -98,8 +98,10 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
         return .integer(value)
     }
 
-    /// An `INTEGER` that fits the type, or an integral `REAL` it holds exactly; `nil`
-    /// (a conversion failure) for anything else, never a truncated value.
+    /// An `INTEGER` that fits the type, or an integral `REAL` it holds exactly; for an
+    /// unsigned 64-bit type, also the digits of a value above `Int64.max` (how MariaDB's
+    /// `BIGINT UNSIGNED` and PostgreSQL's `numeric` report one); `nil` (a conversion
+    /// failure) for anything else, never a truncated value.
     @inlinable
     public init?(databaseValue: DatabaseValue) {
         switch databaseValue {
@@ -108,6 +110,13 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
             self = exact
         case .real(let value):
             guard let exact = Self(exactly: value) else { return nil }
+            self = exact
+        case .text(let text):
+            // Only what no INTEGER holds: other text stays a conversion failure.
+            guard !Self.isSigned, Self.bitWidth >= 64, let first = text.utf8.first,
+                (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first), let value = UInt64(text),
+                value > UInt64(Int64.max), let exact = Self(exactly: value)
+            else { return nil }
             self = exact
         default:
             return nil
