@@ -337,13 +337,15 @@ package func postgresText(of double: Double) -> String {
 
 /// `text` for a quoted array element: backslashes and double quotes escaped.
 private func escapedForArray(_ text: String) -> String {
-    var escaped = ""
-    escaped.reserveCapacity(text.utf8.count)
-    for character in text {
-        if character == "\\" || character == "\"" { escaped.append("\\") }
-        escaped.append(character)
+    // By scalar, not by Character: a quote or a backslash followed by a combining mark is one
+    // Character ("\"\u{301}") that equals neither, and was left unescaped (a malformed
+    // literal, or another value: "c\\\u{301}d" read as "c\u{301}d").
+    var escaped = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == "\\" || scalar == "\"" { escaped.append("\\") }
+        escaped.append(scalar)
     }
-    return escaped
+    return String(escaped)
 }
 
 /// A value as an SQL literal, for DDL where parameters cannot be bound: numbers as
