@@ -238,19 +238,21 @@ public struct MariaDBError: DatabaseError, CustomDebugStringConvertible, CustomR
 
     /// `text` with the inside of every single-quoted part replaced by `…`.
     static func redactingQuotedParts(_ text: String) -> String {
-        var result = ""
+        // By scalar, not by Character: a value that starts with a combining mark makes one
+        // Character of it and its opening quote, which would not be seen as a quote.
+        var result = String.UnicodeScalarView()
         var inQuotes = false
-        for character in text {
-            if character == "'" {
+        for scalar in text.unicodeScalars {
+            if scalar == "'" {
                 if inQuotes { result.append("…") }
                 inQuotes.toggle()
-                result.append(character)
+                result.append(scalar)
             } else if !inQuotes {
-                result.append(character)
+                result.append(scalar)
             }
         }
         if inQuotes { result.append("…") }
-        return result
+        return String(result)
     }
 
     /// The table, column and constraint the message of error `code` names.

@@ -229,9 +229,12 @@ public struct PostgresError: DatabaseError, CustomDebugStringConvertible, Custom
     /// the quotes cannot be paired), and each run of bytes spelled `0x..` by `…`.
     static func redactingQuotedParts(_ text: String) -> String {
         var kept = text
-        if let first = text.firstIndex(of: "\""), let last = text.lastIndex(of: "\"") {
-            let end = last > first ? text.index(after: last) : text.endIndex
-            kept = String(text[..<first]) + "\"…\"" + String(text[end...])
+        // By scalar, not by Character: a value that starts with a combining mark makes one
+        // Character of it and its opening quote, which `firstIndex(of: "\"")` does not find.
+        let scalars = text.unicodeScalars
+        if let first = scalars.firstIndex(of: "\""), let last = scalars.lastIndex(of: "\"") {
+            let end = last > first ? scalars.index(after: last) : scalars.endIndex
+            kept = String(scalars[..<first]) + "\"…\"" + String(scalars[end...])
         }
         return redactingBytes(kept)
     }

@@ -19,8 +19,8 @@ private let labelsTable = TableDefinition("labels") { t in
 }
 
 /// A quote or a backslash followed by a combining mark is one `Character` in Swift but
-/// two characters to a database: SQL text built from it (an array literal) must treat the
-/// quote as a quote.
+/// two characters to a database: SQL text built from it (an array literal, a redacted
+/// error message) must treat the quote as a quote.
 @Suite struct CombiningMarkTests {
     /// Keys whose quote or backslash a combining mark follows: `findByIds` (an array
     /// parameter on PostgreSQL) finds each one, and only it.
@@ -39,5 +39,35 @@ private let labelsTable = TableDefinition("labels") { t in
             #expect(found.map(\.rank) == [Int64(rank)], "\(name.debugDescription)")
         }
         #expect(try labels.findByIds(names).count == names.count)
+    }
+
+    /// A refused value that starts with a combining mark (which joins the quote before it
+    /// into one `Character`) is left out of the error's description like any other.
+    @Test(arguments: Engine.allCases)
+    func aRefusedValueStartingWithACombiningMarkIsNotQuoted(_ engine: Engine) throws {
+        let sample = try SampleDatabase(engine)
+        defer { try? sample.close() }
+        try sample.database.write { db in
+            try db.execute(
+                sql: "CREATE TABLE refusals(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, email VARCHAR(40) UNIQUE)")
+            try db.execute("INSERT INTO refusals VALUES (1, 1, \("\u{301}4222222222222222"))")
+        }
+        // Not a number (PostgreSQL 22P02, MariaDB 1366; SQLite's plain BIGINT column keeps
+        // text), and a duplicate of a unique value (MariaDB 1062 quotes it).
+        let statements: [SQL] = [
+            "INSERT INTO refusals VALUES (2, \("\u{301}4111111111111111"), NULL)",
+            "INSERT INTO refusals VALUES (3, 3, \("\u{301}4222222222222222"))"
+        ]
+        var refused = 0
+        for statement in statements {
+            do {
+                try sample.database.write { db in try db.execute(statement) }
+            } catch {
+                refused += 1
+                let description = String(describing: error)
+                #expect(!description.contains("4111") && !description.contains("4222"), "\(description)")
+            }
+        }
+        #expect(refused == (engine == .sqlite ? 1 : 2))
     }
 }
