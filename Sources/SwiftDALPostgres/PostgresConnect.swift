@@ -295,8 +295,15 @@ extension PostgresConnect {
         }
     }
 
-    /// `value` for a single-quoted keyword value: backslashes and quotes escaped.
-    private static func quoted(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+    /// `value` for a single-quoted keyword value: backslashes and quotes escaped, scalar by
+    /// scalar (`replacingOccurrences` compares Characters: a quote a combining mark follows
+    /// stayed unescaped, and ended a password there).
+    static func quoted(_ value: String) -> String {
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if scalar == "\\" || scalar == "'" { escaped.append("\\") }
+            escaped.append(scalar)
+        }
+        return String(escaped)
     }
 }
