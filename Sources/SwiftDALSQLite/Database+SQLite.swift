@@ -174,7 +174,7 @@ extension Database {
     /// For example, `let statement = try db.makeStatement(sql: "SELECT * FROM t WHERE id = ?")`.
     public func makeStatement(sql: String) throws -> Statement {
         let handle = try sqliteConnection(for: "a statement you prepare yourself", sql: sql).openHandle()
-        return try Statement(database: handle, sql: sql, persistent: false, access: access, epoch: access.epoch)
+        return try Statement.prepare(database: handle, sql: sql, persistent: false, access: access, epoch: access.epoch)
     }
 
     /// A cursor that streams the rows of `query`. See ``RowCursor``.

@@ -101,7 +101,7 @@ package final class SQLiteConnection: SteppingConnection {
             return statement
         }
         let handle = try openHandle()
-        let statement = try Statement(database: handle, sql: sql, persistent: true, access: access)
+        let statement = try Statement.prepare(database: handle, sql: sql, persistent: true, access: access)
         if statementCache.count >= Self.statementCacheCapacity {
             // Many different SQL texts (ad-hoc conditions, IN lists): start over rather than grow.
             clearStatementCacheUnchecked()

@@ -148,6 +148,28 @@ public final class Statement {
         }
     }
 
+    /// Prepares `sql` as ``init(database:sql:persistent:access:epoch:)`` does, and reports a
+    /// failure to the connection's observer, as PostgreSQL's and MariaDB's refusals of a
+    /// statement are (a table that does not exist, a syntax error): one event, with the
+    /// error. A transaction control statement refused inside a transaction SwiftDAL runs is
+    /// not reported, as on the servers: it is refused before the engine sees it.
+    static func prepare(
+        database: OpaquePointer, sql: String, persistent: Bool, access: ConnectionAccess, epoch: UInt64? = nil
+    ) throws -> Statement {
+        guard let observation = access.observation else {
+            return try Statement(database: database, sql: sql, persistent: persistent, access: access, epoch: epoch)
+        }
+        let start = MonotonicTime.now
+        do {
+            return try Statement(database: database, sql: sql, persistent: persistent, access: access, epoch: epoch)
+        } catch let error as DALError where error.code == .unsupportedOperation {
+            throw error
+        } catch {
+            observation.report(sql: sql, since: start, rowCount: 0, error: error)
+            throw error
+        }
+    }
+
     /// Throws unless `rest`, the text after the first statement, holds nothing but
     /// comments, white space and semicolons (it then prepares to no statement).
     private static func checkOnlyComments(_ rest: Substring.UTF8View, database: OpaquePointer, sql: String) throws {

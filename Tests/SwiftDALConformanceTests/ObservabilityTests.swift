@@ -112,6 +112,31 @@ final class EventLog: DatabaseObserver {
         try sample.close()
     }
 
+    /// A statement the engine refuses to prepare (a table that does not exist, a syntax
+    /// error) is heard of once, with its error, on every engine: on SQLite it fails in
+    /// the client, on the servers the server refuses it.
+    @Test(arguments: Engine.allCases)
+    func aStatementThatDoesNotPrepareIsReportedWithItsError(_ engine: Engine) throws {
+        let log = EventLog()
+        let sample = try sample(engine, observer: log, threshold: .seconds(3600))
+        for sql in ["SELECT name FROM no_such_table WHERE id > ?", "SELEKT name FROM users WHERE id > ?"] {
+            let (thrown, events) = log.during {
+                Result { try sample.database.read { db in try db.fetchAll(SQL(sql: sql, arguments: [0])) } }
+            }
+            guard case .failure(let error) = thrown else {
+                Issue.record("\(sql) ran")
+                continue
+            }
+            let reported = events.filter { $0.sql == sql }
+            #expect(reported.count == 1, "\(sql): \(events.map(\.sql))")
+            #expect(reported.first?.error.map { "\($0)" } == "\(error)", "\(sql)")
+            #expect(reported.first?.rowCount == 0)
+        }
+        // The connection goes on.
+        #expect(try sample.users.getRecordCount() == 8)
+        try sample.close()
+    }
+
     @Test(arguments: Engine.allCases)
     func aStatementIsReportedWithTheSameTextAloneAndInABatch(_ engine: Engine) throws {
         // A batch is pipelined on PostgreSQL: its statements must still reach the observer
