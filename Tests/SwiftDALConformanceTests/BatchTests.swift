@@ -199,12 +199,7 @@ private struct Code: Entity, Codable, Equatable {
     @Test(arguments: Engine.allCases)
     func anObserverHearsOfEveryStatementOfABatch(_ engine: Engine) throws {
         let log = EventLog()
-        var sqlite = Configuration()
-        sqlite.observer = log
-        var postgres = PostgresConfiguration()
-        postgres.observer = log
-        var mariadb = MariaDBConfiguration()
-        mariadb.observer = log
+        let (sqlite, postgres, mariadb) = log.configurations
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         defer { try? sample.close() }
         let (_, events) = try log.during { try sample.users.insertRange(batch("heard", 1_200)) }

@@ -19,6 +19,17 @@ final class EventLog: DatabaseObserver {
 
     var all: [StatementEvent] { events.withLock { $0 } }
 
+    /// A configuration of each engine whose observer is this log.
+    var configurations: (sqlite: Configuration, postgres: PostgresConfiguration, mariadb: MariaDBConfiguration) {
+        var sqlite = Configuration()
+        sqlite.observer = self
+        var postgres = PostgresConfiguration()
+        postgres.observer = self
+        var mariadb = MariaDBConfiguration()
+        mariadb.observer = self
+        return (sqlite, postgres, mariadb)
+    }
+
     /// The events recorded while `body` ran.
     func during<R>(_ body: () throws -> R) rethrows -> (R, [StatementEvent]) {
         let before = events.withLock { $0.count }

@@ -351,12 +351,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
     @Test(arguments: Engine.allCases)
     func anObserverHearsOfAStreamOnce(_ engine: Engine) async throws {
         let log = EventLog()
-        var sqlite = Configuration()
-        sqlite.observer = log
-        var postgres = PostgresConfiguration()
-        postgres.observer = log
-        var mariadb = MariaDBConfiguration()
-        mariadb.observer = log
+        let (sqlite, postgres, mariadb) = log.configurations
         let (sample, _) = try itemsDatabase(
             engine, count: 700, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         let query: SQL = "SELECT id FROM stream_items WHERE n > \(0) ORDER BY id"
@@ -373,12 +368,7 @@ private let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0)
     @Test(arguments: Engine.allCases)
     func anObserverHearsOfAFailedStreamWithItsError(_ engine: Engine) async throws {
         let log = EventLog()
-        var sqlite = Configuration()
-        sqlite.observer = log
-        var postgres = PostgresConfiguration()
-        postgres.observer = log
-        var mariadb = MariaDBConfiguration()
-        mariadb.observer = log
+        let (sqlite, postgres, mariadb) = log.configurations
         let sample = try SampleDatabase(engine, sqlite: sqlite, postgres: postgres, mariadb: mariadb)
         // Fails as its rows are read: SQLite's json() of a name that is not JSON; on the
         // servers, a subquery that returns more than one row.
