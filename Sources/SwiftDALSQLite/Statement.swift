@@ -50,8 +50,8 @@ public final class Statement {
     /// SQLite may re-prepare the statement.
     private var isFirstStep = true
     /// Whether a large text or blob is bound: released after use, so that an idle cached
-    /// statement never keeps one alive. Small values stay bound until the next use, where
-    /// SQLite reuses their buffer (every use binds every parameter, so none is stale).
+    /// statement never keeps one alive. Small values stay bound, in the statement's own
+    /// buffer, until the next use (every use binds every parameter, so none is stale).
     private var holdsLargeValue = false
     private static let largeValueBytes = 4096
     /// The bytes of the small texts and blobs bound (up to ``largeValueBytes`` each), copied
@@ -322,7 +322,6 @@ public final class Statement {
         return names
     }
 
-    /// Binds `value` to parameter `index` (1-based).
     /// Replaces the buffer of small values by one that holds `arenaDemand` bytes (up to
     /// ``arenaLimit``), once no binding points into the old one.
     @inline(never)
@@ -350,6 +349,7 @@ public final class Statement {
         return UnsafeRawPointer(destination)
     }
 
+    /// Binds `value` to parameter `index` (1-based).
     private func bind(_ value: borrowing DatabaseValue, at index: Int32) throws {
         let code: Int32
         switch value {
